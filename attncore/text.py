@@ -1,0 +1,184 @@
+"""Tokens, toy embeddings and the named example presets.
+
+Everything here is deterministic: the same words, sizes and seed always give the
+same numbers, on any machine (no Python ``hash``, which changes between runs).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._checks import as_real_array
+
+PAD = "<pad>"
+#: Longest sentence (in tokens) the lessons accept; longer input is cut with a message.
+MAX_TOKENS = 64
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+SENTENCES = {
+    "cat": "The cat sat on the mat",
+    "translation_source": "I love cats",
+    "translation_target": "J'aime les chats",
+    "sentiment": "The movie was not good at all",
+}
+
+
+def tokenize(sentence: str) -> list[str]:
+    """Split a sentence into words and single punctuation marks.
+
+    >>> tokenize("The cat sat.")
+    ['The', 'cat', 'sat', '.']
+    """
+    if not isinstance(sentence, str):
+        raise ValueError(f"sentence must be text; got {type(sentence).__name__}")
+    return _TOKEN.findall(sentence)
+
+
+def pad_batch(sentences, pad: str = PAD) -> tuple[list[list[str]], np.ndarray]:
+    """Tokenize sentences and pad them to the longest with ``pad``.
+
+    Returns
+    -------
+    tokens : list of B lists of T strings
+    lengths : ndarray of int (B,)
+        Real tokens per sentence (the rest is padding).
+    """
+    batch = [tokenize(s) for s in sentences]
+    if not batch:
+        raise ValueError("the batch is empty; give at least one sentence")
+    t = max(len(toks) for toks in batch)
+    if t == 0:
+        raise ValueError("every sentence is empty; type at least one word")
+    lengths = np.array([len(toks) for toks in batch], dtype=np.int64)
+    return [toks + [pad] * (t - len(toks)) for toks in batch], lengths
+
+
+def _word_seed(word: str, seed: int) -> int:
+    digest = hashlib.sha256(f"{seed}:{word.lower()}".encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+def toy_embeddings(tokens, d_model: int, *, seed: int = 0, decimals: int | None = 1) -> np.ndarray:
+    """A fixed vector per word (case-insensitive), the same wherever the word appears.
+
+    Parameters
+    ----------
+    tokens : sequence of str (T,)
+    d_model : int
+        Embedding size.
+    seed : int
+        Picks another, equally arbitrary, vocabulary.
+    decimals : int or None
+        Round entries (1 decimal keeps hand arithmetic easy); None keeps them exact.
+
+    Returns
+    -------
+    ndarray (T, d_model)
+        Entries drawn from N(0, 1) by a generator seeded with the word itself.
+    """
+    if d_model < 1:
+        raise ValueError(f"d_model must be >= 1; got {d_model}")
+    rows = [np.random.default_rng(_word_seed(tok, seed)).standard_normal(d_model) for tok in tokens]
+    x = np.array(rows, dtype=np.float64).reshape(len(rows), d_model)
+    return x if decimals is None else np.round(x, decimals)
+
+
+@dataclass(frozen=True)
+class WorkedExample:
+    """A small attention example: token names and Q, K, V (and X, W when projected).
+
+    Attributes
+    ----------
+    name : str
+    tokens : tuple of str (T,)
+    q, k : ndarray (T, d_k)
+    v : ndarray (T, d_v)
+    x : ndarray (T, d_model) or None
+        The token embeddings when Q, K, V are projections ``X W``.
+    w_q, w_k : ndarray (d_model, d_k) or None
+    w_v : ndarray (d_model, d_v) or None
+    """
+
+    name: str
+    tokens: tuple[str, ...]
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+    x: np.ndarray | None = None
+    w_q: np.ndarray | None = None
+    w_k: np.ndarray | None = None
+    w_v: np.ndarray | None = None
+
+
+PRESETS = {
+    "textbook": "Textbook: Q = K = [[1,0],[0,1],[1,1]], V = [[1,2,3],[4,5,6],[7,8,9]]",
+    "cat": "“The cat sat …”: toy embeddings X, then Q = X W_Q, K = X W_K, V = X W_V",
+    "uniform": "Uniform: every query is 0, so every score is equal",
+    "random": "Random (seeded)",
+}
+
+
+def worked_example(
+    preset: str, n_tokens: int = 3, d_k: int = 2, d_v: int = 3, seed: int = 0
+) -> WorkedExample:
+    """Build a named preset of :data:`PRESETS`.
+
+    The textbook preset is fixed (3 tokens, d_k = 2, d_v = 3) and ignores the sizes;
+    the others follow ``n_tokens`` (tokens), ``d_k``, ``d_v`` and ``seed``.
+    """
+    for name, value, low, high in (("n_tokens", n_tokens, 1, MAX_TOKENS), ("d_k", d_k, 1, 512),
+                                   ("d_v", d_v, 1, 512)):
+        if not low <= value <= high:
+            raise ValueError(f"{name} must lie in {low}..{high}; got {value}")
+    if preset == "textbook":
+        q = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        v = np.arange(1.0, 10.0).reshape(3, 3)
+        return WorkedExample(preset, ("x1", "x2", "x3"), q, q.copy(), v)
+    rng = np.random.default_rng(seed)
+    if preset == "cat":
+        words = tokenize(SENTENCES["cat"])
+        tokens = tuple((words * n_tokens)[:n_tokens])
+        d_model = 4
+        x = toy_embeddings(tokens, d_model, seed=seed)
+        w_q, w_k, w_v = (np.round(rng.standard_normal((d_model, d)) / np.sqrt(d_model), 1)
+                         for d in (d_k, d_k, d_v))
+        return WorkedExample(preset, tokens, x @ w_q, x @ w_k, x @ w_v, x, w_q, w_k, w_v)
+    tokens = tuple(f"x{i + 1}" for i in range(n_tokens))
+    k = np.round(rng.standard_normal((n_tokens, d_k)), 1)
+    v = np.round(rng.standard_normal((n_tokens, d_v)), 1)
+    if preset == "uniform":
+        return WorkedExample(preset, tokens, np.zeros((n_tokens, d_k)), k, v)
+    if preset == "random":
+        return WorkedExample(preset, tokens, np.round(rng.standard_normal((n_tokens, d_k)), 1), k, v)
+    raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
+
+
+def check_matrix(values, name: str, shape: tuple[int, int]) -> np.ndarray:
+    """Validate a user-edited matrix: numbers only, finite, of the expected shape.
+
+    The message names the first bad cell (1-based row and column), so a student can
+    find it in the table: empty cells arrive as None or NaN, typed text as str.
+    """
+    rows = np.asarray(values, dtype=object)
+    if rows.ndim != 2 or rows.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}; got {rows.shape}")
+    out = np.empty(shape, dtype=np.float64)
+    for (i, j), cell in np.ndenumerate(rows):
+        where = f"{name} row {i + 1}, column {j + 1}"
+        try:
+            number = float(cell)
+        except (TypeError, ValueError):
+            if cell is None or (isinstance(cell, str) and not cell.strip()):
+                raise ValueError(f"{where} is empty; type a number") from None
+            raise ValueError(f"{where} is not a number: {str(cell)[:30]!r}") from None
+        if np.isnan(number):
+            raise ValueError(f"{where} is empty or not a number (NaN); type a number")
+        if not np.isfinite(number):
+            raise ValueError(f"{where} is infinite; type a finite number")
+        out[i, j] = number
+    return as_real_array(out, name, min_ndim=2)
