@@ -67,8 +67,10 @@ def main(argv=None) -> None:
         H, d_k = args.heads, args.d_k
         q, k, v = (rng.standard_normal((H, T, d_k)) for _ in range(3))
         flops = 4 * H * T * T * d_k
-        t_core = best_time(lambda: scaled_dot_product_attention(q, k, v), args.repeats)
-        t_loop = best_time(lambda: textbook_attention(q, k, v), max(1, args.repeats // 2))
+        t_core = best_time(lambda q=q, k=k, v=v: scaled_dot_product_attention(q, k, v),
+                           args.repeats)
+        t_loop = best_time(lambda q=q, k=k, v=v: textbook_attention(q, k, v),
+                           max(1, args.repeats // 2))
         trace = scaled_dot_product_attention(q, k, v)
         w_loop, o_loop = textbook_attention(q, k, v)
         diff = max(np.abs(trace.weights - w_loop).max(), np.abs(trace.output - o_loop).max())

@@ -154,7 +154,8 @@ def worked_example(
     if preset == "uniform":
         return WorkedExample(preset, tokens, np.zeros((n_tokens, d_k)), k, v)
     if preset == "random":
-        return WorkedExample(preset, tokens, np.round(rng.standard_normal((n_tokens, d_k)), 1), k, v)
+        q = np.round(rng.standard_normal((n_tokens, d_k)), 1)
+        return WorkedExample(preset, tokens, q, k, v)
     raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
 
 
