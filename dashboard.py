@@ -1,0 +1,64 @@
+"""Attention Lab, the home page: what attention is, the formula, the map of lessons."""
+
+import numpy as np
+import streamlit as st
+
+from attncore import scaled_dot_product_attention
+from attncore.text import worked_example
+from pages.ui.figures import matrix_heatmap
+from pages.ui.layout import setup_page
+
+presenter = setup_page("Home", "🔎")
+
+st.title("Attention Lab")
+st.markdown(
+    "**Attention** lets every token of a sequence look at every other token and decide "
+    "how much of each to take in. Each token asks a question (its **query** q), offers a "
+    "label (its **key** k) and carries content (its **value** v). A query is compared "
+    "with every key; the scores become weights with a softmax; the output is the "
+    "weighted average of the values."
+)
+st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}"
+         r"\right) V")
+
+# A live example, computed here like every number in the app.
+example = worked_example("textbook")
+trace = scaled_dot_product_attention(example.q, example.k, example.v)
+left, right = st.columns([3, 2])
+with left:
+    st.markdown(
+        f"For the textbook example of lesson 1 (3 tokens, d_k = {trace.d_k}), these are the "
+        "weights: row i says how much query i takes from each key. Each row sums to 1 "
+        f"(here within {np.max(np.abs(trace.weights.sum(axis=1) - 1)):.0e})."
+    )
+with right:
+    st.plotly_chart(
+        matrix_heatmap(trace.weights, example.tokens, example.tokens,
+                       title="Attention weights, textbook example", decimals=3,
+                       font_size=20 if presenter else 14),
+        key="home_fig_weights",
+    )
+
+st.header("The lessons")
+LESSONS = [
+    ("pages/1_Worked_example.py", "1 · Worked example",
+     "attention for 3 tokens computed step by step, with every number written out; "
+     "check your own hand calculation."),
+]
+for path, name, what in LESSONS:
+    st.page_link(path, label=f"{name}: {what}", icon=":material/school:")
+st.caption("More lessons follow: why √d_k, masks, multi-head attention, positional "
+           "encodings, scoring functions and encoder-decoder attention, and the cost of "
+           "attention.")
+
+st.header("Using it in class")
+st.markdown(
+    "- **Presenter mode** (switch in the sidebar) enlarges type and figures for a projector "
+    "and hides secondary material.\n"
+    "- **Links hold the settings**: every control is stored in the address bar. Set up a "
+    "view the night before, copy the link into your slides, and it opens exactly so.\n"
+    "- **Exports**: every lesson downloads its matrices as CSV and the whole computation "
+    "as JSON.\n"
+    "- **Offline**: nothing is fetched from the internet; every number is computed on this "
+    "machine by `attncore`, our small NumPy package."
+)

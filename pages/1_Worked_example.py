@@ -1,0 +1,302 @@
+"""Lesson 1: attention computed by hand for a few tokens, one step at a time."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attncore import causal_mask, scaled_dot_product_attention
+from attncore.exercise import STEPS, check_work
+from attncore.softmax import softmax_steps
+from attncore.text import PRESETS, check_matrix, worked_example
+from pages.ui.arithmetic import cell_lines, output_row_lines, scale_text
+from pages.ui.figures import matrix_heatmap
+from pages.ui.labels import md_escape
+from pages.ui.layout import bullet_list, lesson_header, practice_questions, setup_page, show_error
+from pages.ui.tables import downloads, editor_key, show_matrix
+
+URL = {"bind": "query-params", "persist_state": "session"}
+
+presenter = setup_page("Worked example", "✏️")
+lesson_header(
+    "1 · Worked example: attention by hand",
+    "compute softmax(QKᵀ/√d_k)·V for a few tokens, one step at a time, and check "
+    "every number yourself.",
+)
+
+# ---- Controls ---------------------------------------------------------------
+c_preset, c_n, c_dk, c_dv, c_seed = st.columns([3, 1, 1, 1, 1])
+preset = c_preset.selectbox("Example", list(PRESETS), format_func=PRESETS.get,
+                            key="we_preset", **URL)
+fixed = preset == "textbook"  # the textbook example has its own sizes
+n_tokens = c_n.slider("Tokens", 2, 6, 3, key="we_tokens", disabled=fixed, **URL)
+d_k = c_dk.slider("d_k", 1, 4, 2, key="we_dk", disabled=fixed, **URL)
+d_v = c_dv.slider("d_v", 1, 4, 3, key="we_dv", disabled=fixed, **URL)
+seed = c_seed.number_input("Seed", 0, 9999, 0, key="we_seed", disabled=preset == "textbook",
+                           **URL)
+
+c_scale, c_causal, c_temp, c_dec = st.columns([1.4, 1.1, 2, 2])
+scaled = c_scale.toggle("Divide by √d_k", value=True, key="we_scale", **URL)
+causal = c_causal.toggle("Causal mask", value=False, key="we_causal", **URL)
+temperature = c_temp.slider("Softmax temperature T", 0.1, 5.0, 1.0, 0.05, key="we_temp", **URL)
+decimals = c_dec.slider("Decimals shown (and checked)", 2, 6, 3, key="we_decimals", **URL)
+
+example = worked_example(preset, int(n_tokens), int(d_k), int(d_v), int(seed))
+T, d_k, d_v = example.q.shape[0], example.q.shape[1], example.v.shape[1]
+
+# ---- Inputs: one editable row per token -------------------------------------
+st.header("The inputs: one query, key and value per token")
+st.markdown(
+    "Each row is a token. Its **query** q asks *what am I looking for?*, its **key** k "
+    "says *what do I contain?*, its **value** v is *what I pass on*. Edit any cell or "
+    "token name; everything below is recomputed."
+)
+q_cols = [f"q{c + 1}" for c in range(d_k)]
+k_cols = [f"k{c + 1}" for c in range(d_k)]
+v_cols = [f"v{c + 1}" for c in range(d_v)]
+base = pd.DataFrame(
+    np.hstack([example.q, example.k, example.v]), columns=q_cols + k_cols + v_cols
+)
+base.insert(0, "token", list(example.tokens))
+signature = [preset, T, d_k, d_v, int(seed)]
+
+
+def from_link(raw: str | None) -> pd.DataFrame | None:
+    """The table saved in the link, if it belongs to these settings."""
+    try:
+        saved = json.loads(raw or "null")
+        if saved["settings"] != signature:
+            return None
+        frame = pd.DataFrame(saved["rows"], columns=base.columns)
+        return frame if frame.shape == base.shape else None
+    except (TypeError, ValueError, KeyError):
+        return None
+
+
+start = from_link(st.query_params.get("we_data"))
+table = st.data_editor(
+    base if start is None else start,
+    key=editor_key("we_table", *signature),
+    hide_index=True,
+    num_rows="fixed",
+    column_config={"token": st.column_config.TextColumn("token", max_chars=24)}
+    | {c: st.column_config.NumberColumn(c, format="%.4g") for c in base.columns[1:]},
+)
+# Keep edits in the link, so a shared URL reproduces the edited example too.
+if table.astype(str).equals(base.astype(str)):
+    st.query_params.pop("we_data", None)
+else:
+    st.query_params["we_data"] = json.dumps(
+        {"settings": signature, "rows": table.astype(object).where(table.notna(), None)
+         .values.tolist()}, separators=(",", ":"))
+
+tokens = [str(t).strip() if isinstance(t, str) and t.strip() else f"x{i + 1}"
+          for i, t in enumerate(table["token"].tolist())]
+try:
+    q = check_matrix(table[q_cols].to_numpy(dtype=object), "Q", (T, d_k))
+    k = check_matrix(table[k_cols].to_numpy(dtype=object), "K", (T, d_k))
+    v = check_matrix(table[v_cols].to_numpy(dtype=object), "V", (T, d_v))
+    trace = scaled_dot_product_attention(
+        q, k, v,
+        scale="sqrt_dk" if scaled else "none",
+        temperature=temperature,
+        mask=causal_mask(T) if causal else None,
+    )
+    # Textbook exp(s) for hand arithmetic; the stable exp(s - max) only when needed.
+    small = float(np.max(np.abs(trace.scaled_scores))) / temperature <= 30
+    steps = softmax_steps(trace.scaled_scores, temperature=temperature, mask=trace.mask,
+                          subtract_max=not small)
+except ValueError as exc:
+    show_error(exc)
+    st.stop()
+
+if example.x is not None:
+    with st.expander("Where Q, K and V come from: Q = X W_Q, K = X W_K, V = X W_V",
+                     expanded=not presenter):
+        st.markdown("X holds a toy embedding per word (the same word always gets the "
+                    "same vector); the W matrices are seeded projections.")
+        cols = st.columns(4)
+        for col, (name, m) in zip(cols, [("X", example.x), ("W_Q", example.w_q),
+                                         ("W_K", example.w_k), ("W_V", example.w_v)],
+                                  strict=True):
+            with col:
+                st.markdown(f"**{name}** {m.shape}")
+                rows = list(example.tokens) if name == "X" else [f"d{r + 1}" for r in
+                                                                  range(m.shape[0])]
+                show_matrix(m, rows, [f"{c + 1}" for c in range(m.shape[1])], decimals)
+
+font = 20 if presenter else 14
+div = scale_text(trace)
+
+# ---- The four steps -----------------------------------------------------------
+st.header("Step 1 · Scores: how well each query matches each key")
+left, right = st.columns([2, 3])
+with left:
+    st.latex(r"S = Q K^\top, \qquad s_{ij} = q_i \cdot k_j")
+    st.markdown(f"Shape: Q ({T} × {d_k}) · Kᵀ ({d_k} × {T}) → S ({T} × {T}). "
+                "Rows are queries, columns are keys.")
+with right:
+    st.plotly_chart(matrix_heatmap(trace.raw_scores, tokens, tokens, title="Scores S = Q Kᵀ",
+                                   kind="scores", decimals=decimals, font_size=font),
+                    key="we_fig_scores")
+
+st.header("Step 2 · Scale the scores")
+left, right = st.columns([2, 3])
+with left:
+    if scaled:
+        st.latex(rf"\tilde S = \frac{{S}}{{\sqrt{{d_k}}}} = \frac{{S}}{{{div}}}")
+        st.markdown(f"Every score is divided by √d_k = √{d_k} = {np.sqrt(d_k):.{decimals}f}, "
+                    "which keeps the scores from growing with d_k (lesson 2 shows why).")
+    else:
+        st.latex(r"\tilde S = S \quad\text{(scaling switched off)}")
+        st.markdown("Scaling is off: the softmax sees the raw scores.")
+    if causal:
+        st.markdown("**Causal mask:** query i may only look at keys j ≤ i; the others become "
+                    "−∞ before the softmax.")
+with right:
+    st.plotly_chart(matrix_heatmap(trace.masked_scores, tokens, tokens,
+                                   title="Scaled scores" + (" (masked)" if causal else ""),
+                                   kind="scores", decimals=decimals, font_size=font),
+                    key="we_fig_scaled")
+
+st.header("Step 3 · Softmax along each row")
+left, right = st.columns([2, 3])
+with left:
+    st.latex(r"w_{ij} = \frac{e^{\tilde s_{ij}/T}}{\sum_{j'} e^{\tilde s_{ij'}/T}}")
+    st.markdown(f"Temperature T = {temperature:g}. Exponentials and row sums:")
+    exps = np.hstack([steps.exps, steps.row_sums])
+    show_matrix(exps, tokens, [*tokens, "row sum"], decimals)
+    if np.any(steps.shift != 0):
+        st.caption("These scores are large, so each row's maximum m was subtracted before "
+                   "exp to avoid overflow: e^(s−m) / Σ e^(s−m) gives the same weights.")
+    st.markdown(f"Every row of weights sums to 1 (largest deviation "
+                f"{np.max(np.abs(trace.weights.sum(axis=1) - 1)):.1e}).")
+with right:
+    st.plotly_chart(matrix_heatmap(trace.weights, tokens, tokens,
+                                   title="Attention weights W (rows sum to 1)",
+                                   kind="weights", decimals=decimals, font_size=font),
+                    key="we_fig_weights")
+
+st.header("Step 4 · Weighted sum of the values")
+left, right = st.columns([2, 3])
+with left:
+    st.latex(r"O = W V, \qquad o_i = \sum_j w_{ij}\, v_j")
+    st.markdown(f"Shape: W ({T} × {T}) · V ({T} × {d_v}) → O ({T} × {d_v}). Each output "
+                "row is a blend of the value rows, mixed by that query's weights.")
+with right:
+    st.plotly_chart(matrix_heatmap(trace.output, tokens, v_cols, title="Output O = W V",
+                                   kind="values", decimals=decimals, x_title="dimension",
+                                   font_size=font),
+                    key="we_fig_output")
+
+# ---- One cell, written out ---------------------------------------------------------
+st.header("One cell, written out in full")
+c_i, c_j = st.columns(2)
+label = lambda i: f"{i + 1}: {tokens[i]}"  # noqa: E731
+i = c_i.selectbox("Query (row)", range(T), index=min(T - 1, 0), format_func=label,
+                  key="we_query", **URL)
+j = c_j.selectbox("Key (column)", range(T), index=T - 1, format_func=label, key="we_key", **URL)
+st.markdown(f"Query {i + 1} is “{md_escape(tokens[i])}”, key {j + 1} is "
+            f"“{md_escape(tokens[j])}”.")
+for line in cell_lines(trace, steps, i, j, decimals):
+    st.latex(line)
+st.markdown(f"And output row {i + 1}, the weighted sum of the value rows:")
+for line in output_row_lines(trace, i, decimals):
+    st.latex(line)
+
+# ---- Check your work -----------------------------------------------------------
+st.header("Check your work")
+st.markdown(
+    f"Compute the steps by hand and type your numbers (leave a cell blank to skip it). "
+    f"A cell is right within ±{10.0 ** -decimals:g}, one unit in the last of the "
+    f"{decimals} decimals chosen above."
+)
+shapes = {"scores": (T, T), "scaled": (T, T), "weights": (T, T), "output": (T, d_v)}
+answers = {}
+tabs = st.tabs([title for _, title in STEPS])
+for tab, (step, _title) in zip(tabs, STEPS, strict=True):
+    rows, cols = shapes[step]
+    with tab:
+        frame = pd.DataFrame(np.full((rows, cols), np.nan),
+                             columns=[f"{n + 1}" for n in range(cols)],
+                             index=[f"{n + 1}" for n in range(rows)])
+        given = st.data_editor(frame, key=editor_key(f"we_check_{step}", *signature),
+                               num_rows="fixed", placeholder="",
+                               column_config={c: st.column_config.NumberColumn(c, format="%.6g")
+                                              for c in frame.columns})
+        answers[step] = pd.DataFrame(given).apply(pd.to_numeric, errors="coerce") \
+            .to_numpy(dtype=np.float64)
+
+work = check_work(trace, answers, decimals)
+if work.n_attempted == 0:
+    st.info("Fill in some cells above and they are marked here.")
+else:
+    for step in work.steps:
+        if step.n_attempted:
+            right = step.n_attempted - step.n_wrong
+            st.markdown(f"**{step.title}:** {right} of {step.n_attempted} filled cells right.")
+            marks = np.where(~step.attempted, "", np.where(step.correct, "✓", "✗"))
+            st.dataframe(pd.DataFrame(marks, index=[f"{n + 1}" for n in range(marks.shape[0])],
+                                      columns=[f"{n + 1}" for n in range(marks.shape[1])]),
+                         width="content")
+    if work.first_wrong is None:
+        st.success("Every number you typed is right.")
+    else:
+        st.error(work.explanation)
+
+# ---- What to notice, the formula, try this ------------------------------------
+bullet_list("What to notice", [
+    "The weights in each row are positive and sum to 1: each output row is an average "
+    "of the value rows.",
+    "A query attends most to the key it points in the same direction as: the largest "
+    "dot product gets the largest weight.",
+    "Adding the same number to every score of a row changes nothing: the softmax only "
+    "sees differences.",
+    "With the causal mask, token 1 can only see itself, so its output is exactly v₁.",
+])
+st.subheader("The formula")
+st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}"
+         r"{\sqrt{d_k}}\right) V")
+if not presenter:
+    bullet_list("Try this", [
+        "Set the temperature to 0.1: each row becomes nearly one-hot (hard attention). "
+        "Set it to 5: the rows flatten towards uniform.",
+        "Switch the scaling off and watch the weights of the textbook example sharpen.",
+        "Pick the “Uniform” example: every score is 0, so every weight is 1/T whatever K is.",
+        "Make one key much longer (multiply its row by 10) and see every query turn to it.",
+    ], expanded=False)
+    practice_questions("we", [
+        {"q": "In the textbook example (scaling on, T = 1), which key does query x3 "
+              "attend to most, and why?",
+         "a": "x3 itself: q₃ = [1, 1] has the largest dot product with k₃ = [1, 1] "
+              "(1 + 1 = 2), against 1 for k₁ and k₂."},
+        {"q": "Every score in a row of 3 keys is 0. What is each weight?",
+         "value": 1 / 3, "tol": 1e-3,
+         "a": "e⁰ / (e⁰ + e⁰ + e⁰) = 1/3 ≈ 0.3333 each."},
+        {"q": "If you double every value vector v_j, what happens to the weights and to "
+              "the output?",
+         "a": "The weights do not depend on V, so they stay the same; the output, a "
+              "weighted sum of the values, doubles."},
+        {"q": "With the causal mask, what is the output of the first token?",
+         "a": "Its own value v₁: it may only attend to key 1, so w₁₁ = 1."},
+    ])
+
+    st.subheader("Download")
+    matrices = {
+        "Q": (trace.q, tokens, q_cols), "K": (trace.k, tokens, k_cols),
+        "V": (trace.v, tokens, v_cols),
+        "Scores S = QKᵀ": (trace.raw_scores, tokens, tokens),
+        "Scaled (masked) scores": (trace.masked_scores, tokens, tokens),
+        "Exponentials": (steps.exps, tokens, tokens),
+        "Weights W": (trace.weights, tokens, tokens),
+        "Output O": (trace.output, tokens, v_cols),
+    }
+    downloads("we", matrices, {
+        "tokens": tokens, "settings": {"preset": preset, "scale": trace.scale,
+                                       "temperature": temperature, "causal": causal},
+        "Q": trace.q, "K": trace.k, "V": trace.v, "scores": trace.raw_scores,
+        "scaled_scores": trace.scaled_scores, "masked_scores": trace.masked_scores,
+        "exps": steps.exps, "row_sums": steps.row_sums[:, 0], "weights": trace.weights,
+        "output": trace.output,
+    })

@@ -1,0 +1,90 @@
+"""Page setup shared by every page: page config, presenter mode, the sidebar."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+PRESENTER_KEY = "presenter"
+
+# Presenter mode for a projector: bigger type everywhere, wider content. The CSS
+# is ours; no user text ever goes through unsafe HTML.
+_PRESENTER_CSS = """
+<style>
+html, body, [data-testid="stAppViewContainer"] { font-size: 22px; }
+[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.3rem; }
+h1 { font-size: 3rem !important; }
+h2 { font-size: 2.3rem !important; }
+h3 { font-size: 1.8rem !important; }
+[data-testid="stMetricValue"] { font-size: 2.6rem; }
+.katex { font-size: 1.5em !important; }
+[data-testid="stWidgetLabel"] p { font-size: 1.2rem !important; }
+</style>
+"""
+
+
+def setup_page(title: str, icon: str = "🔎") -> bool:
+    """Configure the page and draw the shared sidebar; return True in presenter mode.
+
+    Every page calls this first.
+    """
+    st.set_page_config(page_title=f"{title} · Attention Lab", page_icon=icon, layout="wide")
+    with st.sidebar:
+        presenter = st.toggle(
+            "Presenter mode",
+            key=PRESENTER_KEY,
+            help="Large type and figures for a projector; hides secondary material.",
+            bind="query-params",
+            persist_state="session",
+        )
+        st.caption(
+            "Every number is computed live by `attncore`. The link in the address bar "
+            "holds this page's settings: copy it to share the exact view."
+        )
+    if presenter:
+        st.html(_PRESENTER_CSS)
+    return bool(presenter)
+
+
+def lesson_header(title: str, goal: str) -> None:
+    """The title and the one-line goal of a lesson."""
+    st.title(title)
+    st.markdown(f"**Goal:** {goal}")
+
+
+def show_error(exc: ValueError) -> None:
+    """Show a core ValueError to the student, kindly, and keep the page working."""
+    st.error(f"That input can't be used: {exc}", icon="⚠️")
+
+
+def bullet_list(title: str, items: list[str], *, expanded: bool = True) -> None:
+    """A titled list such as "What to notice" or "Try this"."""
+    with st.expander(title, expanded=expanded):
+        st.markdown("\n".join(f"- {item}" for item in items))
+
+
+def practice_questions(prefix: str, questions: list[dict]) -> None:
+    """2 to 4 practice questions with answers that can be revealed or checked.
+
+    Each question is a dict with ``q`` (text), ``a`` (the answer, markdown) and
+    optionally ``value`` (a number the student can type and check) with ``tol``.
+    """
+    st.subheader("Practice questions")
+    for n, item in enumerate(questions, start=1):
+        st.markdown(f"**{n}.** {item['q']}")
+        if "value" in item:
+            guess = st.number_input(
+                "Your answer",
+                key=f"{prefix}_pq{n}",
+                value=None,
+                format="%.4f",
+                placeholder="type a number",
+                bind="query-params",
+                persist_state="session",
+            )
+            if guess is not None:
+                if abs(guess - item["value"]) <= item.get("tol", 1e-3):
+                    st.success("Right.")
+                else:
+                    st.warning("Not quite: look again, or reveal the answer below.")
+        with st.expander(f"Answer {n}"):
+            st.markdown(item["a"])

@@ -1,0 +1,80 @@
+"""Matrices as tables: editable inputs, rounded displays, CSV and JSON downloads."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from .labels import unique_labels
+
+
+def editor_key(prefix: str, *parts) -> str:
+    """Key of a data editor whose rows and columns depend on the settings.
+
+    Edits are stored by row and column number, so a table of another shape (or of
+    another preset) needs a new key: old edits would point at other cells.
+    """
+    return f"{prefix}_{'_'.join(str(p) for p in parts)}"
+
+
+def matrix_frame(m, row_labels, col_labels) -> pd.DataFrame:
+    """A matrix as a DataFrame with token labels (rows) and column names."""
+    m = np.asarray(m, dtype=np.float64)
+    return pd.DataFrame(m, index=unique_labels(row_labels), columns=unique_labels(col_labels))
+
+
+def show_matrix(m, row_labels, col_labels, decimals: int) -> None:
+    """A read-only table of a matrix, rounded to ``decimals`` (−∞ shown as text)."""
+    m = np.asarray(m, dtype=np.float64)
+    fmt = f"{{:.{decimals}f}}"
+    cells = [["−∞" if np.isneginf(x) else fmt.format(x) for x in row] for row in m]
+    st.dataframe(
+        pd.DataFrame(cells, index=unique_labels(row_labels), columns=unique_labels(col_labels)),
+        width="content",
+    )
+
+
+def to_csv(m, row_labels, col_labels) -> str:
+    """CSV text of a matrix with labels, full precision (repr of each float)."""
+    return matrix_frame(m, row_labels, col_labels).to_csv(float_format="%.17g")
+
+
+def to_json(payload: dict) -> str:
+    """JSON text of a dict of arrays, numbers and strings (−∞ written as null)."""
+    def convert(x):
+        if isinstance(x, np.ndarray):
+            return [convert(v) for v in x.tolist()] if x.ndim else convert(x.item())
+        if isinstance(x, (list, tuple)):
+            return [convert(v) for v in x]
+        if isinstance(x, dict):
+            return {str(k): convert(v) for k, v in x.items()}
+        if isinstance(x, (float, np.floating)):
+            return float(x) if np.isfinite(x) else None
+        if isinstance(x, np.integer):
+            return int(x)
+        if isinstance(x, np.bool_):
+            return bool(x)
+        return x
+
+    return json.dumps(convert(payload), indent=1, ensure_ascii=False)
+
+
+def downloads(prefix: str, matrices: dict, trace_payload: dict) -> None:
+    """Download any shown matrix as CSV, or the whole computation as JSON.
+
+    ``matrices`` maps a name to ``(matrix, row_labels, col_labels)``.
+    """
+    names = list(matrices)
+    c1, c2, c3 = st.columns([2, 1, 1])
+    choice = c1.selectbox("Matrix to download", names, key=f"{prefix}_dl_matrix",
+                          bind="query-params", persist_state="session")
+    m, rows, cols = matrices[choice]
+    slug = "".join(ch if ch.isalnum() else "_" for ch in choice).strip("_").lower()
+    c2.download_button("CSV", to_csv(m, rows, cols), file_name=f"{prefix}_{slug}.csv",
+                       mime="text/csv", key=f"{prefix}_dl_csv", on_click="ignore")
+    c3.download_button("Whole trace (JSON)", to_json(trace_payload),
+                       file_name=f"{prefix}_trace.json", mime="application/json",
+                       key=f"{prefix}_dl_json", on_click="ignore")
