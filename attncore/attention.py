@@ -177,7 +177,8 @@ def scaled_dot_product_attention(
     # Fold scale and temperature into Q, the small array, rather than into Q Kᵀ.
     multiplier = factor / temperature
     q_scaled = require_finite(q * multiplier, "Q · scale / temperature")
-    s = q_scaled @ np.swapaxes(k, -1, -2)  # (..., Tq, d_k) x (..., d_k, Tk) -> (..., Tq, Tk)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked just below
+        s = q_scaled @ np.swapaxes(k, -1, -2)  # (..., Tq, d_k) x (..., d_k, Tk) -> (..., Tq, Tk)
     # Cauchy-Schwarz: |s_ij| <= |q_i| |k_j|, so one bound from the row norms tells
     # whether Q Kᵀ can overflow and whether exp needs the row maximum subtracted.
     bound = multiplier * _max_row_norm(q) * _max_row_norm(k)
@@ -195,8 +196,12 @@ def scaled_dot_product_attention(
         np.copyto(s, -np.inf, where=~allowed)
     # Softmax in place, so the call holds a single (..., Tq, Tk) array. Subtracting
     # the row maximum only matters when exp could overflow or underflow: with every
-    # |s| <= 600, exp(s) lies in [1e-261, 1e261] and the shift cancels exactly.
-    if not bound <= _EXP_SAFE:
+    # |s| <= 600, exp(s) lies in [1e-261, 1e261] and the shift cancels in exact
+    # arithmetic. Under a mask we always subtract it: the bound comes from every key,
+    # masked ones included, so skipping the shift by the bound would let a masked
+    # (future) key change the rounding of earlier rows; the row maximum itself
+    # depends only on the keys the row may attend to.
+    if mask is not None or not bound <= _EXP_SAFE:
         row_max = np.max(s, axis=-1, keepdims=True)
         row_max[~np.isfinite(row_max)] = 0.0  # fully masked rows: exp(-inf - 0) = 0
         s -= row_max

@@ -27,8 +27,10 @@ lesson_header(
 
 # ---- Controls ---------------------------------------------------------------
 c_preset, c_n, c_dk, c_dv, c_seed = st.columns([3, 1, 1, 1, 1])
-preset = c_preset.selectbox("Example", list(PRESETS), format_func=PRESETS.get,
-                            key="we_preset", **URL)
+# Short labels: a bound select box stores its label in the link.
+LABELS = {"textbook": "Textbook", "cat": "The cat sat", "uniform": "Uniform", "random": "Random"}
+preset = c_preset.selectbox("Example", list(PRESETS), format_func=LABELS.get, key="we_preset",
+                            help="\n\n".join(PRESETS.values()), **URL)
 fixed = preset == "textbook"  # the textbook example has its own sizes
 n_tokens = c_n.slider("Tokens", 2, 6, 3, key="we_tokens", disabled=fixed, **URL)
 d_k = c_dk.slider("d_k", 1, 4, 2, key="we_dk", disabled=fixed, **URL)
@@ -43,6 +45,7 @@ temperature = c_temp.slider("Softmax temperature T", 0.1, 5.0, 1.0, 0.05, key="w
 decimals = c_dec.slider("Decimals shown (and checked)", 2, 6, 3, key="we_decimals", **URL)
 
 example = worked_example(preset, int(n_tokens), int(d_k), int(d_v), int(seed))
+st.caption(PRESETS[preset])
 T, d_k, d_v = example.q.shape[0], example.q.shape[1], example.v.shape[1]
 
 # ---- Inputs: one editable row per token -------------------------------------

@@ -100,7 +100,7 @@ def matrix_heatmap(
         scale = SCORES_SCALE if kind == "scores" else VALUES_SCALE
         colour = {"colorscale": scale, "zmin": -span, "zmax": span, "zmid": 0.0}
     small = max(shown.shape) <= TEXT_CELLS
-    fig = go.Figure(
+    traces = [
         go.Heatmap(
             z=z,
             x=cols,
@@ -114,10 +114,10 @@ def matrix_heatmap(
             ygap=1,
             **colour,
         )
-    )
+    ]
     if masked.any():
         # Masked cells: a grey layer under the heatmap's gaps and NaNs.
-        fig.add_trace(
+        traces.append(
             go.Heatmap(
                 z=np.where(masked, 1.0, np.nan).astype(np.float32),
                 x=cols,
@@ -134,14 +134,15 @@ def matrix_heatmap(
         )
     if block > 1:
         title += f" (pooled {block}×{block} for display)"
-    fig.update_layout(
-        title={"text": title, "font": {"size": font_size + 2}},
-        xaxis={"title": x_title, "side": "bottom", "type": "category",
-               "tickfont": {"size": font_size}},
-        yaxis={"title": y_title, "autorange": "reversed", "type": "category",
-               "tickfont": {"size": font_size}},
-        margin={"l": 10, "r": 10, "t": 50, "b": 10},
-        height=height or (120 + 45 * min(len(rows), 14)),
-        font={"size": font_size},
-    )
-    return fig
+    # The layout goes to the constructor: update_layout costs about 30 ms a figure.
+    layout = {
+        "title": {"text": title, "font": {"size": font_size + 2}},
+        "xaxis": {"title": {"text": x_title}, "side": "bottom", "type": "category",
+                  "tickfont": {"size": font_size}},
+        "yaxis": {"title": {"text": y_title}, "autorange": "reversed", "type": "category",
+                  "tickfont": {"size": font_size}},
+        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+        "height": height or (120 + 45 * min(len(rows), 14)),
+        "font": {"size": font_size},
+    }
+    return go.Figure(data=traces, layout=layout)

@@ -1,0 +1,240 @@
+"""Interaction tests for lesson 1, the worked example (AppTest, no browser).
+
+Expected numbers come from hand arithmetic on the textbook preset,
+Q = K = [[1,0],[0,1],[1,1]], V = [[1,2,3],[4,5,6],[7,8,9]], d_k = 2:
+
+    S = Q Kᵀ = [[1,0,1],[0,1,1],[1,1,2]]            (q1·k1 = 1×1 + 0×0 = 1, ...)
+    S/√2     = [[a,0,a],[0,a,a],[a,a,2a]]            with a = 1/√2 = 0.70711
+    row 1: e^a = 2.02811, e^0 = 1 -> Z = 2·2.02811 + 1 = 5.05622
+           w = [2.02811, 1, 2.02811] / 5.05622 = [0.40111, 0.19778, 0.40111]
+    row 3: e^a = 2.02811, e^{2a} = e^{1.41421} = 4.11325 -> Z = 8.16947
+           w = [0.24826, 0.24826, 0.50349]
+    o_1 = 0.40111·[1,2,3] + 0.19778·[4,5,6] + 0.40111·[7,8,9] = [4, 5, 6]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "1_Worked_example.py")
+TABLE = "we_table_textbook_3_2_3_0"  # editor_key("we_table", preset, T, d_k, d_v, seed)
+
+A = 1 / math.sqrt(2)
+Z1 = 2 * math.exp(A) + 1
+Z3 = 2 * math.exp(A) + math.exp(2 * A)
+HAND = {
+    "scores": [[1, 0, 1], [0, 1, 1], [1, 1, 2]],
+    "scaled": [[A, 0, A], [0, A, A], [A, A, 2 * A]],
+    "weights": [
+        [math.exp(A) / Z1, 1 / Z1, math.exp(A) / Z1],
+        [1 / Z1, math.exp(A) / Z1, math.exp(A) / Z1],
+        [math.exp(A) / Z3, math.exp(A) / Z3, math.exp(2 * A) / Z3],
+    ],
+}
+# Output rows: o_i = Σ_j w_ij v_j with v_j = [3j-2, 3j-1, 3j].
+HAND["output"] = [
+    [sum(HAND["weights"][i][j] * (3 * j + 1 + c) for j in range(3)) for c in range(3)]
+    for i in range(3)
+]
+
+
+def run(**query) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    for name, value in query.items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def figure(at: AppTest, key: str) -> dict:
+    """The Plotly figure drawn with ``st.plotly_chart(..., key=key)``, as JSON."""
+    specs = {c.proto.id: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    match = [spec for element_id, spec in specs.items() if key in element_id]
+    assert match, f"no chart with key {key}; ids {list(specs)}"
+    return match[0]
+
+
+def cell_texts(at: AppTest, key: str) -> list[list[float]]:
+    return [[float(x) for x in row] for row in figure(at, key)["data"][0]["text"]]
+
+
+def edit(at: AppTest, key: str, rows: dict) -> AppTest:
+    at.session_state[key] = {"edited_rows": rows, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def errors(at: AppTest) -> str:
+    return " | ".join(e.value for e in at.error)
+
+
+def test_textbook_matrices_on_the_page_match_hand_arithmetic():
+    at = run()
+    for key, step in [
+        ("we_fig_scores", "scores"),
+        ("we_fig_scaled", "scaled"),
+        ("we_fig_weights", "weights"),
+        ("we_fig_output", "output"),
+    ]:
+        shown = cell_texts(at, key)
+        for got_row, hand_row in zip(shown, HAND[step], strict=True):
+            for got, hand in zip(got_row, hand_row, strict=True):
+                assert got == pytest.approx(hand, abs=0.0005 + 1e-12), (key, shown)
+
+
+def test_cell_arithmetic_is_written_out():
+    at = run()
+    latex = " ".join(e.value for e in at.latex)
+    # Default cell: query 1, key 3: q1·k3 = 1×1 + 0×1 = 1, /√2 = 0.707, e^0.707 = 2.028.
+    assert r"1\times1 + 0\times1 = 1" in latex
+    assert r"\frac{1}{\sqrt{2}} = 0.707" in latex
+    assert "2.028" in latex and f"{Z1:.3f}" in latex
+    at.selectbox(key="we_query").set_value(2).run()  # query 3
+    latex = " ".join(e.value for e in at.latex)
+    assert f"{HAND['weights'][2][2]:.3f}" in latex  # w_33 = 0.503
+
+
+def test_check_your_work_marks_right_and_names_first_wrong_step():
+    at = run()
+    right = {i: {str(j + 1): round(HAND["weights"][i][j], 3) for j in range(3)} for i in range(3)}
+    edit(at, "we_check_weights_textbook_3_2_3_0", right)
+    assert any("Every number you typed is right" in s.value for s in at.success)
+
+    wrong_scores = {0: {"1": 1, "2": 1}}  # s_12 = q1·k2 = 1×0 + 0×1 = 0, not 1
+    edit(at, "we_check_scores_textbook_3_2_3_0", wrong_scores)
+    assert "Step 1" in errors(at) and "Row 1, column 2" in errors(at)
+
+
+def test_check_your_work_recognises_unscaled_softmax():
+    at = run()
+    # Softmax of the unscaled row 1 [1, 0, 1]: e/(2e + 1) = 0.42232, 1/(2e + 1) = 0.15536.
+    e = math.e
+    edit(
+        at,
+        "we_check_weights_textbook_3_2_3_0",
+        {0: {"1": round(e / (2 * e + 1), 3), "2": round(1 / (2 * e + 1), 3)}},
+    )
+    assert "Step 3" in errors(at) and "unscaled" in errors(at)
+
+
+def test_causal_toggle_zeroes_the_future():
+    at = run()
+    at.toggle(key="we_causal").set_value(True).run()
+    w = cell_texts(at, "we_fig_weights")
+    assert w[0] == [1.0, 0.0, 0.0]  # token 1 sees only itself
+    # Row 2 under the mask: [0, a] -> 1/(1 + e^a) = 0.33024, e^a/(1 + e^a) = 0.66976.
+    assert w[1] == pytest.approx(
+        [1 / (1 + math.exp(A)), math.exp(A) / (1 + math.exp(A)), 0], abs=5e-4
+    )
+    scaled = figure(at, "we_fig_scaled")["data"][0]["text"]
+    assert scaled[0][1] == "−∞" and scaled[0][2] == "−∞"
+
+
+def test_scaling_off_and_temperature_change_the_weights():
+    at = run()
+    at.toggle(key="we_scale").set_value(False).run()
+    w = cell_texts(at, "we_fig_weights")
+    e = math.e
+    assert w[0] == pytest.approx([e / (2 * e + 1), 1 / (2 * e + 1), e / (2 * e + 1)], abs=5e-4)
+    at.toggle(key="we_scale").set_value(True)
+    at.slider(key="we_temp").set_value(5.0).run()
+    w = cell_texts(at, "we_fig_weights")
+    # T = 5: row 1 logits a/5 = 0.14142 -> e^0.14142 = 1.15191; Z = 2·1.15191 + 1 = 3.30382.
+    assert w[0][1] == pytest.approx(1 / (2 * math.exp(A / 5) + 1), abs=5e-4)
+
+
+def test_precision_control_sets_decimals():
+    at = run()
+    at.slider(key="we_decimals").set_value(5).run()
+    text = figure(at, "we_fig_weights")["data"][0]["text"]
+    assert text[0][0] == f"{HAND['weights'][0][0]:.5f}"
+
+
+@pytest.mark.parametrize(
+    "preset, label",
+    [
+        ("textbook", "Textbook"),
+        ("cat", "The cat sat"),
+        ("uniform", "Uniform"),
+        ("random", "Random"),
+    ],
+)
+def test_every_preset_renders(preset, label):
+    at = run(we_preset=label)  # a bound select box keeps its label in the link
+    assert at.selectbox(key="we_preset").value == preset
+    if preset == "uniform":
+        assert all(
+            x == pytest.approx(1 / 3, abs=5e-4)
+            for row in cell_texts(at, "we_fig_weights")
+            for x in row
+        )
+
+
+def test_link_holds_settings():
+    at = run(we_preset="Random", we_tokens="5", we_dk="4", we_seed="7")
+    assert at.slider(key="we_tokens").value == 5
+    assert len(cell_texts(at, "we_fig_weights")) == 5
+
+
+def test_link_with_nonsense_opens_with_defaults():
+    at = run(we_preset="nonsense", we_tokens="-4", we_temp="abc", we_data="{not json")
+    assert at.selectbox(key="we_preset").value == "textbook"
+    assert cell_texts(at, "we_fig_scores")[2][2] == 2.0
+
+
+def test_edits_are_kept_in_the_link():
+    at = run()
+    edit(at, TABLE, {0: {"v1": 10}})
+    saved = at.query_params["we_data"]
+    saved = saved[0] if isinstance(saved, list) else saved
+    again = run(we_data=saved)
+    # o_1 = 0.40111·10 + 0.19778·4 + 0.40111·7 = 7.60998
+    o1 = 10 * HAND["weights"][0][0] + 4 * HAND["weights"][0][1] + 7 * HAND["weights"][0][2]
+    assert cell_texts(again, "we_fig_output")[0][0] == pytest.approx(o1, abs=5e-4)
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (None, "empty"),
+        ("abc", "not a number"),
+        (float("nan"), "empty"),
+        (float("inf"), "infinite"),
+        (-float("inf"), "infinite"),
+    ],
+)
+def test_bad_cells_give_a_message_not_a_traceback(value, message):
+    at = run()
+    edit(at, TABLE, {1: {"q2": value}})
+    assert "Q row 2, column 2" in errors(at) and message in errors(at)
+
+
+def test_huge_values_overflow_with_a_message():
+    at = run()
+    edit(at, TABLE, {0: {"q1": 1e300}, 2: {"k1": 1e300}})
+    assert "overflow" in errors(at)
+
+
+def test_html_token_names_are_shown_as_text():
+    at = run()
+    evil = "<script>alert(1)</script>"
+    edit(at, TABLE, {0: {"token": evil}})
+    assert not errors(at)
+    markdown = " ".join(m.value for m in at.markdown)
+    assert "<script>" not in markdown  # escaped for markdown, shown as typed
+    assert r"\<script\>alert\(1\)\</script\>" in markdown
+    labels = figure(at, "we_fig_weights")["data"][0]["y"]
+    assert labels[0] == "&lt;script&gt;alert(1)&lt;/script&gt;"
+
+
+def test_empty_token_name_falls_back_to_position():
+    at = run()
+    edit(at, TABLE, {1: {"token": "   "}})
+    assert figure(at, "we_fig_weights")["data"][0]["y"][1] == "x2"
