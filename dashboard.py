@@ -6,7 +6,7 @@ import streamlit as st
 from attncore import scaled_dot_product_attention
 from attncore.text import worked_example
 from pages.ui.figures import matrix_heatmap
-from pages.ui.layout import setup_page
+from pages.ui.layout import figure_font, setup_page
 
 presenter = setup_page("Home", "🔎")
 
@@ -24,18 +24,18 @@ st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}
 # A live example, computed here like every number in the app.
 example = worked_example("textbook")
 trace = scaled_dot_product_attention(example.q, example.k, example.v)
-left, right = st.columns([3, 2])
+left, right = st.columns([1, 1] if presenter else [3, 2])
 with left:
     st.markdown(
         f"For the textbook example of lesson 1 (3 tokens, d_k = {trace.d_k}), these are the "
         "weights: row i says how much query i takes from each key. Each row sums to 1 "
-        f"(here within {np.max(np.abs(trace.weights.sum(axis=1) - 1)):.0e})."
+        f"(largest deviation here: {np.max(np.abs(trace.weights.sum(axis=1) - 1)):.1e})."
     )
 with right:
     st.plotly_chart(
         matrix_heatmap(trace.weights, example.tokens, example.tokens,
                        title="Attention weights, textbook example", decimals=3,
-                       font_size=20 if presenter else 14),
+                       font_size=figure_font(presenter)),
         key="home_fig_weights",
     )
 
@@ -46,7 +46,8 @@ LESSONS = [
      "check your own hand calculation."),
 ]
 for path, name, what in LESSONS:
-    st.page_link(path, label=f"{name}: {what}", icon=":material/school:")
+    st.page_link(path, label=name, icon=":material/school:")
+    st.caption(what)
 st.caption("More lessons follow: why √d_k, masks, multi-head attention, positional "
            "encodings, scoring functions and encoder-decoder attention, and the cost of "
            "attention.")

@@ -13,7 +13,14 @@ from attncore.text import PRESETS, check_matrix, worked_example
 from pages.ui.arithmetic import cell_lines, output_row_lines, scale_text
 from pages.ui.figures import matrix_heatmap
 from pages.ui.labels import md_escape
-from pages.ui.layout import bullet_list, lesson_header, practice_questions, setup_page, show_error
+from pages.ui.layout import (
+    bullet_list,
+    figure_font,
+    lesson_header,
+    practice_questions,
+    setup_page,
+    show_error,
+)
 from pages.ui.tables import downloads, editor_key, show_matrix
 
 URL = {"bind": "query-params", "persist_state": "session"}
@@ -38,7 +45,8 @@ d_v = c_dv.slider("d_v", 1, 4, 3, key="we_dv", disabled=fixed, **URL)
 seed = c_seed.number_input("Seed", 0, 9999, 0, key="we_seed", disabled=preset == "textbook",
                            **URL)
 
-c_scale, c_causal, c_temp, c_dec = st.columns([1.4, 1.1, 2, 2])
+c_scale, c_causal = st.columns(2)
+c_temp, c_dec = st.columns(2)
 scaled = c_scale.toggle("Divide by √d_k", value=True, key="we_scale", **URL)
 causal = c_causal.toggle("Causal mask", value=False, key="we_causal", **URL)
 temperature = c_temp.slider("Softmax temperature T", 0.1, 5.0, 1.0, 0.05, key="we_temp", **URL)
@@ -129,7 +137,7 @@ if example.x is not None:
                                                                   range(m.shape[0])]
                 show_matrix(m, rows, [f"{c + 1}" for c in range(m.shape[1])], decimals)
 
-font = 20 if presenter else 14
+font = figure_font(presenter)
 div = scale_text(trace)
 
 # ---- The four steps -----------------------------------------------------------

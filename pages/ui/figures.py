@@ -142,7 +142,7 @@ def matrix_heatmap(
         "yaxis": {"title": {"text": y_title}, "autorange": "reversed", "type": "category",
                   "tickfont": {"size": font_size}},
         "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
-        "height": height or (120 + 45 * min(len(rows), 14)),
+        "height": height or (120 + 3 * font_size * min(len(rows), 14)),
         "font": {"size": font_size},
     }
     return go.Figure(data=traces, layout=layout)

@@ -10,14 +10,14 @@ PRESENTER_KEY = "presenter"
 # is ours; no user text ever goes through unsafe HTML.
 _PRESENTER_CSS = """
 <style>
-html, body, [data-testid="stAppViewContainer"] { font-size: 22px; }
-[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.3rem; }
-h1 { font-size: 3rem !important; }
-h2 { font-size: 2.3rem !important; }
-h3 { font-size: 1.8rem !important; }
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] p,
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] li { font-size: 1.35rem; }
+[data-testid="stMain"] h1 { font-size: 2.8rem !important; }
+[data-testid="stMain"] h2 { font-size: 2.1rem !important; }
+[data-testid="stMain"] h3 { font-size: 1.7rem !important; }
+[data-testid="stMain"] [data-testid="stWidgetLabel"] p { font-size: 1.15rem !important; }
+[data-testid="stMain"] .katex { font-size: 1.45em !important; }
 [data-testid="stMetricValue"] { font-size: 2.6rem; }
-.katex { font-size: 1.5em !important; }
-[data-testid="stWidgetLabel"] p { font-size: 1.2rem !important; }
 </style>
 """
 
@@ -43,6 +43,11 @@ def setup_page(title: str, icon: str = "🔎") -> bool:
     if presenter:
         st.html(_PRESENTER_CSS)
     return bool(presenter)
+
+
+def figure_font(presenter: bool) -> int:
+    """Font size of figure text: larger on a projector."""
+    return 20 if presenter else 14
 
 
 def lesson_header(title: str, goal: str) -> None:
