@@ -51,13 +51,15 @@ def dot_scores(q, k) -> np.ndarray:
         ``S[..., i, j] = q_i · k_j``.
     """
     q, k = check_qk(q, k)
-    return require_finite(q @ np.swapaxes(k, -1, -2), "Q Kᵀ")  # (..., Tq, d_k) x (..., d_k, Tk)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow raises just below
+        s = q @ np.swapaxes(k, -1, -2)  # (..., Tq, d_k) x (..., d_k, Tk) -> (..., Tq, Tk)
+    return require_finite(s, "Q Kᵀ")
 
 
 def scaled_dot_scores(q, k) -> np.ndarray:
     r"""Scaled dot-product scores :math:`Q K^\top / \sqrt{d_k}`, shape (..., Tq, Tk)."""
     q, k = check_qk(q, k)
-    return dot_scores(q, k) / np.sqrt(q.shape[-1])
+    return dot_scores(q, k) / np.sqrt(q.shape[-1])  # dividing cannot overflow
 
 
 def general_scores(q, k, w) -> np.ndarray:
@@ -81,7 +83,9 @@ def general_scores(q, k, w) -> np.ndarray:
         raise ValueError(
             f"W must have shape (d_q, d_k) = {(q.shape[-1], k.shape[-1])}; got {w.shape}"
         )
-    return require_finite(q @ w @ np.swapaxes(k, -1, -2), "Q W Kᵀ")
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = q @ w @ np.swapaxes(k, -1, -2)  # (..., Tq, d_q) x (d_q, d_k) x (..., d_k, Tk)
+    return require_finite(s, "Q W Kᵀ")
 
 
 def additive_scores(q, k, w_q, w_k, v) -> np.ndarray:

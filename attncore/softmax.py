@@ -72,7 +72,13 @@ def softmax_steps(
     """
     x = as_real_array(x, "scores", min_ndim=1)
     temperature = positive_number(temperature, "temperature")
-    logits = x / temperature
+    with np.errstate(over="ignore"):
+        logits = x / temperature
+    if not np.all(np.isfinite(logits)):
+        raise ValueError(
+            f"scores / temperature overflowed float64 (temperature {temperature:g}); "
+            "use a larger temperature or smaller scores"
+        )
     if mask is None:
         masked = np.zeros(x.shape, dtype=bool)
     else:
@@ -84,7 +90,9 @@ def softmax_steps(
     with np.errstate(over="ignore"):
         exps = np.exp(logits - shift)
     if not np.all(np.isfinite(exps)):
-        raise ValueError("exp of the scores overflowed; use subtract_max=True")
+        raise ValueError(
+            "exp of the scores overflowed: call with subtract_max=True (the stable form)"
+        )
     row_sums = np.sum(exps, axis=axis, keepdims=True)
     weights = np.divide(exps, row_sums, out=np.zeros_like(exps), where=row_sums > 0)
     return SoftmaxSteps(
