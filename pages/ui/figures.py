@@ -146,3 +146,83 @@ def matrix_heatmap(
         "font": {"size": font_size},
     }
     return go.Figure(data=traces, layout=layout)
+
+
+# Okabe-Ito colours: distinguishable with every common colour-vision deficiency.
+SERIES_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000"]
+
+
+def _axes_layout(title: str, x_title: str, y_title: str, font_size: int, height: int,
+                 log_x: bool = False, log_y: bool = False) -> dict:
+    return {
+        "title": {"text": title, "font": {"size": font_size + 2}},
+        "xaxis": {"title": {"text": x_title}, "type": "log" if log_x else "linear",
+                  "tickfont": {"size": font_size}},
+        "yaxis": {"title": {"text": y_title}, "type": "log" if log_y else "linear",
+                  "tickfont": {"size": font_size}},
+        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+        "height": height,
+        "font": {"size": font_size},
+        "legend": {"orientation": "h", "y": -0.25},
+    }
+
+
+def line_chart(x, series: dict, *, title: str, x_title: str, y_title: str,
+               log_x: bool = False, log_y: bool = False, dashed: tuple = (),
+               font_size: int = 14, height: int = 360) -> go.Figure:
+    """Lines of ``series`` (name -> y values) against ``x``; names in ``dashed`` are
+    reference lines (theory), drawn dashed."""
+    x = np.asarray(x, dtype=np.float64)
+    traces = []
+    for n, (name, y) in enumerate(series.items()):
+        ref = name in dashed
+        traces.append(go.Scatter(
+            x=x, y=np.asarray(y, dtype=np.float64), name=plotly_safe(name),
+            mode="lines" if ref else "lines+markers",
+            line={"color": "#555555" if ref else SERIES_COLOURS[n % len(SERIES_COLOURS)],
+                  "dash": "dash" if ref else "solid", "width": 2},
+            hovertemplate=f"{plotly_safe(name)}<br>{x_title} %{{x:.4g}}<br>"
+                          f"{y_title} %{{y:.4g}}<extra></extra>",
+        ))
+    return go.Figure(data=traces, layout=_axes_layout(title, x_title, y_title, font_size,
+                                                       height, log_x, log_y))
+
+
+def bar_chart(labels, values, *, title: str, x_title: str, y_title: str,
+              y_range: tuple | None = None, colour: str = SERIES_COLOURS[0],
+              decimals: int = 3, font_size: int = 14, height: int = 320) -> go.Figure:
+    """Bars of ``values`` over categorical ``labels``, the value printed on small charts."""
+    values = np.asarray(values, dtype=np.float64)
+    labels = [plotly_safe(x) for x in unique_labels(labels)]
+    show_text = len(labels) <= 8
+    bar = go.Bar(
+        x=labels, y=values, marker={"color": colour},
+        text=[f"{v:.{decimals}f}" for v in values] if show_text else None,
+        textposition="outside" if show_text else None,
+        hovertemplate=f"{x_title} %{{x}}<br>{y_title} %{{y:.{decimals}f}}<extra></extra>",
+    )
+    layout = _axes_layout(title, x_title, y_title, font_size, height)
+    layout["xaxis"]["type"] = "category"
+    if y_range is not None:
+        layout["yaxis"]["range"] = list(y_range)
+    return go.Figure(data=[bar], layout=layout)
+
+
+def histogram(samples, *, title: str, x_title: str, bins: int = 40, reference_pdf=None,
+              colour: str = SERIES_COLOURS[0], font_size: int = 14,
+              height: int = 320) -> go.Figure:
+    """A density histogram computed here (only the bins go on the wire), with an
+    optional reference density ``reference_pdf(x)`` drawn as a dashed line."""
+    samples = np.asarray(samples, dtype=np.float64)
+    density, edges = np.histogram(samples, bins=bins, density=True)
+    centres = (edges[:-1] + edges[1:]) / 2
+    traces = [go.Bar(x=centres, y=density, width=np.diff(edges), name="samples",
+                     marker={"color": colour, "line": {"width": 0}},
+                     hovertemplate="%{x:.3g}: density %{y:.3g}<extra></extra>")]
+    if reference_pdf is not None:
+        xs = np.linspace(edges[0], edges[-1], 200)
+        traces.append(go.Scatter(x=xs, y=reference_pdf(xs), name="theory", mode="lines",
+                                 line={"color": "#222222", "dash": "dash", "width": 2}))
+    layout = _axes_layout(title, x_title, "density", font_size, height)
+    layout["bargap"] = 0
+    return go.Figure(data=traces, layout=layout)
