@@ -44,11 +44,14 @@ LESSONS = [
     ("pages/1_Worked_example.py", "1 · Worked example",
      "attention for 3 tokens computed step by step, with every number written out; "
      "check your own hand calculation."),
+    ("pages/2_Scaling.py", "2 · Why divide by √d_k",
+     "dot products grow with d_k; without scaling the softmax saturates and its gradient "
+     "vanishes, with 1/d_k it goes flat."),
 ]
 for path, name, what in LESSONS:
     st.page_link(path, label=name, icon=":material/school:")
     st.caption(what)
-st.caption("More lessons follow: why √d_k, masks, multi-head attention, positional "
+st.caption("More lessons follow: masks, multi-head attention, positional "
            "encodings, scoring functions and encoder-decoder attention, and the cost of "
            "attention.")
 

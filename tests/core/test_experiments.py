@@ -1,0 +1,139 @@
+"""The scaling experiments of lesson 2 and the row statistics of attncore.analysis."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from attncore import analysis
+from attncore import experiments as ex
+from attncore.softmax import softmax, softmax_jacobian
+
+
+def rel_tolerance(n: int, d_k: int) -> float:
+    """Five standard errors of a sample variance, relative to the true variance.
+
+    qᵀk is a sum of d_k products q_i k_i with variance σ⁴ and fourth moment
+    E[q_i⁴] E[k_i⁴] = 3σ⁴ · 3σ⁴ = 9σ⁸, so its excess kurtosis is (9 - 3)/d_k = 6/d_k, and
+    Var[s²]/σ_x⁴ ≈ 2/(n - 1) + (6/d_k)/n.
+    """
+    return 5 * math.sqrt(2 / (n - 1) + 6 / (d_k * n))
+
+
+def test_theory_moments_match_an_exact_enumeration():
+    # d_k = 2, components ±1 with equal probability (mean 0, variance σ² = 1): all 16
+    # pairs q, k in {-1, 1}². qᵀk takes -2 (4 pairs), 0 (8 pairs), 2 (4 pairs):
+    # mean 0, variance (4·4 + 8·0 + 4·4)/16 = 2 = d_k σ⁴.
+    values = [q[0] * k[0] + q[1] * k[1]
+              for q in itertools.product([-1, 1], repeat=2)
+              for k in itertools.product([-1, 1], repeat=2)]
+    mean = sum(values) / len(values)
+    var = sum((v - mean) ** 2 for v in values) / len(values)
+    assert (mean, var) == (0.0, 2.0)
+    stats = ex.dot_product_stats(2, 10, np.random.default_rng(0))
+    assert stats.theory_var == var and stats.theory_scaled_var == var / 2
+
+
+@pytest.mark.parametrize("d_k", [1, 4, 64, 1024])
+def test_variance_follows_d_k_and_scaling_restores_it(d_k):
+    n = 3000
+    stats = ex.dot_product_stats(d_k, n, np.random.default_rng(d_k))
+    tol = rel_tolerance(n, d_k)
+    assert abs(stats.var / d_k - 1) < tol  # Var[qᵀk] = d_k
+    assert abs(stats.scaled_var - 1) < tol  # Var[qᵀk/√d_k] = 1
+    # The mean is 0 with standard error sqrt(d_k / n); allow five of them.
+    assert abs(stats.mean) < 5 * math.sqrt(d_k / n)
+    np.testing.assert_allclose(stats.scaled, stats.raw / math.sqrt(d_k), rtol=1e-15)
+
+
+@pytest.mark.parametrize("sigma2", [0.25, 4.0])
+def test_variance_with_component_variance_follows_d_k_sigma4(sigma2):
+    d_k, n = 32, 3000
+    stats = ex.dot_product_stats(d_k, n, np.random.default_rng(1), sigma2=sigma2)
+    assert stats.theory_var == d_k * sigma2**2
+    assert abs(stats.var / (d_k * sigma2**2) - 1) < rel_tolerance(n, d_k)
+
+
+def test_same_seed_same_samples_and_caps():
+    a = ex.dot_product_stats(16, 100, np.random.default_rng(7))
+    b = ex.dot_product_stats(16, 100, np.random.default_rng(7))
+    assert np.array_equal(a.raw, b.raw)
+    with pytest.raises(ValueError, match="cap"):
+        ex.dot_product_stats(4096, 10_000, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="d_k"):
+        ex.dot_product_stats(0, 10, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="sigma2"):
+        ex.dot_product_stats(4, 10, np.random.default_rng(0), sigma2=-1)
+
+
+def test_largest_setting_gives_finite_numbers():
+    stats = ex.dot_product_stats(1024, 10_000, np.random.default_rng(0))
+    assert np.all(np.isfinite(stats.raw)) and np.isfinite(stats.var)
+
+
+def test_entropy_and_effective_keys_of_known_rows():
+    # Uniform over 4: H = -4 · (1/4) log(1/4) = log 4, e^H = 4. One-hot: H = 0, e^H = 1.
+    rows = np.array([[0.25] * 4, [1.0, 0.0, 0.0, 0.0]])
+    np.testing.assert_allclose(analysis.entropy(rows), [math.log(4), 0.0], atol=1e-15)
+    np.testing.assert_allclose(analysis.effective_keys(rows), [4.0, 1.0], rtol=1e-14)
+    np.testing.assert_array_equal(analysis.max_weight(rows), [0.25, 1.0])
+    # [0.5, 0.5, 0]: H = log 2 (the zero contributes nothing).
+    assert analysis.entropy([0.5, 0.5, 0.0]) == pytest.approx(math.log(2), rel=1e-15)
+
+
+def test_jacobian_norm_matches_the_full_matrix_and_finite_differences():
+    s = np.array([0.3, -1.2, 2.0, 0.5])
+    p = softmax(s)
+    # Central differences of the softmax, column by column: J[:, j] = dp/ds_j.
+    h = 1e-6
+    fd = np.stack([(softmax(s + h * e) - softmax(s - h * e)) / (2 * h) for e in np.eye(4)],
+                  axis=1)
+    np.testing.assert_allclose(softmax_jacobian(p), fd, atol=1e-9)
+    assert analysis.jacobian_norm(p) == pytest.approx(np.linalg.norm(fd), rel=1e-8)
+    # Uniform over n: ‖J‖² = n·(1/n)² - 2n(1/n)³ + (n(1/n)²)² = (1 - 1/n)/n.
+    assert analysis.jacobian_norm([0.25] * 4) == pytest.approx(math.sqrt(0.75 / 4), rel=1e-14)
+    assert analysis.jacobian_norm([0.0, 1.0, 0.0]) == 0.0
+
+
+def test_saturation_compares_the_three_scalings_on_the_same_scores():
+    sat = ex.saturation(256, 10, np.random.default_rng(3))
+    raw = sat["none"].scores
+    np.testing.assert_allclose(sat["sqrt_dk"].scores, raw / 16, rtol=1e-15)  # √256 = 16
+    np.testing.assert_allclose(sat["dk"].scores, raw / 256, rtol=1e-15)
+    for s in sat.values():
+        assert s.max_entropy == pytest.approx(math.log(10))
+        assert s.weights.sum() == pytest.approx(1.0, abs=1e-12)
+    # Larger multipliers sharpen the same scores: max weight falls as the scale falls.
+    assert sat["none"].max_weight > sat["sqrt_dk"].max_weight > sat["dk"].max_weight
+
+
+def test_one_key_gives_weight_one_and_no_gradient():
+    sat = ex.saturation(1024, 1, np.random.default_rng(0))
+    for s in sat.values():
+        assert s.weights.tolist() == [1.0]
+        assert (s.entropy, s.jacobian_norm, s.max_entropy) == (0.0, 0.0, 0.0)
+
+
+def test_unscaled_softmax_saturates_and_its_gradient_vanishes_as_d_k_grows():
+    d_ks = [1, 16, 256, 1024]
+    cv = ex.scaling_curves(d_ks, 16, 200, np.random.default_rng(0))
+    none, sqrt = cv.max_weight["none"], cv.max_weight["sqrt_dk"]
+    assert np.all(np.diff(none) > 0) and none[-1] > 0.9
+    assert np.all(np.diff(cv.jacobian_norm["none"][1:]) < 0)
+    assert cv.jacobian_norm["none"][-1] < 0.25 * cv.jacobian_norm["sqrt_dk"][-1]
+    # 1/d_k flattens towards uniform (max weight 1/16 = 0.0625); 1/√d_k stays put.
+    assert cv.max_weight["dk"][-1] < 0.08
+    assert abs(sqrt[-1] - sqrt[0]) < 0.1
+
+
+def test_temperature_limits():
+    s = np.array([0.2, 1.5, -0.3, 1.4])
+    sweep = ex.temperature_sweep(s, [1e-3, 1.0, 1e6])
+    # T → 0: all the weight on the argmax (index 1): the runner-up is e^{-0.1/0.001} = e^-100.
+    assert sweep[0][1] == pytest.approx(1.0, abs=1e-40)
+    # T → ∞: e^{s_j/T} = 1 + s_j/T + ..., so each weight is within max|s|/T of 1/4.
+    np.testing.assert_allclose(sweep[2], 0.25, atol=2 * 1.5 / 1e6)
+    np.testing.assert_allclose(sweep[1], softmax(s), rtol=1e-15)
+    with pytest.raises(ValueError, match="temperatures"):
+        ex.temperature_sweep(s, [0.0])

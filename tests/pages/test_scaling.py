@@ -1,0 +1,110 @@
+"""Interaction tests for lesson 2, why divide by √d_k (AppTest, no browser)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "2_Scaling.py")
+
+
+def run(**query) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    for name, value in query.items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def chart_values(at: AppTest, key: str, field: str = "y") -> np.ndarray:
+    """The first trace's ``field`` of the chart with ``key`` (Plotly may send base64)."""
+    charts = {c.proto.id: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    spec = next(s for i, s in charts.items() if key in i)
+    data = spec["data"][0][field]
+    if isinstance(data, dict):  # {"dtype": "f8", "bdata": "..."}
+        return np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"]))
+    return np.asarray(data, dtype=float)
+
+
+def moments(at: AppTest):
+    """The moments table: rows qᵀk and qᵀk/√d_k."""
+    return next(df for df in (d.value for d in at.dataframe)
+                if "empirical variance" in getattr(df, "columns", []))
+
+
+def summary(at: AppTest):
+    return next(df for df in (d.value for d in at.dataframe)
+                if "max weight" in getattr(df, "index", []))
+
+
+def test_defaults_show_variance_near_theory():
+    at = run()
+    m = moments(at)
+    # d_k = 64, σ² = 1: theory 64 and 1; 1000 samples give a relative standard error of
+    # sqrt(2/999 + 6/(64·1000)) = 0.047; allow five.
+    assert m.loc["qᵀk", "theory variance"] == 64.0
+    assert abs(m.loc["qᵀk", "empirical variance"] / 64 - 1) < 5 * 0.047
+    assert abs(m.loc["qᵀk / √d_k", "empirical variance"] - 1) < 5 * 0.047
+
+
+def test_sigma_changes_the_theory_to_d_k_sigma4():
+    at = run()
+    at.slider(key="sc_sigma2").set_value(2.0).run()
+    assert moments(at).loc["qᵀk", "theory variance"] == 64 * 2.0**2
+
+
+def test_large_d_k_without_scaling_saturates():
+    at = run(sc_dk="1024", sc_nkeys="8")
+    table = summary(at)
+    assert float(table.loc["max weight", "no scaling"]) > 0.99
+    # 1/d_k: almost uniform over 8 keys, e^H close to 8.
+    assert float(table.loc["effective keys e^H", "1/d_k"].split(" of ")[0]) > 7.5
+
+
+@pytest.mark.parametrize("query", [
+    {"sc_dk": "1024", "sc_samples": "10000", "sc_trials": "200", "sc_nkeys": "64",
+     "sc_sigma2": "4.0"},
+    {"sc_temp": "0.05", "sc_nkeys": "1"},
+    {"sc_temp": "20.0", "sc_dk": "1"},
+])
+def test_extreme_settings_give_numbers_not_nan(query):
+    at = run(**query)
+    text = " ".join(m.value for m in at.markdown) + summary(at).to_string()
+    assert "nan" not in text.lower() and "inf" not in text.lower()
+
+
+def test_temperature_slider_moves_between_hard_and_uniform():
+    at = run(sc_nkeys="4")
+    texts = " ".join(m.value for m in at.markdown)
+    assert "hard attention" in texts
+    at.select_slider(key="sc_temp").set_value(20.0).run()
+    assert not at.exception
+    # At T = 20 the 1/√d_k scores (|s| of order 1) are divided by 20: every weight lies
+    # within a factor e^{±0.1·2} of 1/4, so below 0.25 · 1.25.
+    weights = chart_values(at, "sc_fig_temperature_weights")
+    assert weights.size == 4 and weights.sum() == pytest.approx(1.0)
+    assert weights.max() < 0.25 * 1.25
+
+
+def test_practice_question_checks_the_answer():
+    at = run()
+    at.number_input(key="sc_pq2").set_value(64.0).run()
+    assert any("Right" in s.value for s in at.success)
+    at.number_input(key="sc_pq2").set_value(8.0).run()  # the standard deviation, not variance
+    assert any("Not quite" in w.value for w in at.warning)
+
+
+def test_link_holds_settings_and_nonsense_falls_back():
+    at = run(sc_dk="256", sc_samples="300")
+    assert at.select_slider(key="sc_dk").value == 256
+    assert moments(at).loc["qᵀk", "theory variance"] == 256.0
+    at = run(sc_dk="1000", sc_samples="lots", sc_sigma2="-3")
+    assert at.select_slider(key="sc_dk").value == 64
+    assert math.isclose(moments(at).loc["qᵀk", "theory variance"], 64.0)
