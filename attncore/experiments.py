@@ -18,7 +18,7 @@ import numpy as np
 
 from . import analysis
 from ._checks import positive_number
-from .attention import resolve_scale
+from .attention import resolve_scale, scaled_dot_product_attention
 from .softmax import softmax
 
 #: The three scalings compared in the lesson, as accepted by ``scale=``.
@@ -230,3 +230,53 @@ def temperature_sweep(scores, temperatures) -> np.ndarray:
     if temperatures.ndim != 1 or np.any(~np.isfinite(temperatures)) or np.any(temperatures <= 0):
         raise ValueError("temperatures must be a 1-D list of finite numbers > 0")
     return np.stack([softmax(scores, temperature=float(t)) for t in temperatures])
+
+
+@dataclass(frozen=True)
+class LeakageTest:
+    """Outputs before and after changing one token, with and without a mask.
+
+    Attributes
+    ----------
+    position : int
+        The token that was changed.
+    diff_masked, diff_unmasked : ndarray (T,)
+        max |Δ output| per position under the mask and without it.
+    """
+
+    position: int
+    diff_masked: np.ndarray
+    diff_unmasked: np.ndarray
+
+
+def leakage_test(x, x_changed, w_q, w_k, w_v, mask) -> LeakageTest:
+    """Self-attention outputs of ``x`` and ``x_changed`` (which differ in one row).
+
+    Under a causal mask, the outputs at positions before the changed one must be
+    exactly equal (difference 0.0): no information flows from the future.
+
+    Parameters
+    ----------
+    x, x_changed : array_like (T, d_model)
+    w_q, w_k, w_v : array_like (d_model, d_k), (d_model, d_k), (d_model, d_v)
+    mask : array_like of bool (T, T)
+    """
+    x = np.asarray(x, dtype=np.float64)
+    x_changed = np.asarray(x_changed, dtype=np.float64)
+    if x.shape != x_changed.shape or x.ndim != 2:
+        raise ValueError(f"x and x_changed must be (T, d_model) of one shape; got {x.shape} "
+                         f"and {x_changed.shape}")
+    rows = np.flatnonzero(np.any(x != x_changed, axis=1))
+    if rows.size != 1:
+        raise ValueError(f"x_changed must differ from x in exactly one row; differs in "
+                         f"{rows.size}")
+
+    def out(inputs, m):
+        return scaled_dot_product_attention(inputs @ w_q, inputs @ w_k, inputs @ w_v,
+                                            mask=m).output
+
+    return LeakageTest(
+        position=int(rows[0]),
+        diff_masked=np.max(np.abs(out(x_changed, mask) - out(x, mask)), axis=-1),
+        diff_unmasked=np.max(np.abs(out(x_changed, None) - out(x, None)), axis=-1),
+    )

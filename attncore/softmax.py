@@ -165,3 +165,24 @@ def _broadcast_mask(mask, shape) -> np.ndarray:
         raise ValueError(
             f"mask of shape {mask.shape} does not broadcast to the scores' shape {shape}"
         ) from exc
+
+
+def softmax_with_fill(x, mask, fill: float) -> np.ndarray:
+    """What a textbook masked softmax does *without* our policy, for teaching.
+
+    Masked scores are replaced by ``fill`` and the plain formula
+    ``exp(s - max) / sum exp(s - max)`` is applied. With ``fill = -inf`` a fully
+    masked row is ``-inf - (-inf)`` = NaN; with ``fill = -1e9`` it silently becomes
+    uniform over the keys that were meant to be hidden. Compare :func:`softmax`,
+    which gives such a row all-zero weights. Other rows agree with :func:`softmax`.
+
+    Returns
+    -------
+    ndarray, same shape as ``x``; may contain NaN (that is the point).
+    """
+    x = as_real_array(x, "scores", min_ndim=1)
+    allowed = _broadcast_mask(mask, x.shape)
+    filled = np.where(allowed, x, fill)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(filled - np.max(filled, axis=-1, keepdims=True))
+        return e / np.sum(e, axis=-1, keepdims=True)

@@ -39,8 +39,10 @@ def tokenize(sentence: str) -> list[str]:
     return _TOKEN.findall(sentence)
 
 
-def pad_batch(sentences, pad: str = PAD) -> tuple[list[list[str]], np.ndarray]:
-    """Tokenize sentences and pad them to the longest with ``pad``.
+def pad_batch(
+    sentences, pad: str = PAD, max_tokens: int | None = None
+) -> tuple[list[list[str]], np.ndarray]:
+    """Tokenize sentences, keep at most ``max_tokens`` tokens each, pad to the longest.
 
     Returns
     -------
@@ -48,7 +50,7 @@ def pad_batch(sentences, pad: str = PAD) -> tuple[list[list[str]], np.ndarray]:
     lengths : ndarray of int (B,)
         Real tokens per sentence (the rest is padding).
     """
-    batch = [tokenize(s) for s in sentences]
+    batch = [tokenize(s)[:max_tokens] for s in sentences]
     if not batch:
         raise ValueError("the batch is empty; give at least one sentence")
     t = max(len(toks) for toks in batch)

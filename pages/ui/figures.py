@@ -74,8 +74,9 @@ def matrix_heatmap(
     m : array_like (rows, cols)
         May contain ``-inf`` (masked scores), drawn as grey cells labelled "−∞".
     row_labels, col_labels : sequence of str
-    kind : {"weights", "scores", "values"}
-        weights: fixed 0..1 Viridis; scores and values: diverging, centred on 0.
+    kind : {"weights", "scores", "values", "mask"}
+        weights: fixed 0..1 Viridis; scores and values: diverging, centred on 0;
+        mask: a boolean matrix, "✓" (may attend) on teal, "✗" (masked) on grey.
     decimals : int
         Digits printed in the cells and on hover.
     """
@@ -91,7 +92,11 @@ def matrix_heatmap(
     text = [["−∞" if masked[i, j] else fmt.format(shown[i, j]) for j in range(shown.shape[1])]
             for i in range(shown.shape[0])]
     colour: dict = {}
-    if kind == "weights":
+    if kind == "mask":
+        text = [["✓" if x >= 0.5 else "✗" for x in row] for row in shown]
+        colour = {"colorscale": [[0, "#d0d0d0"], [1, "#21918c"]], "zmin": 0.0, "zmax": 1.0,
+                  "showscale": False}
+    elif kind == "weights":
         colour = {"colorscale": WEIGHTS_SCALE, "zmin": 0.0, "zmax": 1.0}
     else:
         finite = shown[np.isfinite(shown)]
@@ -110,6 +115,7 @@ def matrix_heatmap(
             textfont={"size": font_size},
             hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>value %{{text}}<extra></extra>",
             colorbar={"thickness": 12},
+            textfont_color="#ffffff" if kind == "mask" else None,
             xgap=1,
             ygap=1,
             **colour,
@@ -125,7 +131,7 @@ def matrix_heatmap(
                 colorscale=[[0, "#d0d0d0"], [1, "#d0d0d0"]],
                 showscale=False,
                 hoverinfo="skip",
-                text=text,
+                text=[["−∞" if cell else "" for cell in row] for row in masked],
                 texttemplate="%{text}" if small else None,
                 textfont={"size": font_size, "color": "#333"},
                 xgap=1,

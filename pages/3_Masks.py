@@ -1,0 +1,260 @@
+"""Lesson 3: causal and padding masks on a padded batch of sentences."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attncore import causal_mask, combine_masks, padding_mask, scaled_dot_product_attention
+from attncore import window_mask as local_window
+from attncore.experiments import leakage_test
+from attncore.softmax import softmax_with_fill
+from attncore.text import PAD, pad_batch, tokenize, toy_embeddings
+from pages.ui.figures import matrix_heatmap
+from pages.ui.labels import md_escape
+from pages.ui.layout import (
+    bullet_list,
+    figure_font,
+    lesson_header,
+    practice_questions,
+    setup_page,
+    show_error,
+)
+from pages.ui.tables import downloads, editor_key
+
+URL = {"bind": "query-params", "persist_state": "session"}
+MAX_SENTENCES = 4
+MAX_TOKENS = 24  # per sentence, so every matrix stays readable
+D_MODEL = 8
+DEFAULT_TEXT = "The cat sat on the mat\nA dog barked\nBirds sing at dawn"
+MASKS = {  # short label (kept in the link) -> what it does
+    "padding": "no query may attend to a <pad> key",
+    "causal": "query i may attend to keys j ≤ i only",
+    "padding+causal": "padding and causal combined (logical AND)",
+    "window": "query i may attend to keys with |i − j| ≤ w",
+    "custom": "tick the cells yourself",
+    "none": "every query attends to every key",
+}
+
+presenter = setup_page("Masks", "🎭")
+font = figure_font(presenter)
+lesson_header(
+    "3 · Causal and padding masks",
+    "build a padded batch, see which keys each query may attend to, and check that masked "
+    "weights are exactly 0 while every row still sums to 1.",
+)
+
+# ---- The batch --------------------------------------------------------------------------
+text = st.text_area("Sentences, one per line (1 to 4)", DEFAULT_TEXT, key="mk_text",
+                    max_chars=2000, **URL)
+lines = [line for line in (text or "").splitlines() if line.strip()]
+if not lines:
+    st.info("Type at least one sentence (one per line) to build a batch.")
+    st.stop()
+if len(lines) > MAX_SENTENCES:
+    st.warning(f"Only the first {MAX_SENTENCES} sentences are used.")
+    lines = lines[:MAX_SENTENCES]
+if any(len(tokenize(line)) > MAX_TOKENS for line in lines):
+    st.warning(f"Sentences longer than {MAX_TOKENS} tokens are cut to {MAX_TOKENS}.")
+try:
+    batch, lengths = pad_batch(lines, max_tokens=MAX_TOKENS)
+except ValueError as exc:
+    show_error(exc)
+    st.stop()
+B, T = len(batch), len(batch[0])
+st.markdown(f"**The batch** (B = {B} sentences, padded with `{PAD}` to T = {T} tokens):")
+st.dataframe(pd.DataFrame(batch, index=[f"sentence {b + 1}" for b in range(B)],
+                          columns=[f"{t + 1}" for t in range(T)]), width="stretch")
+
+c1, c2, c3 = st.columns([2, 3, 2])
+b = c1.selectbox("Sentence", range(B), index=min(1, B - 1),
+                 format_func=lambda i: f"sentence {i + 1}", key="mk_sentence", **URL)
+kind = c2.selectbox("Mask", list(MASKS), index=2, key="mk_mask", **URL)
+c2.caption(MASKS[kind])
+width = c3.slider("Window w", 0, MAX_TOKENS, 1, key="mk_window", disabled=kind != "window",
+                  **URL)
+pad_queries = st.toggle("Also mask the rows of padding queries", value=False,
+                        key="mk_pad_queries", **URL,
+                        help="Off: padding queries still attend to real tokens (their outputs "
+                             "are ignored later). On: their rows are fully masked and get "
+                             "all-zero weights.")
+tokens = batch[b]
+length = int(lengths[b])
+
+# ---- The masks --------------------------------------------------------------------------
+pad_keys = padding_mask(lengths, T, queries=pad_queries)[b]  # (T, T) or (1, T)
+pad_m = np.broadcast_to(pad_keys, (T, T))
+causal = causal_mask(T)
+window = local_window(T, int(width))
+st.header("1 · The masks, for this sentence")
+st.markdown("Rows are queries, columns are keys; ✓ means *may attend*. A mask is a boolean "
+            "matrix, and combining masks is a logical AND.")
+if kind == "custom":
+    st.markdown("Tick the cells that may be attended to (the default is causal):")
+    grid = pd.DataFrame(causal, columns=[f"{t + 1}" for t in range(T)],
+                        index=[f"{t + 1}" for t in range(T)])
+    edited = st.data_editor(grid, key=editor_key("mk_custom", T), num_rows="fixed",
+                            column_config={c: st.column_config.CheckboxColumn(c)
+                                           for c in grid.columns})
+    custom = edited.fillna(False).to_numpy(dtype=bool)
+else:
+    custom = causal
+chosen = {
+    "padding": pad_m, "causal": causal, "padding+causal": combine_masks(pad_m, causal),
+    "window": window, "custom": custom, "none": np.ones((T, T), dtype=bool),
+}
+mask = chosen[kind]
+shown = ["padding", "causal", "padding+causal", kind if kind not in
+         ("padding", "causal", "padding+causal", "none") else "window"]
+cols = st.columns(len(shown))
+for col, name in zip(cols, shown, strict=True):
+    with col:
+        st.plotly_chart(matrix_heatmap(chosen[name], tokens, tokens, title=name, kind="mask",
+                                       font_size=font - 2), key=f"mk_fig_mask_{name}")
+
+# ---- Attention under the chosen mask ------------------------------------------------------
+rng = np.random.default_rng(0)
+w_q, w_k, w_v = (rng.standard_normal((D_MODEL, D_MODEL)) / np.sqrt(D_MODEL) for _ in range(3))
+x = toy_embeddings(tokens, D_MODEL, decimals=None)
+trace = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask=mask)
+st.header(f"2 · Attention with the {kind} mask")
+st.markdown("Q = X W_Q, K = X W_K, V = X W_V from toy word embeddings X (d_model = "
+            f"{D_MODEL}). Masked scores become −∞, so their exponentials are exactly 0.")
+c1, c2 = st.columns(2)
+with c1:
+    st.plotly_chart(matrix_heatmap(trace.scaled_scores, tokens, tokens, title="Scores QKᵀ/√d",
+                                   kind="scores", decimals=2, font_size=font),
+                    key="mk_fig_scores")
+with c2:
+    st.plotly_chart(matrix_heatmap(trace.masked_scores, tokens, tokens,
+                                   title="Masked scores (−∞ where masked)", kind="scores",
+                                   decimals=2, font_size=font), key="mk_fig_masked")
+c1, c2 = st.columns(2)
+with c1:
+    st.plotly_chart(matrix_heatmap(trace.weights, tokens, tokens, title="Weights",
+                                   kind="weights", decimals=2, font_size=font),
+                    key="mk_fig_weights")
+sums = trace.weights.sum(axis=1)
+masked_values = trace.weights[~mask]
+c2.markdown(
+    f"**Masked weights:** {masked_values.size} cells, the largest is "
+    f"{np.max(masked_values, initial=0.0)} (exactly 0).\n\n**Row sums:** "
+    f"{', '.join(f'{s:.6f}' for s in sums)}."
+)
+blocked = np.flatnonzero(trace.fully_masked)
+if blocked.size:
+    names = ", ".join(f"{i + 1} ({md_escape(tokens[i])})" for i in blocked)
+    st.warning(f"Fully masked rows: {names}. Every key is masked, so there is nothing to "
+               "attend to: by our policy these rows get all-zero weights and a zero output "
+               "(never NaN). Section 3 shows what other choices give.")
+
+# ---- −∞ against −1e9 ------------------------------------------------------------------------
+st.header("3 · Why −∞ and not −1e9, and the fully masked row")
+row = st.selectbox("Row to mask completely", range(T), index=T - 1,
+                   format_func=lambda i: f"{i + 1}: {tokens[i]}", key="mk_block_row", **URL)
+blocked_mask = mask.copy()
+blocked_mask[row] = False
+rows = {
+    "fill −∞, plain softmax": softmax_with_fill(trace.scaled_scores, blocked_mask, -np.inf)[row],
+    "fill −1e9, plain softmax": softmax_with_fill(trace.scaled_scores, blocked_mask, -1e9)[row],
+    "attncore's policy": scaled_dot_product_attention(
+        x @ w_q, x @ w_k, x @ w_v, mask=blocked_mask).weights[row],
+}
+st.dataframe(pd.DataFrame({name: [f"{v:.4f}" for v in vals] for name, vals in rows.items()},
+                          index=[f"key {j + 1}: {t}" for j, t in enumerate(tokens)]).T,
+             width="stretch")
+st.markdown(
+    "With −∞ every exponential is e^(−∞ − (−∞)) = e^NaN: the row is 0/0 = **NaN**, and NaN "
+    "spreads through every later layer. With −1e9 the row silently becomes **uniform** over "
+    "keys that were meant to be hidden. Our policy gives **zero weights** and flags the row."
+)
+
+# ---- Leakage ----------------------------------------------------------------------------------
+st.header("4 · The leakage test: the causal mask hides the future")
+real = tokens[:length]
+swap = st.text_input("Replace the last real token with", "dog", key="mk_swap", max_chars=40,
+                     **URL)
+swap_tokens = tokenize(swap or "")
+if not real:
+    st.info("This sentence is empty: choose another.")
+elif not swap_tokens:
+    st.info("Type a word to put in place of the last token.")
+else:
+    changed = [*real[:-1], swap_tokens[0]]
+    x_real = toy_embeddings(real, D_MODEL, decimals=None)
+    x_changed = toy_embeddings(changed, D_MODEL, decimals=None)
+    if np.array_equal(x_real, x_changed):
+        st.info(f"“{md_escape(swap_tokens[0])}” has the same embedding as the last token "
+                "(words are case-insensitive): type a different word.")
+    else:
+        leak = leakage_test(x_real, x_changed, w_q, w_k, w_v, causal_mask(len(real)))
+        st.dataframe(pd.DataFrame({"with causal mask": leak.diff_masked,
+                                   "without mask": leak.diff_unmasked},
+                                  index=[f"{i + 1}: {t}" for i, t in enumerate(real)]).T
+                     .map(lambda v: f"{v:.3g}"), width="stretch")
+        earlier = leak.diff_masked[:leak.position]
+        st.markdown(
+            f"Changing token {leak.position + 1} to “{md_escape(swap_tokens[0])}”: under the "
+            f"causal mask the largest change at earlier positions is "
+            f"**{np.max(earlier, initial=0.0)}** (exactly 0); without the mask it is "
+            f"{np.max(leak.diff_unmasked[:leak.position], initial=0.0):.3g}."
+        )
+
+# ---- Dropout against masking --------------------------------------------------------------------
+st.header("5 · Masking is not dropout")
+p = st.slider("Attention dropout p", 0.0, 0.9, 0.5, 0.1, key="mk_dropout", **URL)
+dropped = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask=mask, dropout=float(p),
+                                       rng=np.random.default_rng(1))
+st.dataframe(pd.DataFrame({"after masking": trace.weights.sum(axis=1),
+                           "after masking and dropout": dropped.dropout_weights.sum(axis=1)},
+                          index=[f"{i + 1}: {t}" for i, t in enumerate(tokens)]).T
+             .map(lambda v: f"{v:.4f}"), width="stretch")
+st.markdown(f"Dropout zeroes weights *after* the softmax and rescales the survivors by "
+            f"1/(1 − p) = {1 / (1 - p):.3g}, so a row's sum is no longer 1 (only its expected "
+            "value is). Masking acts *before* the normalisation, so rows still sum to 1.")
+
+# ---- Notice, formula, try this, questions ------------------------------------------------------
+bullet_list("What to notice", [
+    "Masked weights are exactly 0, not just small: the −∞ scores give e^(−∞) = 0.",
+    "Every row with at least one allowed key sums to 1: the softmax renormalises over the "
+    "keys that remain.",
+    "Padding masks columns (keys); the causal mask is lower triangular; combined, a query "
+    "sees only earlier real tokens.",
+    "Under the causal mask, changing a later token leaves earlier outputs exactly unchanged.",
+])
+st.subheader("The formula")
+st.latex(r"w_{ij} = \frac{M_{ij}\, e^{s_{ij}}}{\sum_{j'} M_{ij'}\, e^{s_{ij'}}}"
+         r" = \mathrm{softmax}_j\big(s_{ij} + \log M_{ij}\big),\quad"
+         r" M_{ij} \in \{0, 1\},\ \log 0 = -\infty")
+if not presenter:
+    bullet_list("Try this", [
+        "Choose “Custom” and untick a whole row: the row is flagged as fully masked.",
+        "Choose sentence 2 (the shortest) with the padding mask: its <pad> columns are grey.",
+        "Switch on “Also mask the rows of padding queries” and look at the last rows.",
+        "Set the window to 0: every token attends only to itself, so its output is its value.",
+    ], expanded=False)
+    practice_questions("mk", [
+        {"q": "A row has scores [2, 1, 5] and the third key is masked. What is the weight "
+              "of the first key?",
+         "value": float(np.e / (np.e + 1)), "tol": 1e-3,
+         "a": "Only keys 1 and 2 remain: e² / (e² + e¹) = e / (e + 1) ≈ 0.7311."},
+        {"q": "Why does a padding mask act on keys (columns) rather than queries (rows)?",
+         "a": "A real token must not take information from padding, so padding keys are "
+              "hidden from every query. The outputs at padding positions are simply ignored "
+              "later, so their rows need no mask (masking them fully gives zero rows)."},
+        {"q": "With dropout p = 0.5, can a row of weights sum to more than 1?",
+         "a": "Yes: surviving weights are doubled, so a row sums to anything from 0 to 2; "
+              "only its expected value is 1."},
+    ])
+    st.subheader("Download")
+    downloads("mk", {
+        "Mask": (mask.astype(int), tokens, tokens),
+        "Scores": (trace.scaled_scores, tokens, tokens),
+        "Masked scores": (trace.masked_scores, tokens, tokens),
+        "Weights": (trace.weights, tokens, tokens),
+        "Output": (trace.output, tokens, [f"d{c + 1}" for c in range(D_MODEL)]),
+    }, {
+        "batch": batch, "lengths": lengths, "sentence": b, "mask_kind": kind, "mask": mask,
+        "scores": trace.scaled_scores, "masked_scores": trace.masked_scores,
+        "weights": trace.weights, "fully_masked_rows": trace.fully_masked,
+        "output": trace.output,
+    })
