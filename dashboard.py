@@ -47,11 +47,14 @@ LESSONS = [
     ("pages/2_Scaling.py", "2 · Why divide by √d_k",
      "dot products grow with d_k; without scaling the softmax saturates and its gradient "
      "vanishes, with 1/d_k it goes flat."),
+    ("pages/3_Masks.py", "3 · Causal and padding masks",
+     "a padded batch, masks as matrices, the fully masked row, and a test that the causal "
+     "mask leaks nothing from the future."),
 ]
 for path, name, what in LESSONS:
     st.page_link(path, label=name, icon=":material/school:")
     st.caption(what)
-st.caption("More lessons follow: masks, multi-head attention, positional "
+st.caption("More lessons follow: multi-head attention, positional "
            "encodings, scoring functions and encoder-decoder attention, and the cost of "
            "attention.")
 

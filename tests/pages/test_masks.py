@@ -1,0 +1,123 @@
+"""Interaction and bad-input tests for lesson 3, masks (AppTest, no browser)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "3_Masks.py")
+
+
+def run(**query) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    for name, value in query.items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def chart(at: AppTest, key: str) -> dict:
+    charts = {c.proto.id: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    return next(s for i, s in charts.items() if key in i)
+
+
+def z(at: AppTest, key: str) -> np.ndarray:
+    data = chart(at, key)["data"][0]["z"]
+    if isinstance(data, dict):
+        flat = np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"]))
+        shape = data.get("shape")  # "6, 6" in Plotly's typed-array JSON
+        if isinstance(shape, str):
+            shape = [int(n) for n in shape.split(",")]
+        return flat.reshape(shape) if shape else flat
+    return np.array(data, dtype=float)
+
+
+def texts(at: AppTest, attr: str = "markdown") -> str:
+    return " | ".join(e.value for e in getattr(at, attr))
+
+
+def test_defaults_show_padding_and_causal_on_the_short_sentence():
+    at = run()
+    # Default: sentence 2 "A dog barked" padded to 6, mask padding+causal.
+    y = chart(at, "mk_fig_weights")["data"][0]["y"]
+    assert y == ["A", "dog", "barked", "&lt;pad&gt;", "&lt;pad&gt; (2)", "&lt;pad&gt; (3)"]
+    w = z(at, "mk_fig_weights")
+    assert np.all(w[:, 3:] == 0)  # padding keys: exactly 0
+    assert np.all(np.triu(w, 1) == 0)  # the future: exactly 0
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-6)  # float32 on the wire
+    assert "the largest is 0.0 (exactly 0)" in texts(at)
+
+
+def test_fully_masked_row_shows_nan_uniform_and_our_policy():
+    at = run()
+    table = next(d.value for d in at.dataframe if "attncore's policy" in d.value.index)
+    assert set(table.loc["fill −∞, plain softmax"]) == {"nan"}
+    assert set(table.loc["fill −1e9, plain softmax"]) == {f"{1 / 6:.4f}"}
+    assert set(table.loc["attncore's policy"]) == {"0.0000"}
+
+
+def test_custom_mask_that_masks_everything_is_flagged():
+    at = run(mk_mask="custom")
+    key = "mk_custom_6"
+    at.session_state[key] = {"edited_rows": {i: {str(j + 1): False for j in range(6)}
+                                             for i in range(6)},
+                             "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert not at.exception
+    assert "Fully masked rows: 1 (A), 2 (dog), 3 (barked)" in texts(at, "warning")
+    assert np.all(z(at, "mk_fig_weights") == 0)
+
+
+def test_leakage_shows_exact_zero_before_the_changed_token():
+    at = run(mk_sentence="sentence 1")
+    text = texts(at)
+    assert "Changing token 6" in text and "is **0.0** (exactly 0)" in text
+
+
+def test_dropout_row_sums_differ_from_one():
+    at = run()
+    at.slider(key="mk_dropout").set_value(0.9).run()
+    table = next(d.value for d in at.dataframe if "after masking and dropout" in d.value.index)
+    assert set(table.loc["after masking"]) == {"1.0000"}
+    assert set(table.loc["after masking and dropout"]) != {"1.0000"}
+
+
+@pytest.mark.parametrize("text, expect, where", [
+    ("", "Type at least one sentence", "info"),
+    ("     \n   ", "Type at least one sentence", "info"),
+    ("one", None, None),
+    (" ".join(["word"] * 300), "cut to 24", "warning"),
+    ("a\nb\nc\nd\ne\nf", "Only the first 4 sentences", "warning"),
+])
+def test_bad_batches_give_messages(text, expect, where):
+    at = run()
+    at.text_area(key="mk_text").set_value(text).run()
+    assert not at.exception
+    if expect:
+        assert expect in texts(at, where)
+
+
+def test_html_in_a_sentence_is_shown_as_text():
+    at = run()
+    at.text_area(key="mk_text").set_value("<script>alert(1)</script> hi\nok").run()
+    assert not at.exception
+    batch = next(d.value for d in at.dataframe if "sentence 1" in d.value.index)
+    assert "<" in batch.loc["sentence 1"].tolist()  # the tokenizer keeps "<" as a token
+    y = chart(at, "mk_fig_weights")["data"][0]["y"]
+    assert all("<" not in label for label in y)  # escaped for Plotly: &lt;
+
+
+def test_every_mask_kind_renders():
+    at = run()
+    for kind in ["padding", "causal", "padding+causal", "window", "custom", "none"]:
+        at.selectbox(key="mk_mask").set_value(kind).run()
+        assert not at.exception, kind
+        w = z(at, "mk_fig_weights")
+        rows = w.sum(axis=1)
+        assert np.all((np.abs(rows - 1) < 1e-6) | (rows == 0)), kind
