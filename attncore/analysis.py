@@ -50,3 +50,84 @@ def jacobian_norm(w) -> np.ndarray:
     s2 = np.sum(w**2, axis=-1)
     s3 = np.sum(w**3, axis=-1)
     return np.sqrt(np.maximum(s2 - 2 * s3 + s2**2, 0.0))
+
+
+def _offset_mass(w: np.ndarray, offset: int) -> np.ndarray:
+    """Weight on key j = i + offset for each row i (0 where that key does not exist)."""
+    Tq, Tk = w.shape[-2:]
+    i = np.arange(Tq)
+    j = i + offset
+    ok = (j >= 0) & (j < Tk)
+    out = np.zeros(w.shape[:-1])
+    out[..., ok] = w[..., i[ok], j[ok]]
+    return out
+
+
+def diagonal_mass(w) -> np.ndarray:
+    """Weight each query puts on its own position (key j = i), shape (..., Tq)."""
+    return _offset_mass(_weights(w), 0)
+
+
+def previous_token_mass(w) -> np.ndarray:
+    """Weight on the previous token (key j = i - 1); 0 for the first row."""
+    return _offset_mass(_weights(w), -1)
+
+
+def first_token_mass(w) -> np.ndarray:
+    """Weight on the first key (j = 0), shape (..., Tq)."""
+    return _weights(w)[..., 0]
+
+
+def local_mass(w, window: int) -> np.ndarray:
+    """Weight on keys within ``window`` positions of the query (|i - j| <= window)."""
+    w = _weights(w)
+    Tq, Tk = w.shape[-2:]
+    near = np.abs(np.arange(Tq)[:, None] - np.arange(Tk)[None, :]) <= window
+    return np.sum(w * near, axis=-1)
+
+
+def sparsity(w, threshold: float = 0.1) -> np.ndarray:
+    """Fraction of keys whose weight is below ``threshold`` in each row (1 = very sparse)."""
+    w = _weights(w)
+    return np.mean(w < threshold, axis=-1)
+
+
+def head_similarity(w) -> np.ndarray:
+    r"""Cosine similarity between the heads' weight matrices, flattened.
+
+    Parameters
+    ----------
+    w : array_like (H, Tq, Tk)
+
+    Returns
+    -------
+    ndarray (H, H)
+        1 on the diagonal; 1 for two heads with proportional patterns; near 0 for heads
+        that put their weight in different places (weights are non-negative, so never < 0).
+    """
+    w = _weights(w)
+    if w.ndim != 3:
+        raise ValueError(f"head_similarity needs weights of shape (H, Tq, Tk); got {w.shape}")
+    flat = w.reshape(w.shape[0], -1)  # (H, Tq·Tk)
+    norms = np.linalg.norm(flat, axis=1)
+    norms = np.where(norms > 0, norms, 1.0)
+    unit = flat / norms[:, None]
+    return np.clip(unit @ unit.T, 0.0, 1.0)
+
+
+def head_statistics(w) -> dict[str, np.ndarray]:
+    """Per-head averages over rows of every statistic here: name -> (H,) array.
+
+    Parameters
+    ----------
+    w : array_like (H, Tq, Tk)
+    """
+    w = _weights(w)
+    return {
+        "entropy": entropy(w).mean(axis=-1),
+        "max weight": max_weight(w).mean(axis=-1),
+        "diagonal": diagonal_mass(w).mean(axis=-1),
+        "previous token": previous_token_mass(w).mean(axis=-1),
+        "first token": first_token_mass(w).mean(axis=-1),
+        "sparsity (< 0.1)": sparsity(w).mean(axis=-1),
+    }
