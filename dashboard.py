@@ -50,11 +50,14 @@ LESSONS = [
     ("pages/3_Masks.py", "3 · Causal and padding masks",
      "a padded batch, masks as matrices, the fully masked row, and a test that the causal "
      "mask leaks nothing from the future."),
+    ("pages/4_Multi_head.py", "4 · Multi-head attention",
+     "the shapes step by step, each head's own slice of the weights, designed heads, "
+     "statistics per head, and cross-attention between two sentences."),
 ]
 for path, name, what in LESSONS:
     st.page_link(path, label=name, icon=":material/school:")
     st.caption(what)
-st.caption("More lessons follow: multi-head attention, positional "
+st.caption("More lessons follow: positional "
            "encodings, scoring functions and encoder-decoder attention, and the cost of "
            "attention.")
 

@@ -32,7 +32,6 @@ lesson_header(
     "every number yourself.",
 )
 
-# ---- Controls ---------------------------------------------------------------
 c_preset, c_n, c_dk, c_dv, c_seed = st.columns([3, 1, 1, 1, 1])
 # Short labels: a bound select box stores its label in the link.
 LABELS = {"textbook": "Textbook", "cat": "The cat sat", "uniform": "Uniform", "random": "Random"}
@@ -56,7 +55,6 @@ example = worked_example(preset, int(n_tokens), int(d_k), int(d_v), int(seed))
 st.caption(PRESETS[preset])
 T, d_k, d_v = example.q.shape[0], example.q.shape[1], example.v.shape[1]
 
-# ---- Inputs: one editable row per token -------------------------------------
 st.header("The inputs: one query, key and value per token")
 st.markdown(
     "Each row is a token. Its **query** q asks *what am I looking for?*, its **key** k "
@@ -140,7 +138,6 @@ if example.x is not None:
 font = figure_font(presenter)
 div = scale_text(trace)
 
-# ---- The four steps -----------------------------------------------------------
 st.header("Step 1 · Scores: how well each query matches each key")
 left, right = st.columns([2, 3])
 with left:
@@ -201,7 +198,6 @@ with right:
                                    font_size=font),
                     key="we_fig_output")
 
-# ---- One cell, written out ---------------------------------------------------------
 st.header("One cell, written out in full")
 c_i, c_j = st.columns(2)
 label = lambda i: f"{i + 1}: {tokens[i]}"  # noqa: E731
@@ -216,7 +212,6 @@ st.markdown(f"And output row {i + 1}, the weighted sum of the value rows:")
 for line in output_row_lines(trace, i, decimals):
     st.latex(line)
 
-# ---- Check your work -----------------------------------------------------------
 st.header("Check your work")
 st.markdown(
     f"Compute the steps by hand and type your numbers (leave a cell blank to skip it). "
@@ -256,7 +251,6 @@ else:
     else:
         st.error(work.explanation)
 
-# ---- What to notice, the formula, try this ------------------------------------
 bullet_list("What to notice", [
     "The weights in each row are positive and sum to 1: each output row is an average "
     "of the value rows.",

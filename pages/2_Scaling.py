@@ -63,7 +63,6 @@ except ValueError as exc:
     show_error(exc)
     st.stop()
 
-# ---- 1. Dot products grow with d_k ------------------------------------------------
 st.header("1 · Dot products grow with d_k")
 st.markdown(
     f"Draw q and k with {d_k} independent components, each with mean 0 and variance "
@@ -105,7 +104,6 @@ st.plotly_chart(line_chart(
     log_x=True, log_y=True, dashed=("d_k·σ⁴ (theory)", "σ⁴ (theory)"), font_size=font,
 ), key="sc_fig_variance")
 
-# ---- 2. Saturation ----------------------------------------------------------------
 st.header("2 · Large scores saturate the softmax")
 n_keys = st.slider("Keys n", 1, 64, 16, key="sc_nkeys", **URL)
 sat = ex.saturation(int(d_k), int(n_keys), np.random.default_rng(int(seed) + 1), float(sigma2))
@@ -128,7 +126,6 @@ st.dataframe(summary, width="stretch")
 st.caption("The Jacobian norm measures how much the weights move when the scores move: the "
            "gradient signal that reaches Q and K during training.")
 
-# ---- 3. Against d_k -----------------------------------------------------------------
 st.header("3 · Averaged over many queries, against d_k")
 trials = st.select_slider("Trials per point", [20, 50, 100, 200], value=50, key="sc_trials",
                           **URL)
@@ -159,7 +156,6 @@ st.markdown(
     f"{1 / n_keys:.3f}); with 1/√d_k they stay where they were at d_k = 1."
 )
 
-# ---- 4. Temperature -------------------------------------------------------------------
 st.header("4 · Temperature: from hard to uniform attention")
 temperature = st.select_slider("Softmax temperature T", TEMPERATURES, value=1.0, key="sc_temp",
                                **URL)
@@ -185,7 +181,6 @@ st.markdown(
     f"{entropy(sweep[-1]):.3f} of log n = {np.log(n_keys):.3f})."
 )
 
-# ---- Notice, formula, try this, questions -----------------------------------------------
 bullet_list("What to notice", [
     "The variance of qᵀk grows in proportion to d_k; dividing by √d_k makes it σ⁴ for "
     "every d_k: the softmax sees scores of the same size whatever the dimension.",

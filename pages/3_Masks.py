@@ -43,7 +43,6 @@ lesson_header(
     "weights are exactly 0 while every row still sums to 1.",
 )
 
-# ---- The batch --------------------------------------------------------------------------
 text = st.text_area("Sentences, one per line (1 to 4)", DEFAULT_TEXT, key="mk_text",
                     max_chars=2000, **URL)
 lines = [line for line in (text or "").splitlines() if line.strip()]
@@ -80,7 +79,6 @@ pad_queries = st.toggle("Also mask the rows of padding queries", value=False,
 tokens = batch[b]
 length = int(lengths[b])
 
-# ---- The masks --------------------------------------------------------------------------
 pad_keys = padding_mask(lengths, T, queries=pad_queries)[b]  # (T, T) or (1, T)
 pad_m = np.broadcast_to(pad_keys, (T, T))
 causal = causal_mask(T)
@@ -111,7 +109,6 @@ for col, name in zip(cols, shown, strict=True):
         st.plotly_chart(matrix_heatmap(chosen[name], tokens, tokens, title=name, kind="mask",
                                        font_size=font - 2), key=f"mk_fig_mask_{name}")
 
-# ---- Attention under the chosen mask ------------------------------------------------------
 rng = np.random.default_rng(0)
 w_q, w_k, w_v = (rng.standard_normal((D_MODEL, D_MODEL)) / np.sqrt(D_MODEL) for _ in range(3))
 x = toy_embeddings(tokens, D_MODEL, decimals=None)
@@ -147,7 +144,6 @@ if blocked.size:
                "attend to: by our policy these rows get all-zero weights and a zero output "
                "(never NaN). Section 3 shows what other choices give.")
 
-# ---- −∞ against −1e9 ------------------------------------------------------------------------
 st.header("3 · Why −∞ and not −1e9, and the fully masked row")
 row = st.selectbox("Row to mask completely", range(T), index=T - 1,
                    format_func=lambda i: f"{i + 1}: {tokens[i]}", key="mk_block_row", **URL)
@@ -168,7 +164,6 @@ st.markdown(
     "keys that were meant to be hidden. Our policy gives **zero weights** and flags the row."
 )
 
-# ---- Leakage ----------------------------------------------------------------------------------
 st.header("4 · The leakage test: the causal mask hides the future")
 real = tokens[:length]
 swap = st.text_input("Replace the last real token with", "dog", key="mk_swap", max_chars=40,
@@ -199,7 +194,6 @@ else:
             f"{np.max(leak.diff_unmasked[:leak.position], initial=0.0):.3g}."
         )
 
-# ---- Dropout against masking --------------------------------------------------------------------
 st.header("5 · Masking is not dropout")
 p = st.slider("Attention dropout p", 0.0, 0.9, 0.5, 0.1, key="mk_dropout", **URL)
 dropped = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask=mask, dropout=float(p),
@@ -212,7 +206,6 @@ st.markdown(f"Dropout zeroes weights *after* the softmax and rescales the surviv
             f"1/(1 − p) = {1 / (1 - p):.3g}, so a row's sum is no longer 1 (only its expected "
             "value is). Masking acts *before* the normalisation, so rows still sum to 1.")
 
-# ---- Notice, formula, try this, questions ------------------------------------------------------
 bullet_list("What to notice", [
     "Masked weights are exactly 0, not just small: the −∞ scores give e^(−∞) = 0.",
     "Every row with at least one allowed key sums to 1: the softmax renormalises over the "

@@ -66,6 +66,7 @@ def matrix_heatmap(
     y_title: str = "query",
     height: int | None = None,
     font_size: int = 14,
+    compact: bool = False,
 ) -> go.Figure:
     """A labelled heatmap of one matrix.
 
@@ -79,6 +80,9 @@ def matrix_heatmap(
         mask: a boolean matrix, "✓" (may attend) on teal, "✗" (masked) on grey.
     decimals : int
         Digits printed in the cells and on hover.
+    compact : bool
+        For small multiples: no colour bar and no numbers in the cells (hover still
+        shows them), so that several fit side by side.
     """
     m = np.asarray(m, dtype=np.float64)
     if m.ndim != 2:
@@ -104,7 +108,10 @@ def matrix_heatmap(
         span = span if span > 0 else 1.0
         scale = SCORES_SCALE if kind == "scores" else VALUES_SCALE
         colour = {"colorscale": scale, "zmin": -span, "zmax": span, "zmid": 0.0}
-    small = max(shown.shape) <= TEXT_CELLS
+    small = max(shown.shape) <= TEXT_CELLS and not compact
+    if compact:
+        colour["showscale"] = False
+    cell_font = font_size if max(shown.shape) <= 8 else font_size - 2
     traces = [
         go.Heatmap(
             z=z,
@@ -112,7 +119,7 @@ def matrix_heatmap(
             y=rows,
             text=text,
             texttemplate="%{text}" if small else None,
-            textfont={"size": font_size},
+            textfont={"size": cell_font},
             hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>value %{{text}}<extra></extra>",
             colorbar={"thickness": 12},
             textfont_color="#ffffff" if kind == "mask" else None,

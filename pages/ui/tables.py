@@ -73,8 +73,9 @@ def downloads(prefix: str, matrices: dict, trace_payload: dict) -> None:
                           bind="query-params", persist_state="session")
     m, rows, cols = matrices[choice]
     slug = "".join(ch if ch.isalnum() else "_" for ch in choice).strip("_").lower()
-    c2.download_button("CSV", to_csv(m, rows, cols), file_name=f"{prefix}_{slug}.csv",
+    # Callables: the files are built only when a button is clicked, not on every rerun.
+    c2.download_button("CSV", lambda: to_csv(m, rows, cols), file_name=f"{prefix}_{slug}.csv",
                        mime="text/csv", key=f"{prefix}_dl_csv", on_click="ignore")
-    c3.download_button("Whole trace (JSON)", to_json(trace_payload),
+    c3.download_button("Whole trace (JSON)", lambda: to_json(trace_payload),
                        file_name=f"{prefix}_trace.json", mime="application/json",
                        key=f"{prefix}_dl_json", on_click="ignore")

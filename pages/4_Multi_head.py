@@ -1,0 +1,241 @@
+"""Lesson 4: multi-head attention, and self- against cross-attention."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attncore import analysis, causal_mask
+from attncore import multihead as mh
+from attncore.positional import sinusoidal
+from attncore.text import SENTENCES, tokenize, toy_embeddings
+from pages.ui.figures import SERIES_COLOURS, bar_chart, matrix_heatmap
+from pages.ui.layout import (
+    bullet_list,
+    figure_font,
+    lesson_header,
+    practice_questions,
+    setup_page,
+    show_error,
+)
+from pages.ui.tables import downloads
+
+URL = {"bind": "query-params", "persist_state": "session"}
+MAX_TOKENS = 24
+MAX_SHOWN_HEADS = 16  # heatmaps drawn; statistics cover every head
+D_MODELS = [8, 16, 32, 64, 128]
+DEFAULT_SENTENCE = "The cat sat on the mat because the cat was tired"
+
+presenter = setup_page("Multi-head attention", "🧠")
+font = figure_font(presenter)
+lesson_header(
+    "4 · Multi-head attention",
+    "follow the shapes from X to the output, see that each head has its own slice of "
+    "W_Q, W_K, W_V and its own pattern, and compare self- with cross-attention.",
+)
+
+
+def capped_tokens(text: str | None, what: str) -> list[str]:
+    tokens = tokenize(text or "")
+    if len(tokens) > MAX_TOKENS:
+        st.warning(f"The {what} has {len(tokens)} tokens; only the first {MAX_TOKENS} are used.")
+    return tokens[:MAX_TOKENS]
+
+
+sentence = st.text_input("Sentence", DEFAULT_SENTENCE, key="mha_sentence", max_chars=400,
+                         **URL)
+c1, c2, c3, c4 = st.columns(4)
+d_model = c1.select_slider("d_model", D_MODELS, value=32, key="mha_dmodel", **URL)
+allowed = mh.divisors(int(d_model))
+n_heads = c2.selectbox("Heads H (divisors of d_model)", allowed,
+                       index=allowed.index(4) if 4 in allowed else 0, key="mha_heads", **URL)
+weights_kind = c3.radio("Weights", ["random", "designed"], key="mha_weights", horizontal=True,
+                        **URL)
+seed = c4.number_input("Seed", 0, 9999, 0, key="mha_seed", **URL)
+c1, c2 = st.columns(2)
+causal = c1.toggle("Causal mask", value=False, key="mha_causal", **URL)
+use_pe = c2.toggle("Add sinusoidal positional encoding", value=True, key="mha_pe",
+                   disabled=weights_kind == "designed", **URL,
+                   help="Designed heads read positions from their own features.")
+
+tokens = capped_tokens(sentence, "sentence")
+if not tokens:
+    st.info("Type a sentence to see its attention heads.")
+    st.stop()
+T, H = len(tokens), int(n_heads)
+d_k = int(d_model) // H
+rng = np.random.default_rng(int(seed))
+try:
+    if weights_kind == "designed":
+        x = mh.designed_input(tokens, int(d_model), H)
+        params = mh.designed_params(int(d_model), H, rng)
+    else:
+        x = toy_embeddings(tokens, int(d_model), seed=int(seed), decimals=None)
+        if use_pe:
+            x = x + sinusoidal(T, int(d_model))
+        params = mh.init_params(int(d_model), H, rng)
+except ValueError as exc:
+    show_error(exc)
+    st.stop()
+mask = causal_mask(T) if causal else None
+trace = mh.multi_head_attention(x, params, mask=mask)
+w = trace.weights  # (H, T, T)
+
+st.header("1 · The shapes, with this configuration's numbers")
+st.markdown(
+    f"T = {T} tokens, d_model = {d_model}, H = {H} heads, d_k = d_model / H = {d_k}.\n\n"
+    f"| step | operation | shape |\n|---|---|---|\n"
+    f"| input | X | ({T}, {d_model}) |\n"
+    f"| project | Q = X W_Q, K = X W_K, V = X W_V | ({T}, {d_model}) each |\n"
+    f"| split | reshape to heads | ({H}, {T}, {d_k}) each |\n"
+    f"| attend | softmax(Qʰ Kʰᵀ / √{d_k}) per head | ({H}, {T}, {T}) weights |\n"
+    f"| mix | weights · Vʰ | ({H}, {T}, {d_k}) head outputs |\n"
+    f"| concatenate | heads side by side | ({T}, {H}·{d_k} = {H * d_k}) |\n"
+    f"| output | concat · W_O | ({T}, {d_model}) |"
+)
+head = st.selectbox("Head to inspect", range(H), format_func=lambda h: f"head {h + 1}",
+                    key="mha_head", **URL)
+wq_h, wk_h, wv_h = params.head_weights(int(head))
+st.markdown(
+    f"Head {head + 1} owns columns {head * d_k + 1} to {(head + 1) * d_k} of W_Q, W_K and W_V: "
+    f"W_Qʰ, W_Kʰ, W_Vʰ are ({d_model}, {d_k}) slices. Its queries X W_Qʰ equal the head's "
+    f"slice of Q exactly (largest difference "
+    f"{np.max(np.abs(x @ wq_h - trace.heads.q[head])):.1e})."
+)
+cols = st.columns(3)
+dims = [f"{r + 1}" for r in range(int(d_model))]
+for col, (name, m) in zip(cols, [("W_Q", wq_h), ("W_K", wk_h), ("W_V", wv_h)], strict=True):
+    with col:
+        st.plotly_chart(matrix_heatmap(m, dims, [f"{head * d_k + c + 1}" for c in range(d_k)],
+                                       title=f"{name} columns of head {head + 1}",
+                                       kind="values", decimals=2, x_title="column",
+                                       y_title="row", font_size=font - 2),
+                        key=f"mha_fig_{name}")
+
+st.header("2 · Every head's weights, and their average")
+patterns = mh.head_patterns(H) if weights_kind == "designed" else None
+shown = min(H, MAX_SHOWN_HEADS)
+if shown < H:
+    st.caption(f"Showing the first {shown} of {H} heads; the statistics below cover all.")
+per_row = 4 if not presenter else 2
+for start in range(0, shown, per_row):
+    cols = st.columns(per_row)
+    for col, h in zip(cols, range(start, min(shown, start + per_row)), strict=False):
+        title = f"head {h + 1}" + (f": {patterns[h]}" if patterns else "")
+        with col:
+            st.plotly_chart(matrix_heatmap(w[h], tokens, tokens, title=title, decimals=2,
+                                           font_size=font - 2, compact=True),
+                            key=f"mha_fig_head_{h}")
+left, right = st.columns(2)
+with left:
+    st.plotly_chart(matrix_heatmap(w.mean(axis=0), tokens, tokens,
+                                   title=f"Average over the {H} heads", decimals=2,
+                                   font_size=font), key="mha_fig_average")
+if patterns:
+    with right:
+        checks = {
+            "previous": lambda a: bool(np.all(a[1:] == np.arange(T - 1))),
+            "self": lambda a: bool(np.all(a == np.arange(T))),
+            "first": lambda a: bool(np.all(a == 0)),
+            "same word": lambda a: bool(np.all(mh.words_equal(tokens)[np.arange(T), a])),
+        }
+        rows = [(f"head {h + 1}", patterns[h],
+                 "✓" if checks[patterns[h]](w[h].argmax(axis=1)) else "✗ (masked)")
+                for h in range(shown)]
+        st.markdown("Each designed head's largest weight in every row is where its pattern "
+                    "says:")
+        st.dataframe(pd.DataFrame(rows, columns=["head", "pattern", "largest weight there"]),
+                     hide_index=True, width="stretch")
+
+st.header("3 · What each head does, in numbers")
+stats = analysis.head_statistics(w)
+table = pd.DataFrame(stats, index=[f"head {h + 1}" for h in range(H)])
+st.dataframe(table.style.format("{:.3f}"), width="stretch")
+c1, c2 = st.columns(2)
+with c1:
+    stat = st.selectbox("Statistic to chart", list(stats), key="mha_stat", **URL)
+    st.plotly_chart(bar_chart([f"h{h + 1}" for h in range(H)], stats[stat], title=stat,
+                              x_title="head", y_title=stat, colour=SERIES_COLOURS[2],
+                              font_size=font), key="mha_fig_stat")
+with c2:
+    heads = [f"h{h + 1}" for h in range(H)]
+    st.plotly_chart(matrix_heatmap(analysis.head_similarity(w), heads, heads,
+                                   title="Similarity between heads (cosine)", decimals=2,
+                                   x_title="head", y_title="head", font_size=font),
+                    key="mha_fig_similarity")
+
+st.header("4 · One head against H heads: the same parameters")
+one = mh.init_params(int(d_model), 1, np.random.default_rng(int(seed)))
+st.markdown(
+    f"| | heads | d_k | W_Q, W_K, W_V, W_O | parameters |\n|---|---|---|---|---|\n"
+    f"| one head | 1 | {d_model} | 4 × ({d_model} × {d_model}) | {one.n_parameters:,} |\n"
+    f"| this layer | {H} | {d_k} | 4 × ({d_model} × {d_model}) | {params.n_parameters:,} |\n\n"
+    f"Both have 4·d_model² = 4 × {d_model}² = {4 * int(d_model) ** 2:,} parameters: the heads "
+    "split the same matrices instead of adding new ones. One head must average everything "
+    "into a single pattern; H heads can each look somewhere else."
+)
+
+st.header("5 · Self-attention against cross-attention")
+c1, c2 = st.columns(2)
+source = c1.text_input("Source (keys and values)", SENTENCES["translation_source"],
+                       key="mha_source", max_chars=400, **URL)
+target = c2.text_input("Target (queries)", SENTENCES["translation_target"], key="mha_target",
+                       max_chars=400, **URL)
+src, tgt = capped_tokens(source, "source"), capped_tokens(target, "target")
+if not src or not tgt:
+    st.info("Type both a source and a target sentence.")
+else:
+    cross_params = mh.init_params(int(d_model), H, np.random.default_rng(int(seed) + 1))
+    x_src = toy_embeddings(src, int(d_model), seed=int(seed), decimals=None)
+    x_tgt = toy_embeddings(tgt, int(d_model), seed=int(seed), decimals=None)
+    cross = mh.multi_head_attention(x_tgt, cross_params, x_kv=x_src)
+    st.markdown(f"Queries come from the target ({len(tgt)} tokens), keys and values from the "
+                f"source ({len(src)} tokens): each head's map is {len(tgt)} × {len(src)}, "
+                "one row per target token. Rows still sum to 1, over the source tokens.")
+    cols = st.columns(min(H, 2 if presenter else 4))
+    for col, h in zip(cols, range(len(cols)), strict=True):
+        with col:
+            st.plotly_chart(matrix_heatmap(cross.weights[h], tgt, src, title=f"head {h + 1}",
+                                           decimals=2, x_title="source (key)",
+                                           y_title="target (query)", font_size=font - 2,
+                                           compact=len(cols) > 2),
+                            key=f"mha_fig_cross_{h}")
+
+bullet_list("What to notice", [
+    "Every head has its own W_Qʰ, W_Kʰ, W_Vʰ: column slices of the full matrices, so H heads "
+    "cost no more parameters than one.",
+    "Random heads give blurred, similar patterns; designed (or trained) heads specialise: "
+    "previous token, self, first token, same word.",
+    "The average over heads can hide what every single head does.",
+    "Cross-attention maps are rectangular: target rows, source columns.",
+])
+st.subheader("The formula")
+st.latex(r"\mathrm{head}_h = \mathrm{softmax}\!\left(\frac{X W_Q^h (X W_K^h)^\top}{\sqrt{d_k}}"
+         r"\right) X W_V^h,\qquad \mathrm{MHA}(X) = [\mathrm{head}_1 \cdots \mathrm{head}_H]"
+         r"\, W_O")
+if not presenter:
+    bullet_list("Try this", [
+        "Switch to designed heads with 4 or 8 heads and compare them with random ones.",
+        "Set d_model = 8 and H = 8: each head has d_k = 1, a single number per token.",
+        "Turn the causal mask on: every head becomes lower triangular.",
+        "Edit the target sentence to a longer one: the cross-attention maps grow taller.",
+    ], expanded=False)
+    practice_questions("mha", [
+        {"q": "d_model = 64 and H = 8. What is d_k?", "value": 8.0, "tol": 1e-9,
+         "a": "d_k = d_model / H = 64 / 8 = 8."},
+        {"q": "How many parameters do W_Q, W_K, W_V and W_O have together when d_model = 64, "
+              "with 1 head and with 8 heads?", "value": 16384.0, "tol": 0.5,
+         "a": "4 · 64² = 16,384 in both cases: the heads share out the same matrices."},
+        {"q": "Why can't H = 3 be used with d_model = 32?",
+         "a": "32 / 3 is not a whole number: the heads split the d_model columns evenly."},
+    ])
+    st.subheader("Download")
+    matrices = {f"Head {h + 1} weights": (w[h], tokens, tokens) for h in range(H)}
+    matrices |= {"Average weights": (w.mean(axis=0), tokens, tokens),
+                 "Head statistics": (table.to_numpy(), list(table.index), list(table.columns)),
+                 "Output": (trace.output, tokens, dims)}
+    downloads("mha", matrices, {
+        "tokens": tokens, "d_model": d_model, "heads": H, "d_k": d_k, "weights_kind":
+        weights_kind, "X": x, "W_Q": params.w_q, "W_K": params.w_k, "W_V": params.w_v,
+        "W_O": params.w_o, "weights": w, "head_outputs": trace.heads.output,
+        "concat": trace.concat, "output": trace.output,
+    })
