@@ -1,0 +1,112 @@
+"""Interaction tests for lesson 4, multi-head attention (AppTest, no browser)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "4_Multi_head.py")
+
+
+def run(**query) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    for name, value in query.items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def charts(at: AppTest) -> dict:
+    return {c.proto.id: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+
+
+def chart(at: AppTest, key: str) -> dict:
+    return next(s for i, s in charts(at).items() if key in i)
+
+
+def markdown(at: AppTest) -> str:
+    return " ".join(m.value for m in at.markdown)
+
+
+def test_shapes_are_written_with_the_current_numbers():
+    at = run()
+    text = markdown(at)
+    # Default sentence: 11 tokens; d_model = 32, H = 4, d_k = 32/4 = 8.
+    assert "T = 11 tokens, d_model = 32, H = 4 heads, d_k = d_model / H = 8" in text
+    assert "| (4, 11, 11) weights |" in text and "| (11, 4·8 = 32) |" in text
+    at.select_slider(key="mha_dmodel").set_value(64)
+    at.run()
+    at.selectbox(key="mha_heads").set_value(8).run()
+    assert "(8, 11, 8) each" in markdown(at)
+
+
+def test_only_divisors_are_offered_as_head_counts():
+    at = run()
+    for d_model in (8, 16, 32, 64, 128):
+        at.select_slider(key="mha_dmodel").set_value(d_model).run()
+        offered = [int(h) for h in at.selectbox(key="mha_heads").options]
+        assert offered == [h for h in range(1, d_model + 1) if d_model % h == 0]
+
+
+def test_parameter_count_is_the_same_for_one_and_h_heads():
+    at = run(mha_dmodel="64", mha_heads="16")
+    # 4 · 64² = 16,384 for one head and for 16 heads.
+    assert markdown(at).count("16,384") >= 3
+
+
+def test_designed_heads_are_checked_on_the_page():
+    at = run(mha_weights="designed", mha_heads="8")
+    table = next(d.value for d in at.dataframe if "pattern" in d.value.columns)
+    assert list(table["pattern"]) == ["previous", "self", "first", "same word"] * 2
+    assert set(table["largest weight there"]) == {"✓"}
+    titles = [s["layout"]["title"]["text"] for i, s in charts(at).items() if "mha_fig_head_" in i]
+    assert titles[:4] == ["head 1: previous", "head 2: self", "head 3: first",
+                          "head 4: same word"]
+
+
+def test_designed_heads_with_one_dimension_per_head_explain_why_not():
+    at = run(mha_weights="designed", mha_dmodel="8", mha_heads="8")
+    assert "d_k = d_model / H >= 2" in " ".join(e.value for e in at.error)
+
+
+def test_cross_attention_is_rectangular_for_sentences_of_different_lengths():
+    at = run()
+    spec = chart(at, "mha_fig_cross_0")
+    # Target "J'aime les chats" -> J ' aime les chats (5 rows); source "I love cats" (3).
+    assert len(spec["data"][0]["y"]) == 5 and len(spec["data"][0]["x"]) == 3
+    at.text_input(key="mha_source").set_value("the black cat sleeps all day long").run()
+    assert len(chart(at, "mha_fig_cross_0")["data"][0]["x"]) == 7
+    at.text_input(key="mha_target").set_value("").run()
+    assert "Type both a source and a target" in " ".join(i.value for i in at.info)
+
+
+@pytest.mark.parametrize("sentence, message", [
+    ("", "Type a sentence"),
+    ("   ", "Type a sentence"),
+    (" ".join(["word"] * 100), "only the first 24 are used"),
+])
+def test_bad_sentences_give_messages(sentence, message):
+    at = run()
+    at.text_input(key="mha_sentence").set_value(sentence).run()
+    assert not at.exception
+    shown = " ".join(e.value for e in [*at.info, *at.warning])
+    assert message in shown
+
+
+def test_html_in_the_sentence_is_text():
+    at = run(mha_sentence="<img src=x onerror=alert(1)> hello")
+    labels = chart(at, "mha_fig_average")["data"][0]["y"]
+    assert "&lt;" in labels and all("<" not in label for label in labels)
+
+
+def test_causal_mask_makes_every_head_lower_triangular():
+    at = run(mha_causal="true")
+    for i, spec in charts(at).items():
+        if "mha_fig_head_" in i:
+            text = spec["data"][0]["text"]
+            assert all(float(text[r][c]) == 0.0 for r in range(len(text))
+                       for c in range(r + 1, len(text)))
