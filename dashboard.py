@@ -53,13 +53,15 @@ LESSONS = [
     ("pages/4_Multi_head.py", "4 · Multi-head attention",
      "the shapes step by step, each head's own slice of the weights, designed heads, "
      "statistics per head, and cross-attention between two sentences."),
+    ("pages/5_Positional_encoding.py", "5 · Positional encodings",
+     "the sinusoidal table, similarity by offset, the shift rotation, why attention needs "
+     "positions, and learned, relative, RoPE and ALiBi side by side."),
 ]
 for path, name, what in LESSONS:
     st.page_link(path, label=name, icon=":material/school:")
     st.caption(what)
-st.caption("More lessons follow: positional "
-           "encodings, scoring functions and encoder-decoder attention, and the cost of "
-           "attention.")
+st.caption("More lessons follow: scoring functions and encoder-decoder attention, and the "
+           "cost of attention.")
 
 st.header("Using it in class")
 st.markdown(

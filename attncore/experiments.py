@@ -280,3 +280,48 @@ def leakage_test(x, x_changed, w_q, w_k, w_v, mask) -> LeakageTest:
         diff_masked=np.max(np.abs(out(x_changed, mask) - out(x, mask)), axis=-1),
         diff_unmasked=np.max(np.abs(out(x_changed, None) - out(x, None)), axis=-1),
     )
+
+
+@dataclass(frozen=True)
+class PermutationTest:
+    """Self-attention outputs of a sequence and of its shuffle.
+
+    Attributes
+    ----------
+    perm : ndarray of int (T,)
+        The shuffle: token perm[i] moves to position i.
+    diff_without, diff_with : float
+        max |attn(shuffled) - shuffle(attn(original))| without positional encodings
+        (rounding only, about 1e-16: attention is permutation-equivariant) and with
+        them added (order now matters).
+    """
+
+    perm: np.ndarray
+    diff_without: float
+    diff_with: float
+
+
+def permutation_test(x, pe, w_q, w_k, w_v, rng: np.random.Generator) -> PermutationTest:
+    """Shuffle the tokens of ``x`` and compare self-attention outputs, with and without
+    the positional encoding ``pe`` (T, d_model) added after the shuffle.
+
+    Without positions, permuting the input rows permutes the output rows the same way:
+    attn(P X) = P attn(X). With positions added, the shuffled tokens sit at new
+    positions, so the equality breaks.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    pe = np.asarray(pe, dtype=np.float64)
+    if pe.shape != x.shape:
+        raise ValueError(f"pe must have the shape of x {x.shape}; got {pe.shape}")
+    T = x.shape[0]
+    perm = rng.permutation(T)
+    if T > 1:
+        while np.array_equal(perm, np.arange(T)):  # a shuffle that moves something
+            perm = rng.permutation(T)
+
+    def attn(inputs):
+        return scaled_dot_product_attention(inputs @ w_q, inputs @ w_k, inputs @ w_v).output
+
+    without = np.max(np.abs(attn(x[perm]) - attn(x)[perm]))
+    with_pe = np.max(np.abs(attn(x[perm] + pe) - attn(x + pe)[perm]))
+    return PermutationTest(perm=perm, diff_without=float(without), diff_with=float(with_pe))

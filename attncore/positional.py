@@ -60,3 +60,131 @@ def sinusoidal(max_len: int, d_model: int, base: float = 10000.0) -> np.ndarray:
     pe[:, 0::2] = np.sin(angles)
     pe[:, 1::2] = np.cos(angles)
     return pe
+
+
+def shift_rotation(offset: int, d_model: int, base: float = 10000.0) -> np.ndarray:
+    r"""The block-diagonal rotation R_k with PE(p + k) = R_k PE(p) for every p.
+
+    Pair i of PE(p) is :math:`(\sin p\omega_i, \cos p\omega_i)`; by the angle-addition
+    formulas
+
+    .. math:: \begin{pmatrix}\sin (p+k)\omega \\ \cos (p+k)\omega\end{pmatrix} =
+              \begin{pmatrix}\cos k\omega & \sin k\omega \\ -\sin k\omega & \cos k\omega
+              \end{pmatrix} \begin{pmatrix}\sin p\omega \\ \cos p\omega\end{pmatrix},
+
+    a matrix that depends on the offset k but not on p.
+
+    Returns
+    -------
+    ndarray (d_model, d_model)
+    """
+    if isinstance(offset, bool) or not isinstance(offset, numbers.Integral):
+        raise ValueError(f"offset must be a whole number; got {offset!r}")
+    b = offset * frequencies(d_model, base)  # (d_model/2,)
+    r = np.zeros((d_model, d_model))
+    c, s = np.cos(b), np.sin(b)
+    i = np.arange(0, d_model, 2)
+    r[i, i], r[i, i + 1], r[i + 1, i], r[i + 1, i + 1] = c, s, -s, c
+    return r
+
+
+def learned_table(max_len: int, d_model: int, rng: np.random.Generator,
+                  std: float = 0.1) -> np.ndarray:
+    """A learned (here: random, seeded) position table, shape (max_len, d_model).
+
+    Unlike the sinusoids it has no rule behind it: row p is just a trained vector, and a
+    position past ``max_len`` has no row at all.
+    """
+    max_len = _whole(max_len, "max_len", 1, 100_000)
+    d_model = _whole(d_model, "d_model", 1, 8192)
+    return rng.standard_normal((max_len, d_model)) * positive_number(std, "std")
+
+
+def relative_positions(t_q: int, t_k: int | None = None, clip: int | None = None) -> np.ndarray:
+    """Relative distance j - i of key j from query i, clipped to [-clip, clip].
+
+    Returns
+    -------
+    ndarray of int (Tq, Tk)
+        Constant along every diagonal; models learn one vector per clipped distance
+        (Shaw et al., 2018), so 2·clip + 1 vectors serve any length.
+    """
+    t_q = _whole(t_q, "t_q", 1, 100_000)
+    t_k = t_q if t_k is None else _whole(t_k, "t_k", 1, 100_000)
+    rel = np.arange(t_k)[None, :] - np.arange(t_q)[:, None]
+    if clip is None:
+        return rel
+    clip = _whole(clip, "clip", 0, 100_000)
+    return np.clip(rel, -clip, clip)
+
+
+def rope(x, positions=None, base: float = 10000.0) -> np.ndarray:
+    r"""Rotary position embedding: rotate pair i of the vector at position p by p·ω_i.
+
+    Parameters
+    ----------
+    x : array_like (..., T, d)
+        Queries or keys; d even.
+    positions : array_like of int (T,), optional
+        Default 0..T-1.
+
+    Returns
+    -------
+    ndarray (..., T, d)
+        Rotated vectors, with the same norms. Because rotations compose,
+        :math:`\mathrm{rope}(q, m) \cdot \mathrm{rope}(k, n) = q^\top R_{(n-m)\omega} k`
+        depends on the positions only through m - n.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim < 2:
+        raise ValueError(f"rope needs x of shape (..., T, d); got {x.shape}")
+    T, d = x.shape[-2:]
+    omega = frequencies(d, base)  # (d/2,)
+    p = np.arange(T) if positions is None else np.asarray(positions, dtype=np.float64)
+    if p.shape != (T,):
+        raise ValueError(f"positions must have shape ({T},); got {p.shape}")
+    angle = p[:, None] * omega[None, :]  # (T, d/2)
+    c, s = np.cos(angle), np.sin(angle)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = even * c - odd * s
+    out[..., 1::2] = even * s + odd * c
+    return out
+
+
+def alibi_slopes(n_heads: int) -> np.ndarray:
+    """ALiBi's per-head slopes (Press et al., 2022): a geometric sequence.
+
+    For H a power of two the slopes are 2^(-8/H), 2^(-16/H), ..., 2^(-8); otherwise
+    the slopes of the nearest smaller power of two n, followed by every other slope
+    of 2n, as in the paper.
+    """
+    n_heads = _whole(n_heads, "n_heads", 1, 1024)
+
+    def power_of_two(n: int) -> np.ndarray:
+        return 2.0 ** (-8.0 * np.arange(1, n + 1) / n)
+
+    n = 2 ** int(np.floor(np.log2(n_heads)))
+    slopes = power_of_two(n)
+    if n < n_heads:
+        slopes = np.concatenate([slopes, power_of_two(2 * n)[0::2][: n_heads - n]])
+    return slopes
+
+
+def alibi_bias(t: int, n_heads: int) -> np.ndarray:
+    """ALiBi biases added to the scores: -slope_h · |i - j|, shape (H, T, T).
+
+    A linear penalty for distance, steeper for some heads than others; with a causal
+    mask only j <= i is used, where it is -slope_h · (i - j).
+    """
+    t = _whole(t, "t", 1, 100_000)
+    distance = np.abs(np.arange(t)[:, None] - np.arange(t)[None, :])  # (T, T)
+    return -alibi_slopes(n_heads)[:, None, None] * distance[None]  # (H, T, T)
+
+
+def offset_spread(m) -> float:
+    """Largest spread (max - min) along any diagonal of a square matrix: 0 when the
+    matrix depends on the offset j - i only (a Toeplitz matrix)."""
+    m = np.asarray(m, dtype=np.float64)
+    T = m.shape[0]
+    return max((float(np.ptp(np.diagonal(m, k))) for k in range(-T + 1, T)), default=0.0)

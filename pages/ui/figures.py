@@ -93,11 +93,18 @@ def matrix_heatmap(
     masked = np.isneginf(shown)
     z = np.where(masked, np.nan, shown).astype(np.float32)
     fmt = f"{{:.{decimals}f}}"
-    text = [["−∞" if masked[i, j] else fmt.format(shown[i, j]) for j in range(shown.shape[1])]
-            for i in range(shown.shape[0])]
+    # Large matrices carry no text array: Plotly validates every string, which costs
+    # more than the figure itself; their hover reads the value from z instead.
+    has_text = max(shown.shape) <= TEXT_CELLS
+    small = has_text and not compact  # numbers printed in the cells
+    text = None
+    if has_text:
+        text = [["−∞" if masked[i, j] else fmt.format(shown[i, j])
+                 for j in range(shown.shape[1])] for i in range(shown.shape[0])]
     colour: dict = {}
     if kind == "mask":
-        text = [["✓" if x >= 0.5 else "✗" for x in row] for row in shown]
+        if has_text:
+            text = [["✓" if x >= 0.5 else "✗" for x in row] for row in shown]
         colour = {"colorscale": [[0, "#d0d0d0"], [1, "#21918c"]], "zmin": 0.0, "zmax": 1.0,
                   "showscale": False}
     elif kind == "weights":
@@ -108,10 +115,10 @@ def matrix_heatmap(
         span = span if span > 0 else 1.0
         scale = SCORES_SCALE if kind == "scores" else VALUES_SCALE
         colour = {"colorscale": scale, "zmin": -span, "zmax": span, "zmid": 0.0}
-    small = max(shown.shape) <= TEXT_CELLS and not compact
     if compact:
         colour["showscale"] = False
     cell_font = font_size if max(shown.shape) <= 8 else font_size - 2
+    value = "%{text}" if has_text else f"%{{z:.{decimals}f}}"
     traces = [
         go.Heatmap(
             z=z,
@@ -120,11 +127,11 @@ def matrix_heatmap(
             text=text,
             texttemplate="%{text}" if small else None,
             textfont={"size": cell_font},
-            hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>value %{{text}}<extra></extra>",
+            hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>value {value}<extra></extra>",
             colorbar={"thickness": 12},
             textfont_color="#ffffff" if kind == "mask" else None,
-            xgap=1,
-            ygap=1,
+            xgap=1 if small else 0,
+            ygap=1 if small else 0,
             **colour,
         )
     ]
@@ -138,7 +145,7 @@ def matrix_heatmap(
                 colorscale=[[0, "#d0d0d0"], [1, "#d0d0d0"]],
                 showscale=False,
                 hoverinfo="skip",
-                text=[["−∞" if cell else "" for cell in row] for row in masked],
+                text=[["−∞" if cell else "" for cell in row] for row in masked] if small else None,
                 texttemplate="%{text}" if small else None,
                 textfont={"size": font_size, "color": "#333"},
                 xgap=1,

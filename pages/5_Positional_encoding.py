@@ -1,0 +1,223 @@
+"""Lesson 5: positional encodings, sinusoidal and the others."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attncore import positional as pos
+from attncore.experiments import permutation_test
+from attncore.text import SENTENCES, tokenize, toy_embeddings
+from pages.ui.figures import line_chart, matrix_heatmap
+from pages.ui.layout import (
+    bullet_list,
+    figure_font,
+    lesson_header,
+    practice_questions,
+    setup_page,
+    show_error,
+)
+from pages.ui.tables import downloads
+
+URL = {"bind": "query-params", "persist_state": "session"}
+BASES = [100, 300, 1000, 3000, 10000, 30000, 100000]
+MAX_TOKENS = 24
+
+presenter = setup_page("Positional encodings", "📍")
+font = figure_font(presenter)
+lesson_header(
+    "5 · Positional encodings",
+    "see how sines and cosines of many wavelengths give every position its own vector, "
+    "why attention needs them, and how other schemes encode order.",
+)
+
+c1, c2, c3 = st.columns(3)
+max_len = c1.slider("Positions (max length)", 8, 512, 64, key="pe_len", **URL)
+d_model = c2.slider("d_model (even)", 2, 512, 64, step=2, key="pe_dmodel", **URL)
+base = c3.select_slider("Base", BASES, value=10000, key="pe_base", **URL)
+T, d = int(max_len), int(d_model)
+try:
+    pe = pos.sinusoidal(T, d, float(base))
+except ValueError as exc:
+    show_error(exc)
+    st.stop()
+dims = [f"{c}" for c in range(d)]
+positions = [f"{p}" for p in range(T)]
+
+st.header("1 · The sinusoidal table")
+st.latex(r"PE_{p,\,2i} = \sin\!\left(\frac{p}{b^{2i/d_{model}}}\right),\qquad "
+         r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{b^{2i/d_{model}}}\right)")
+st.plotly_chart(matrix_heatmap(pe, positions, dims, title=f"PE: {T} positions × {d} dimensions",
+                               kind="scores", decimals=2, x_title="dimension",
+                               y_title="position", font_size=font, height=480),
+                key="pe_fig_table")
+st.markdown(f"Every value lies in [−1, 1] (here from {pe.min():.3f} to {pe.max():.3f}); row 0 "
+            "alternates 0 (sin 0) and 1 (cos 0). Left columns change fast, right columns slowly.")
+pairs = list(range(d // 2))
+chosen = st.multiselect("Sin/cos pairs to plot against position", pairs,
+                        default=[i for i in (0, 1, d // 8, d // 2 - 1) if i in pairs][:4],
+                        key="pe_pairs", **URL)
+left, right = st.columns(2)
+with left:
+    series = {f"dim {2 * i} (sin, pair {i})": pe[:, 2 * i] for i in sorted(set(chosen))[:6]}
+    if series:
+        st.plotly_chart(line_chart(np.arange(T), series, title="Chosen dimensions",
+                                   x_title="position p", y_title="PE", font_size=font),
+                        key="pe_fig_dims")
+    else:
+        st.info("Choose at least one pair to plot.")
+with right:
+    lengths = pos.wavelengths(d, float(base))
+    st.plotly_chart(line_chart(np.arange(d // 2), {"wavelength 2π·b^(2i/d)": lengths},
+                               title="Wavelength of each pair", x_title="pair i",
+                               y_title="positions (log)", log_y=True, font_size=font),
+                    key="pe_fig_wavelengths")
+st.caption(f"Wavelengths run from 2π ≈ {lengths[0]:.2f} positions (pair 0) to "
+           f"{lengths[-1]:,.0f} positions (pair {d // 2 - 1}), a geometric progression.")
+
+st.header("2 · Similarity depends on the offset only")
+sim = pe @ pe.T
+norms = np.linalg.norm(pe, axis=1)
+cosine = sim / np.outer(norms, norms)
+left, right = st.columns(2)
+with left:
+    st.plotly_chart(matrix_heatmap(sim, positions, positions, title="PE · PEᵀ", kind="scores",
+                                   decimals=1, x_title="position", y_title="position",
+                                   font_size=font), key="pe_fig_similarity")
+with right:
+    st.plotly_chart(matrix_heatmap(cosine, positions, positions, title="Cosine similarity",
+                                   kind="scores", decimals=2, x_title="position",
+                                   y_title="position", font_size=font), key="pe_fig_cosine")
+st.markdown(
+    f"PE(p)·PE(q) = Σᵢ cos((p − q)ωᵢ): it depends on p − q only, so the matrix is constant "
+    f"along every diagonal (largest spread along a diagonal: {pos.offset_spread(sim):.1e})."
+)
+
+st.header("3 · The shift property: one rotation per offset")
+k = st.slider("Offset k", 1, T - 1 if T > 1 else 1, min(3, T - 1), key="pe_offset", **URL)
+R = pos.shift_rotation(int(k), d, float(base))
+err = np.max(np.abs(pe[int(k):] - pe[:-int(k)] @ R.T)) if T > int(k) else 0.0
+left, right = st.columns(2)
+with left:
+    shown = min(d, 16)
+    st.plotly_chart(matrix_heatmap(R[:shown, :shown], dims[:shown], dims[:shown],
+                                   title=f"R_k for k = {k}" + (f" (first {shown} dims)"
+                                                               if shown < d else ""),
+                                   kind="scores", decimals=2, x_title="dimension",
+                                   y_title="dimension", font_size=font), key="pe_fig_rotation")
+with right:
+    st.latex(r"PE(p + k) = R_k\, PE(p)\quad\text{for every } p")
+    st.markdown(f"R_k is block diagonal: one 2×2 rotation by k·ωᵢ per pair, the same for "
+                f"every position. Checked on all {max(T - int(k), 0)} positions: the largest "
+                f"error is **{err:.1e}** (rounding).")
+
+st.header("4 · Without positions, attention ignores word order")
+sentence = st.text_input("Sentence", SENTENCES["cat"], key="pe_sentence", max_chars=400, **URL)
+seed = st.number_input("Shuffle seed", 0, 9999, 0, key="pe_seed", **URL)
+tokens = tokenize(sentence or "")
+if len(tokens) > MAX_TOKENS:
+    st.warning(f"Only the first {MAX_TOKENS} of {len(tokens)} tokens are used.")
+    tokens = tokens[:MAX_TOKENS]
+if len(tokens) < 2:
+    st.info("Type a sentence of at least two tokens to shuffle.")
+    perm_test = None
+else:
+    n = len(tokens)
+    x = toy_embeddings(tokens, d, decimals=None)
+    rng = np.random.default_rng(int(seed))
+    w_q, w_k, w_v = (rng.standard_normal((d, d)) / np.sqrt(d) for _ in range(3))
+    perm_test = permutation_test(x, pos.sinusoidal(n, d, float(base)), w_q, w_k, w_v, rng)
+    shuffled = [tokens[i] for i in perm_test.perm]
+    st.dataframe(pd.DataFrame([tokens, shuffled], index=["original", "shuffled"],
+                              columns=[f"{p}" for p in range(n)]), width="stretch")
+    st.markdown(
+        f"Shuffle the tokens, run self-attention, and un-shuffle the outputs. **Without** "
+        f"positional encodings the outputs match the original ones up to rounding (largest "
+        f"difference {perm_test.diff_without:.1e}): attention is permutation-equivariant, "
+        f"it sees a bag of words. **With** sinusoidal encodings added they differ by up to "
+        f"{perm_test.diff_with:.3f}: the order now matters."
+    )
+
+st.header("5 · Other ways to encode position")
+c1, c2 = st.columns(2)
+clip = c1.slider("Relative distance clip", 1, 16, 4, key="pe_clip", **URL)
+heads = c2.slider("ALiBi heads", 1, 16, 8, key="pe_heads", **URL)
+small = min(T, 16)
+labels = positions[:small]
+learned = pos.learned_table(small, min(d, 16), np.random.default_rng(0))
+rel = pos.relative_positions(small, clip=int(clip))
+rng = np.random.default_rng(1)
+q_vec, k_vec = rng.standard_normal(min(d, 16)), rng.standard_normal(min(d, 16))
+rope_scores = (pos.rope(np.tile(q_vec, (small, 1)), base=float(base))
+               @ pos.rope(np.tile(k_vec, (small, 1)), base=float(base)).T)
+bias = pos.alibi_bias(small, int(heads))
+slopes = pos.alibi_slopes(int(heads))
+c1, c2 = st.columns(2)
+with c1:
+    st.plotly_chart(matrix_heatmap(learned, labels, dims[:learned.shape[1]],
+                                   title="Learned table (random here)", kind="scores",
+                                   decimals=2, x_title="dimension", y_title="position",
+                                   font_size=font - 2), key="pe_fig_learned")
+    st.caption(f"One trained vector per position: nothing for positions ≥ {small}.")
+with c2:
+    st.plotly_chart(matrix_heatmap(rel, labels, labels, title=f"Relative j − i, clipped at "
+                                   f"±{clip}", kind="scores", decimals=0, x_title="key j",
+                                   y_title="query i", font_size=font - 2), key="pe_fig_relative")
+    st.caption(f"{2 * int(clip) + 1} distance vectors serve any length.")
+c1, c2 = st.columns(2)
+with c1:
+    st.plotly_chart(matrix_heatmap(rope_scores, labels, labels,
+                                   title="RoPE: the same q and k at positions m, n",
+                                   kind="scores", decimals=1, x_title="key position n",
+                                   y_title="query position m", font_size=font - 2),
+                    key="pe_fig_rope")
+    st.caption(f"The score depends on m − n only (largest spread along a diagonal: "
+               f"{pos.offset_spread(rope_scores):.1e}).")
+with c2:
+    head = st.slider("ALiBi head shown", 1, int(heads), 1, key="pe_alibi_head", **URL)
+    st.plotly_chart(matrix_heatmap(bias[int(head) - 1], labels, labels,
+                                   title=f"ALiBi bias, head {head} (slope {slopes[head - 1]:.4g})",
+                                   kind="scores", decimals=2, x_title="key j",
+                                   y_title="query i", font_size=font - 2), key="pe_fig_alibi")
+    st.caption("Slopes: " + ", ".join(f"{s:.4g}" for s in slopes) + " (a geometric sequence).")
+
+bullet_list("What to notice", [
+    "Each position gets a unique vector; nearby positions get similar vectors.",
+    "PE·PEᵀ is constant along diagonals: similarity depends on the distance, not on where "
+    "you are in the sentence.",
+    "A fixed rotation moves any PE(p) to PE(p + k), which makes relative offsets easy for "
+    "a linear layer to read.",
+    "Without positional information, shuffling the words just shuffles the outputs.",
+])
+if not presenter:
+    bullet_list("Try this", [
+        "Set the base to 100: the wavelengths shrink and far positions start to look alike.",
+        "Set d_model = 2: a single sin/cos pair, a point going round the circle.",
+        "Type a sentence with a repeated word and shuffle it with different seeds.",
+        "Compare ALiBi with 1 head and with 16: the slopes spread over a wider range.",
+    ], expanded=False)
+    practice_questions("pe", [
+        {"q": "What is PE(1, 0) = sin(1 / b⁰)?", "value": float(np.sin(1.0)), "tol": 1e-3,
+         "a": "sin(1) ≈ 0.8415, whatever the base: b⁰ = 1."},
+        {"q": "Why does the encoding use both sin and cos?",
+         "a": "A pair (sin, cos) is a point on a circle; moving by k positions is a rotation, "
+              "a linear map, which needs both coordinates (sin alone is not enough)."},
+        {"q": "What does self-attention without positions compute for “dog bites man” "
+              "compared with “man bites dog”?",
+         "a": "The same three output vectors, in a different order: it cannot tell the "
+              "sentences apart."},
+    ])
+    st.subheader("Download")
+    downloads("pe", {
+        "Sinusoidal table": (pe, positions, dims),
+        "PE · PEᵀ": (sim, positions, positions),
+        f"Rotation R_{k}": (R, dims, dims),
+        "Relative positions": (rel, labels, labels),
+        "RoPE scores": (rope_scores, labels, labels),
+        "ALiBi bias (head shown)": (bias[int(head) - 1], labels, labels),
+    }, {
+        "max_len": T, "d_model": d, "base": base, "pe": pe, "wavelengths": lengths,
+        "offset": k, "rotation": R, "shift_error": err, "alibi_slopes": slopes,
+        "permutation": None if perm_test is None else {
+            "perm": perm_test.perm, "diff_without": perm_test.diff_without,
+            "diff_with": perm_test.diff_with},
+    })
