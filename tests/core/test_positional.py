@@ -1,0 +1,128 @@
+"""Positional encodings: hand-derived values, Toeplitz similarity, shift, RoPE, ALiBi."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attncore import positional as pos
+from attncore.experiments import permutation_test
+
+PROPERTY = settings(max_examples=50, deadline=None)
+
+
+def test_position_zero_alternates_zero_and_one():
+    # sin(0) = 0 and cos(0) = 1 for every pair.
+    assert pos.sinusoidal(1, 8)[0].tolist() == [0.0, 1.0] * 4
+
+
+def test_position_one_first_pair_is_sin_1_cos_1():
+    pe = pos.sinusoidal(2, 6)
+    # Pair 0 has ω₀ = b⁰ = 1: PE(1, 0) = sin 1, PE(1, 1) = cos 1.
+    assert pe[1, 0] == math.sin(1.0) and pe[1, 1] == math.cos(1.0)
+
+
+@pytest.mark.parametrize("p, i, d_model, base", [(5, 1, 8, 10000.0), (37, 3, 16, 100.0),
+                                                 (511, 255, 512, 10000.0), (3, 2, 10, 1e5)])
+def test_hand_picked_points(p, i, d_model, base):
+    pe = pos.sinusoidal(p + 1, d_model, base)
+    angle = p / base ** (2 * i / d_model)
+    assert pe[p, 2 * i] == pytest.approx(math.sin(angle), abs=1e-12)
+    assert pe[p, 2 * i + 1] == pytest.approx(math.cos(angle), abs=1e-12)
+
+
+def test_every_value_in_minus_one_to_one_and_odd_d_model_refused():
+    pe = pos.sinusoidal(512, 512)
+    assert pe.min() >= -1.0 and pe.max() <= 1.0
+    with pytest.raises(ValueError, match="even"):
+        pos.sinusoidal(10, 7)
+    with pytest.raises(ValueError, match="base"):
+        pos.sinusoidal(10, 8, base=1.0)
+
+
+def test_wavelengths_run_from_2pi_to_2pi_times_base_geometrically():
+    w = pos.wavelengths(8, 10000.0)
+    # ω_i = 10000^(-2i/8) for i = 0..3 -> wavelengths 2π · 10000^(i/4) = 2π·{1, 10, 100, 1000}.
+    np.testing.assert_allclose(w, 2 * math.pi * np.array([1, 10, 100, 1000]), rtol=1e-12)
+
+
+@PROPERTY
+@given(T=st.integers(2, 60), half=st.integers(1, 32), base=st.sampled_from([100.0, 1e4]))
+def test_similarity_depends_on_offset_only(T, half, base):
+    pe = pos.sinusoidal(T, 2 * half, base)
+    sim = pe @ pe.T
+    # PE(p)·PE(q) = Σ sin(pω)sin(qω) + cos(pω)cos(qω) = Σ cos((p - q)ω): Toeplitz.
+    assert pos.offset_spread(sim) < 1e-12 * max(1, 2 * half)
+    expected = np.cos((np.arange(T)[:, None] - np.arange(T))[..., None]
+                      * pos.frequencies(2 * half, base)).sum(-1)
+    np.testing.assert_allclose(sim, expected, atol=1e-12)
+
+
+@PROPERTY
+@given(T=st.integers(2, 80), half=st.integers(1, 64), data=st.data())
+def test_one_rotation_maps_every_position_forward_by_k(T, half, data):
+    d = 2 * half
+    k = data.draw(st.integers(1, T - 1))
+    pe = pos.sinusoidal(T, d)
+    r = pos.shift_rotation(k, d)
+    np.testing.assert_allclose(pe[k:], pe[:-k] @ r.T, rtol=0, atol=1e-12)
+    # A rotation: orthogonal, and block diagonal (nothing outside the 2×2 blocks).
+    np.testing.assert_allclose(r @ r.T, np.eye(d), atol=1e-12)
+    blocks = np.kron(np.eye(half), np.ones((2, 2)))
+    assert np.all(r[blocks == 0] == 0.0)
+
+
+@PROPERTY
+@given(half=st.integers(1, 8), m=st.integers(0, 40), n=st.integers(0, 40),
+       shift=st.integers(1, 40), seed=st.integers(0, 1000))
+def test_rope_score_depends_only_on_the_offset(half, m, n, shift, seed):
+    rng = np.random.default_rng(seed)
+    q, k = rng.standard_normal(2 * half), rng.standard_normal(2 * half)
+    def score(a, b):
+        return pos.rope(q[None], [a])[0] @ pos.rope(k[None], [b])[0]
+    assert score(m, n) == pytest.approx(score(m + shift, n + shift), abs=1e-9)
+    # Rotations keep lengths.
+    assert np.linalg.norm(pos.rope(q[None], [m])) == pytest.approx(np.linalg.norm(q))
+
+
+def test_rope_at_position_zero_changes_nothing():
+    x = np.arange(8.0).reshape(2, 4)
+    np.testing.assert_allclose(pos.rope(x, [0, 0]), x)
+
+
+def test_alibi_slopes_are_the_papers_geometric_sequence():
+    # H = 8: 2^(-8/8·h) for h = 1..8 = 1/2, 1/4, ..., 1/256.
+    np.testing.assert_allclose(pos.alibi_slopes(8), [2.0**-h for h in range(1, 9)])
+    # H = 4: 2^(-2h) = 1/4, 1/16, 1/64, 1/256; each ratio is constant (geometric).
+    np.testing.assert_allclose(pos.alibi_slopes(4), [4.0**-h for h in range(1, 5)])
+    # H = 6 (not a power of two): the 4-head slopes, then every other 8-head slope.
+    np.testing.assert_allclose(pos.alibi_slopes(6), [1 / 4, 1 / 16, 1 / 64, 1 / 256, 1 / 2,
+                                                      1 / 8])
+    bias = pos.alibi_bias(4, 2)  # H = 2: slopes 2^-4 = 1/16 and 2^-8 = 1/256
+    # Query 3, key 0: distance 3 -> -3/16 and -3/256; distance 0 -> no penalty.
+    assert bias[0, 3, 0] == -3 / 16 and bias[1, 3, 0] == -3 / 256 and bias[0, 2, 2] == 0.0
+
+
+def test_relative_positions_are_clipped_distances():
+    rel = pos.relative_positions(4, clip=2)
+    assert rel.tolist() == [[0, 1, 2, 2], [-1, 0, 1, 2], [-2, -1, 0, 1], [-2, -2, -1, 0]]
+
+
+def test_learned_table_is_seeded():
+    a = pos.learned_table(5, 3, np.random.default_rng(4))
+    assert np.array_equal(a, pos.learned_table(5, 3, np.random.default_rng(4)))
+    assert a.shape == (5, 3)
+
+
+@PROPERTY
+@given(T=st.integers(2, 12), seed=st.integers(0, 1000))
+def test_attention_is_permutation_equivariant_without_positions_only(T, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((T, 8))
+    w = [rng.standard_normal((8, 8)) for _ in range(3)]
+    result = permutation_test(x, pos.sinusoidal(T, 8), *w, np.random.default_rng(seed))
+    assert not np.array_equal(result.perm, np.arange(T))
+    assert result.diff_without < 1e-12  # equal up to rounding
+    assert result.diff_with > 1e-6  # order matters once positions are added
