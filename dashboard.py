@@ -56,12 +56,14 @@ LESSONS = [
     ("pages/5_Positional_encoding.py", "5 · Positional encodings",
      "the sinusoidal table, similarity by offset, the shift rotation, why attention needs "
      "positions, and learned, relative, RoPE and ALiBi side by side."),
+    ("pages/6_Scoring_and_seq2seq.py", "6 · Scoring functions and encoder-decoder attention",
+     "dot, scaled dot, general and additive scores; Bahdanau and Luong step by step; local "
+     "and hard attention."),
 ]
 for path, name, what in LESSONS:
     st.page_link(path, label=name, icon=":material/school:")
     st.caption(what)
-st.caption("More lessons follow: scoring functions and encoder-decoder attention, and the "
-           "cost of attention.")
+st.caption("One more lesson follows: the cost of attention.")
 
 st.header("Using it in class")
 st.markdown(

@@ -73,7 +73,8 @@ def matrix_heatmap(
     Parameters
     ----------
     m : array_like (rows, cols)
-        May contain ``-inf`` (masked scores), drawn as grey cells labelled "−∞".
+        May contain ``-inf`` (masked scores), drawn as grey cells labelled "−∞", and
+        NaN (not computed yet), drawn as blank cells.
     row_labels, col_labels : sequence of str
     kind : {"weights", "scores", "values", "mask"}
         weights: fixed 0..1 Viridis; scores and values: diverging, centred on 0;
@@ -99,8 +100,9 @@ def matrix_heatmap(
     small = has_text and not compact  # numbers printed in the cells
     text = None
     if has_text:
-        text = [["−∞" if masked[i, j] else fmt.format(shown[i, j])
-                 for j in range(shown.shape[1])] for i in range(shown.shape[0])]
+        text = [["−∞" if masked[i, j] else "" if np.isnan(shown[i, j])
+                 else fmt.format(shown[i, j]) for j in range(shown.shape[1])]
+                for i in range(shown.shape[0])]
     colour: dict = {}
     if kind == "mask":
         if has_text:

@@ -1,0 +1,205 @@
+"""Lesson 6: scoring functions and encoder-decoder attention (Bahdanau, Luong, local, hard)."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attncore import seq2seq as s2s
+from attncore.softmax import softmax
+from attncore.text import SENTENCES, tokenize
+from pages.ui.figures import SERIES_COLOURS, bar_chart, matrix_heatmap
+from pages.ui.labels import md_escape
+from pages.ui.layout import (
+    bullet_list,
+    figure_font,
+    lesson_header,
+    practice_questions,
+    setup_page,
+    show_error,
+)
+from pages.ui.tables import downloads
+
+URL = {"bind": "query-params", "persist_state": "session"}
+MAX_TOKENS = 20
+D = 16  # size of the toy encoder and decoder states
+SCORES = ["dot", "scaled dot", "general", "additive"]
+
+presenter = setup_page("Scoring and seq2seq", "🔤")
+font = figure_font(presenter)
+lesson_header(
+    "6 · Scoring functions and encoder-decoder attention",
+    "compare the four ways to score a query against keys, then watch a translation model "
+    "attend over its source one decoding step at a time: Bahdanau, Luong, local and hard.",
+)
+
+
+def capped(text: str | None, what: str) -> list[str]:
+    tokens = tokenize(text or "")
+    if len(tokens) > MAX_TOKENS:
+        st.warning(f"The {what} has {len(tokens)} tokens; only the first {MAX_TOKENS} are "
+                   "used.")
+    return tokens[:MAX_TOKENS]
+
+
+c1, c2, c3 = st.columns([2, 2, 1])
+source = c1.text_input("Source sentence (encoder)", SENTENCES["translation_source"],
+                       key="s2s_source", max_chars=400, **URL)
+target = c2.text_input("Target sentence (decoder)", SENTENCES["translation_target"],
+                       key="s2s_target", max_chars=400, **URL)
+seed = c3.number_input("Seed", 0, 9999, 0, key="s2s_seed", **URL)
+src, tgt = capped(source, "source"), capped(target, "target")
+if not src or not tgt:
+    st.info("Type both a source and a target sentence (at least one word each).")
+    st.stop()
+params = s2s.init_seq2seq(D, np.random.default_rng(int(seed)))
+try:
+    h = s2s.encode(src, params)
+    s = s2s.decoder_states(tgt, params)
+except ValueError as exc:
+    show_error(exc)
+    st.stop()
+S, T = len(src), len(tgt)
+
+st.header("1 · Four ways to score a query against keys")
+t = st.slider("Decoding step t (the query is the decoder state of target token t)", 1, T,
+              min(3, T), key="s2s_step", **URL) - 1
+st.markdown(f"Query: the decoder state of “{md_escape(tgt[t])}”; keys: the {S} encoder "
+            f"states. d = {D}; the general and additive scores use random (untrained) "
+            "matrices.")
+counts = params.parameter_counts()
+cols = st.columns(4 if not presenter else 2)
+all_weights = {}
+for n, name in enumerate(SCORES):
+    w = softmax(s2s.score(name, s[t:t + 1], h, params))[0]
+    all_weights[name] = w
+    with cols[n % len(cols)]:
+        st.plotly_chart(bar_chart(src, w, title=f"{name} ({counts[name]:,} parameters)",
+                                  x_title="source token", y_title="weight", y_range=(0, 1.1),
+                                  colour=SERIES_COLOURS[n], decimals=2, font_size=font - 2),
+                        key=f"s2s_fig_score_{n}")
+st.latex(r"q^\top k \qquad \frac{q^\top k}{\sqrt{d}} \qquad q^\top W k \qquad "
+         r"v^\top \tanh(W_q\, q + W_k\, k)")
+
+st.header("2 · Encoder-decoder attention, step by step")
+c1, c2 = st.columns(2)
+model = c1.radio("Model", ["Bahdanau", "Luong"], horizontal=True, key="s2s_model", **URL)
+luong_score = c2.selectbox("Luong's score", list(s2s.LUONG_SCORES), key="s2s_luong_score",
+                           disabled=model != "Luong", **URL)
+if model == "Bahdanau":
+    align = s2s.bahdanau(h, s, params)
+    st.markdown("**Bahdanau**: additive score with the *previous* decoder state s_{t−1} "
+                "(before the first step, the mean encoder state).")
+else:
+    align = s2s.luong(h, s, params, luong_score)
+    st.markdown(f"**Luong**: {luong_score} score with the *current* decoder state s_t.")
+filled = np.where(np.arange(T)[:, None] <= t, align.weights, np.nan)
+left, right = st.columns(2)
+with left:
+    st.plotly_chart(bar_chart(src, align.weights[t], title=f"α_{t + 1} over the source",
+                              x_title="source token", y_title="weight", y_range=(0, 1.1),
+                              colour=SERIES_COLOURS[0], decimals=2, font_size=font),
+                    key="s2s_fig_alpha")
+    st.plotly_chart(bar_chart([f"{i + 1}" for i in range(D)], align.contexts[t],
+                              title=f"Context vector c_{t + 1} = Σ α h_s", x_title="dimension",
+                              y_title="value", colour=SERIES_COLOURS[1], decimals=2,
+                              font_size=font), key="s2s_fig_context")
+with right:
+    st.plotly_chart(matrix_heatmap(filled, tgt, src, title=f"Alignment after step {t + 1}",
+                                   decimals=2, x_title="source", y_title="target",
+                                   font_size=font), key="s2s_fig_alignment")
+st.markdown(f"α_{t + 1} sums to {align.weights[t].sum():.6f}; move the step slider to fill "
+            "the alignment matrix row by row. The dot score finds the translation because "
+            "our toy decoder reads each word through a small lexicon; the random additive "
+            "and general matrices have learned nothing, so their alignments are arbitrary.")
+st.latex(r"\alpha_{ts} = \frac{\exp \mathrm{score}(s_{t}, h_s)}{\sum_{s'} \exp "
+         r"\mathrm{score}(s_{t}, h_{s'})},\qquad c_t = \sum_s \alpha_{ts}\, h_s")
+
+st.header("3 · Global against local attention")
+c1, c2 = st.columns(2)
+half = c1.slider("Window half-width D", 1, MAX_TOKENS, 2, key="s2s_window", **URL)
+mode = c2.radio("Window centre p_t", ["monotonic", "predictive"], horizontal=True,
+                key="s2s_local_mode", **URL)
+if half >= S:
+    st.info(f"D = {half} covers the whole source ({S} tokens): local attention is global "
+            "attention times the Gaussian.")
+p_t = (s2s.monotonic_position(t, S) if mode == "monotonic"
+       else s2s.predictive_position(s[t], params, S))
+dot_scores = s2s.score("dot", s[t:t + 1], h, params)[0]
+local = s2s.local_attention(dot_scores, h, p_t, int(half))
+left, right = st.columns(2)
+with left:
+    st.plotly_chart(bar_chart(src, softmax(dot_scores), title="Global (dot score)",
+                              x_title="source token", y_title="weight", y_range=(0, 1.1),
+                              colour=SERIES_COLOURS[0], decimals=2, font_size=font),
+                    key="s2s_fig_global")
+with right:
+    st.plotly_chart(bar_chart(src, local.weights, title=f"Local, p_t = {p_t:.2f}, D = {half}",
+                              x_title="source token", y_title="weight", y_range=(0, 1.1),
+                              colour=SERIES_COLOURS[2], decimals=2, font_size=font),
+                    key="s2s_fig_local")
+rule = "Monotonic: p_t = t" if mode == "monotonic" else "Predictive: p_t = S·σ(v_pᵀ tanh(W_p s_t))"
+st.markdown(
+    f"{rule} = {p_t:.2f}. Outside [p_t − D, p_t + D] the weights are exactly 0; inside, the "
+    f"softmax is multiplied by a Gaussian with σ = D/2 = {half / 2:g}, so the weights sum "
+    f"to {local.weights.sum():.3f} (Luong et al. do not renormalise)."
+)
+st.latex(r"a_t(s) = \mathrm{softmax}_{s \in [p_t - D,\, p_t + D]}\big(\mathrm{score}(s_t, h_s)"
+         r"\big)\, \exp\!\left(-\frac{(s - p_t)^2}{2\sigma^2}\right),\quad \sigma = D/2")
+
+st.header("4 · Soft against hard attention")
+chosen, hard_context = s2s.hard_attention(dot_scores, h)
+soft_grad, hard_grad = s2s.context_gradient(dot_scores, h)
+left, right = st.columns(2)
+with left:
+    st.markdown(f"**Soft**: c = Σ α_s h_s, a blend of all {S} states. **Hard**: pick one "
+                f"position, here the argmax, “{md_escape(src[chosen])}”, and c is exactly "
+                f"h_{chosen + 1} (difference "
+                f"{np.max(np.abs(hard_context - h[chosen])):.1f}).")
+    grads = pd.DataFrame({"soft ‖dc/ds_j‖": soft_grad, "hard ‖dc/ds_j‖": hard_grad},
+                         index=[f"{j + 1}: {w}" for j, w in enumerate(src)])
+    st.dataframe(grads.style.format("{:.3g}"), width="stretch")
+with right:
+    st.markdown("Nudge any score by ±10⁻⁶ and measure how the context moves. The soft "
+                "context moves with every score; the hard one does not move at all: its "
+                "gradient is 0 almost everywhere (and undefined where the choice flips). "
+                "Backpropagation gets no signal, so hard attention is trained with sampling "
+                "estimators such as REINFORCE instead.")
+
+bullet_list("What to notice", [
+    "Dot and scaled dot have no parameters; general has d², additive d_a(2d + 1).",
+    "Bahdanau asks with the previous decoder state, Luong with the current one.",
+    "Each α_t is a distribution over the source; the context vector is the average of the "
+    "encoder states under it.",
+    "Local attention is exactly 0 outside its window; hard attention has zero gradient.",
+])
+if not presenter:
+    bullet_list("Try this", [
+        "Type “Le chat noir” as the target and “the black cat” as the source with Luong dot.",
+        "Set D = 1 with a monotonic window and step through the sentence.",
+        "Make the source much longer than the target, then try the predictive window.",
+        "Switch Bahdanau and Luong and compare the alignment matrices.",
+    ], expanded=False)
+    practice_questions("s2s", [
+        {"q": "How many parameters has Luong's general score when d = 16?", "value": 256.0,
+         "tol": 0.5, "a": "W is d × d = 16 × 16 = 256."},
+        {"q": "Why can't hard attention be trained by plain backpropagation?",
+         "a": "Its output is one chosen state; a small change of the scores does not change "
+              "the choice, so the derivative is 0 (and undefined where the choice flips)."},
+        {"q": "Which decoder state does Bahdanau attention use at step t, and which does "
+              "Luong's?",
+         "a": "Bahdanau: the previous state s_{t−1} (attention feeds the new state). Luong: "
+              "the current state s_t (attention is computed after the state)."},
+    ])
+    st.subheader("Download")
+    downloads("s2s", {
+        "Alignment (target × source)": (align.weights, tgt, src),
+        "Scores": (align.scores, tgt, src),
+        "Context vectors": (align.contexts, tgt, [f"{i + 1}" for i in range(D)]),
+        "Encoder states": (h, src, [f"{i + 1}" for i in range(D)]),
+        "Decoder states": (s, tgt, [f"{i + 1}" for i in range(D)]),
+    }, {
+        "source": src, "target": tgt, "model": model, "luong_score": luong_score,
+        "step": t + 1, "weights_by_score": all_weights, "alignment": align.weights,
+        "contexts": align.contexts, "local": {"p_t": p_t, "D": half, "weights": local.weights},
+        "hard": {"chosen": chosen, "soft_gradient": soft_grad, "hard_gradient": hard_grad},
+    })
