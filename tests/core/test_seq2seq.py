@@ -1,0 +1,121 @@
+"""Encoder-decoder attention: scores, Bahdanau and Luong steps, local and hard attention."""
+
+import math
+
+import numpy as np
+import pytest
+
+from attncore import seq2seq as s2s
+from attncore.scores import additive_scores, dot_scores, general_scores
+from attncore.softmax import softmax
+from attncore.text import tokenize
+
+
+@pytest.fixture
+def model():
+    params = s2s.init_seq2seq(16, np.random.default_rng(0))  # d = 16, as on the page
+    h = s2s.encode(tokenize("the black cat sat on the mat"), params)
+    s = s2s.decoder_states(tokenize("le chat noir est assis"), params)
+    return params, h, s
+
+
+def test_general_with_identity_is_dot():
+    rng = np.random.default_rng(1)
+    q, k = rng.standard_normal((3, 4)), rng.standard_normal((5, 4))
+    np.testing.assert_allclose(general_scores(q, k, np.eye(4)), dot_scores(q, k), rtol=1e-15)
+
+
+def test_additive_score_by_hand_in_two_dimensions():
+    # q = (1, 0), k = (0, 1), W_q = I, W_k = 2I, v = (1, -1):
+    # W_q q + W_k k = (1, 0) + (0, 2) = (1, 2); tanh -> (0.76159, 0.96403);
+    # v · tanh = 0.76159 - 0.96403 = -0.20244.
+    score = additive_scores([[1.0, 0.0]], [[0.0, 1.0]], np.eye(2), 2 * np.eye(2), [1.0, -1.0])
+    assert score[0, 0] == pytest.approx(math.tanh(1) - math.tanh(2), rel=1e-14)
+
+
+@pytest.mark.parametrize("which", ["bahdanau", "dot", "general", "concat"])
+def test_every_alpha_sums_to_one_and_contexts_are_weighted_sums(model, which):
+    params, h, s = model
+    align = s2s.bahdanau(h, s, params) if which == "bahdanau" else s2s.luong(h, s, params, which)
+    assert align.weights.shape == (5, 7)
+    np.testing.assert_allclose(align.weights.sum(axis=1), 1.0, rtol=1e-14)
+    for t in range(5):  # c_t = Σ_s α_ts h_s, by a loop
+        c = np.zeros(16)
+        for j in range(7):
+            c += align.weights[t, j] * h[j]
+        np.testing.assert_allclose(align.contexts[t], c, atol=1e-14)
+
+
+def test_bahdanau_asks_with_the_previous_state_and_luong_with_the_current(model):
+    params, h, s = model
+    b = s2s.bahdanau(h, s, params)
+    np.testing.assert_array_equal(b.queries[0], h.mean(axis=0))  # before step 1
+    np.testing.assert_array_equal(b.queries[1:], s[:-1])
+    np.testing.assert_array_equal(s2s.luong(h, s, params, "concat").queries, s)
+    # Same (additive) score, shifted queries: Bahdanau's step t+1 is Luong-concat's step t.
+    np.testing.assert_allclose(b.weights[1:], s2s.luong(h, s, params, "concat").weights[:-1])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_dot_score_finds_the_lexicon_translation(seed):
+    params = s2s.init_seq2seq(16, np.random.default_rng(seed))
+    source = tokenize("the black cat sat on the mat")
+    h = s2s.encode(source, params)
+    s = s2s.decoder_states(tokenize("le chat noir est assis"), params)
+    top = s2s.luong(h, s, params, "dot").weights.argmax(axis=1)
+    # le -> the, chat -> cat, noir -> black, assis -> sat ("est" has no entry)
+    assert [source[top[i]] for i in (0, 1, 2, 4)] == ["the", "cat", "black", "sat"]
+
+
+@pytest.mark.parametrize("p_t, D", [(3.0, 1), (0.0, 2), (6.0, 3), (2.4, 1), (3.0, 10)])
+def test_local_attention_window_and_gaussian(model, p_t, D):
+    params, h, s = model
+    scores = s2s.score("dot", s[:1], h, params)[0]
+    local = s2s.local_attention(scores, h, p_t, D)
+    positions = np.arange(7)
+    inside = np.abs(positions - p_t) <= D
+    assert np.all(local.weights[~inside] == 0.0)
+    # Inside: softmax over the window times exp(-(s - p_t)² / (2 (D/2)²)).
+    sigma = D / 2
+    expected = softmax(scores[inside]) * np.exp(-((positions[inside] - p_t) ** 2)
+                                                / (2 * sigma**2))
+    np.testing.assert_allclose(local.weights[inside], expected, rtol=1e-14)
+    np.testing.assert_allclose(local.context, local.weights @ h, atol=1e-15)
+
+
+def test_positions_monotonic_and_predictive(model):
+    params, _, s = model
+    assert s2s.monotonic_position(2, 7) == 2.0 and s2s.monotonic_position(9, 7) == 6.0
+    p = s2s.predictive_position(s[0], params, 7)
+    z = params.v_p @ np.tanh(params.w_p @ s[0])
+    assert p == pytest.approx(7 / (1 + math.exp(-z))) and 0 < p < 7
+
+
+def test_hard_context_is_exactly_one_state_with_zero_gradient(model):
+    params, h, s = model
+    scores = s2s.score("dot", s[1:2], h, params)[0]
+    chosen, context = s2s.hard_attention(scores, h)
+    assert chosen == int(np.argmax(scores)) and np.array_equal(context, h[chosen])
+    soft, hard = s2s.context_gradient(scores, h)
+    assert np.all(hard == 0.0) and np.all(soft > 0.0)
+    sampled, _ = s2s.hard_attention(scores, h, np.random.default_rng(0))
+    assert 0 <= sampled < 7
+
+
+def test_bad_inputs_raise_clear_errors(model):
+    params, h, s = model
+    with pytest.raises(ValueError, match="source sentence is empty"):
+        s2s.encode([], params)
+    with pytest.raises(ValueError, match="target sentence is empty"):
+        s2s.decoder_states([], params)
+    with pytest.raises(ValueError, match="Luong"):
+        s2s.luong(h, s, params, "additive-ish")
+    with pytest.raises(ValueError, match="half-width"):
+        s2s.local_attention(np.zeros(7), h, 1.0, 0)
+
+
+def test_parameter_counts():
+    params = s2s.init_seq2seq(16, np.random.default_rng(0))
+    # general: 16 × 16 = 256; additive with d_a = 16: 16 · (16 + 16 + 1) = 528.
+    assert params.parameter_counts() == {"dot": 0, "scaled dot": 0, "general": 256,
+                                         "additive": 528}
