@@ -59,11 +59,13 @@ LESSONS = [
     ("pages/6_Scoring_and_seq2seq.py", "6 · Scoring functions and encoder-decoder attention",
      "dot, scaled dot, general and additive scores; Bahdanau and Luong step by step; local "
      "and hard attention."),
+    ("pages/7_Cost.py", "7 · The cost of attention",
+     "time and memory against n measured live on this machine, chunked queries, and "
+     "vectorised heads against a loop."),
 ]
 for path, name, what in LESSONS:
     st.page_link(path, label=name, icon=":material/school:")
     st.caption(what)
-st.caption("One more lesson follows: the cost of attention.")
 
 st.header("Using it in class")
 st.markdown(

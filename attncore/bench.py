@@ -15,34 +15,11 @@ figures worth quoting are the ratios of one run.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 
 from .attention import scaled_dot_product_attention
-
-
-def best_time(fn, repeats: int) -> float:
-    """Shortest wall time of ``repeats`` calls (the least disturbed by other load)."""
-    best = np.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def textbook_attention(q, k, v):
-    """Attention as a textbook writes it: a Python loop over the heads."""
-    H, Tq, d_k = q.shape
-    weights = np.empty((H, Tq, k.shape[1]))
-    out = np.empty((H, Tq, v.shape[2]))
-    for h in range(H):
-        s = q[h] @ k[h].T / np.sqrt(d_k)  # (Tq, d_k) x (d_k, Tk) -> (Tq, Tk)
-        e = np.exp(s - s.max(axis=1, keepdims=True))
-        weights[h] = e / e.sum(axis=1, keepdims=True)
-        out[h] = weights[h] @ v[h]  # (Tq, Tk) x (Tk, d_v) -> (Tq, d_v)
-    return weights, out
+from .experiments import best_time, textbook_attention
 
 
 def matmul_gflops(n: int, repeats: int) -> float:

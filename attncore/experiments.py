@@ -12,6 +12,8 @@ Randomness enters only through the ``rng`` argument.
 
 from __future__ import annotations
 
+import time
+import tracemalloc
 from dataclasses import dataclass
 
 import numpy as np
@@ -325,3 +327,114 @@ def permutation_test(x, pe, w_q, w_k, w_v, rng: np.random.Generator) -> Permutat
     without = np.max(np.abs(attn(x[perm]) - attn(x)[perm]))
     with_pe = np.max(np.abs(attn(x[perm] + pe) - attn(x + pe)[perm]))
     return PermutationTest(perm=perm, diff_without=float(without), diff_with=float(with_pe))
+
+
+#: Largest H·n² (weights held at once) a measurement may ask for: 4 heads of 1024².
+MAX_WEIGHT_ELEMENTS = 4 * 1024 * 1024
+
+
+def best_time(fn, repeats: int, min_total: float = 0.0, max_calls: int = 200) -> float:
+    """Shortest wall time of at least ``repeats`` calls of ``fn``.
+
+    Calls go on (up to ``max_calls``) until ``min_total`` seconds have passed, so a
+    fast call is timed many times and its minimum is not one disturbed sample.
+    """
+    best, total, calls = np.inf, 0.0, 0
+    while calls < repeats or (total < min_total and calls < max_calls):
+        start = time.perf_counter()
+        fn()
+        elapsed = time.perf_counter() - start
+        best, total, calls = min(best, elapsed), total + elapsed, calls + 1
+    return best
+
+
+def peak_memory(fn) -> tuple[object, int]:
+    """Call ``fn`` and return its result and the peak bytes allocated meanwhile.
+
+    tracemalloc sees NumPy's array allocations, so the peak includes every
+    temporary the call made, not just what it returned.
+    """
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    base, _ = tracemalloc.get_traced_memory()
+    try:
+        result = fn()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        if not was_tracing:
+            tracemalloc.stop()
+    return result, peak - base
+
+
+def textbook_attention(q, k, v):
+    """Attention as a textbook writes it: a Python loop over the heads.
+
+    q, k, v : (H, T, d); returns weights (H, Tq, Tk) and outputs (H, Tq, d_v).
+    """
+    H, Tq, d_k = q.shape
+    weights = np.empty((H, Tq, k.shape[1]))
+    out = np.empty((H, Tq, v.shape[2]))
+    for h in range(H):
+        s = q[h] @ k[h].T / np.sqrt(d_k)  # (Tq, d_k) x (d_k, Tk) -> (Tq, Tk)
+        e = np.exp(s - s.max(axis=1, keepdims=True))
+        weights[h] = e / e.sum(axis=1, keepdims=True)
+        out[h] = weights[h] @ v[h]  # (Tq, Tk) x (Tk, d_v) -> (Tq, d_v)
+    return weights, out
+
+
+def chunked_attention(q, k, v, chunk: int) -> np.ndarray:
+    """The attention output computed ``chunk`` query rows at a time.
+
+    Each chunk's softmax needs only its own rows of scores, so at most
+    (..., chunk, Tk) weights exist at once instead of (..., Tq, Tk); the output is
+    the same (up to rounding).
+    """
+    q = np.asarray(q, dtype=np.float64)
+    if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
+        raise ValueError(f"chunk must be a whole number >= 1; got {chunk!r}")
+    parts = [scaled_dot_product_attention(q[..., i:i + chunk, :], k, v).output
+             for i in range(0, q.shape[-2], chunk)]
+    return np.concatenate(parts, axis=-2)
+
+
+@dataclass(frozen=True)
+class CostPoint:
+    """One measurement of attention at sequence length n.
+
+    Attributes
+    ----------
+    n, heads, d_k : int
+    seconds : float
+        Best time of scaled dot-product attention (weights returned).
+    peak_bytes : int
+        Peak memory of that call (tracemalloc).
+    weights_bytes : int
+        Size of the weights alone, H·n²·8 bytes (float64).
+    """
+
+    n: int
+    heads: int
+    d_k: int
+    seconds: float
+    peak_bytes: int
+    weights_bytes: int
+
+
+def cost_point(n: int, heads: int, d_k: int, repeats: int,
+               rng: np.random.Generator) -> CostPoint:
+    """Time and peak memory of attention on random (H, n, d_k) inputs."""
+    n = _count(n, "n", 1, 8192)
+    heads = _count(heads, "heads", 1, 64)
+    d_k = _count(d_k, "d_k", 1, 1024)
+    repeats = _count(repeats, "repeats", 1, 20)
+    if heads * n * n > MAX_WEIGHT_ELEMENTS:
+        raise ValueError(
+            f"H·n² = {heads * n * n:,} weights exceeds the cap of {MAX_WEIGHT_ELEMENTS:,} "
+            f"({MAX_WEIGHT_ELEMENTS * 8 / 2**20:.0f} MB); use fewer heads or a shorter n"
+        )
+    q, k, v = (rng.standard_normal((heads, n, d_k)) for _ in range(3))
+    seconds = best_time(lambda: scaled_dot_product_attention(q, k, v), repeats, min_total=0.05)
+    _, peak = peak_memory(lambda: scaled_dot_product_attention(q, k, v))
+    return CostPoint(n, heads, d_k, seconds, peak, heads * n * n * 8)
