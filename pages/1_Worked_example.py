@@ -11,6 +11,7 @@ from attncore.exercise import STEPS, check_work
 from attncore.softmax import softmax_steps
 from attncore.text import PRESETS, check_matrix, worked_example
 from pages.ui.arithmetic import cell_lines, output_row_lines, scale_text
+from pages.ui.controls import URL, seed_input
 from pages.ui.figures import matrix_heatmap
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
@@ -22,8 +23,6 @@ from pages.ui.layout import (
     show_error,
 )
 from pages.ui.tables import downloads, editor_key, show_matrix
-
-URL = {"bind": "query-params", "persist_state": "session"}
 
 presenter = setup_page("Worked example", "✏️")
 lesson_header(
@@ -41,8 +40,7 @@ fixed = preset == "textbook"  # the textbook example has its own sizes
 n_tokens = c_n.slider("Tokens", 2, 6, 3, key="we_tokens", disabled=fixed, **URL)
 d_k = c_dk.slider("d_k", 1, 4, 2, key="we_dk", disabled=fixed, **URL)
 d_v = c_dv.slider("d_v", 1, 4, 3, key="we_dv", disabled=fixed, **URL)
-seed = c_seed.number_input("Seed", 0, 9999, 0, key="we_seed", disabled=preset == "textbook",
-                           **URL)
+seed = seed_input(c_seed, "we_seed", disabled=preset == "textbook")
 
 c_scale, c_causal = st.columns(2)
 c_temp, c_dec = st.columns(2)

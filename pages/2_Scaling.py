@@ -6,6 +6,7 @@ import streamlit as st
 
 from attncore import experiments as ex
 from attncore.analysis import effective_keys, entropy, max_weight
+from pages.ui.controls import URL, seed_input
 from pages.ui.figures import SERIES_COLOURS, bar_chart, histogram, line_chart
 from pages.ui.layout import (
     bullet_list,
@@ -17,7 +18,6 @@ from pages.ui.layout import (
 )
 from pages.ui.tables import downloads
 
-URL = {"bind": "query-params", "persist_state": "session"}
 D_KS = [2**n for n in range(11)]  # 1 .. 1024, the log slider's stops
 SAMPLES = [100, 300, 1000, 3000, 10000]
 TEMPERATURES = [0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0]
@@ -36,7 +36,7 @@ c1, c2, c3, c4 = st.columns(4)
 d_k = c1.select_slider("d_k (dimension of q and k)", D_KS, value=64, key="sc_dk", **URL)
 n_samples = c2.select_slider("Samples", SAMPLES, value=1000, key="sc_samples", **URL)
 sigma2 = c3.slider("Component variance σ²", 0.25, 4.0, 1.0, 0.25, key="sc_sigma2", **URL)
-seed = c4.number_input("Seed", 0, 9999, 0, key="sc_seed", **URL)
+seed = seed_input(c4, "sc_seed")
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -9,6 +9,7 @@ from attncore import window_mask as local_window
 from attncore.experiments import leakage_test
 from attncore.softmax import softmax_with_fill
 from attncore.text import PAD, pad_batch, tokenize, toy_embeddings
+from pages.ui.controls import URL
 from pages.ui.figures import matrix_heatmap
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
@@ -21,7 +22,6 @@ from pages.ui.layout import (
 )
 from pages.ui.tables import downloads, editor_key
 
-URL = {"bind": "query-params", "persist_state": "session"}
 MAX_SENTENCES = 4
 MAX_TOKENS = 24  # per sentence, so every matrix stays readable
 D_MODEL = 8

@@ -8,6 +8,7 @@ from attncore import analysis, causal_mask
 from attncore import multihead as mh
 from attncore.positional import sinusoidal
 from attncore.text import SENTENCES, tokenize, toy_embeddings
+from pages.ui.controls import URL, seed_input
 from pages.ui.figures import SERIES_COLOURS, bar_chart, matrix_heatmap
 from pages.ui.layout import (
     bullet_list,
@@ -19,7 +20,6 @@ from pages.ui.layout import (
 )
 from pages.ui.tables import downloads
 
-URL = {"bind": "query-params", "persist_state": "session"}
 MAX_TOKENS = 24
 MAX_SHOWN_HEADS = 16  # heatmaps drawn; statistics cover every head
 D_MODELS = [8, 16, 32, 64, 128]
@@ -50,7 +50,7 @@ n_heads = c2.selectbox("Heads H (divisors of d_model)", allowed,
                        index=allowed.index(4) if 4 in allowed else 0, key="mha_heads", **URL)
 weights_kind = c3.radio("Weights", ["random", "designed"], key="mha_weights", horizontal=True,
                         **URL)
-seed = c4.number_input("Seed", 0, 9999, 0, key="mha_seed", **URL)
+seed = seed_input(c4, "mha_seed")
 c1, c2 = st.columns(2)
 causal = c1.toggle("Causal mask", value=False, key="mha_causal", **URL)
 use_pe = c2.toggle("Add sinusoidal positional encoding", value=True, key="mha_pe",

@@ -7,6 +7,7 @@ import streamlit as st
 from attncore import positional as pos
 from attncore.experiments import permutation_test
 from attncore.text import SENTENCES, tokenize, toy_embeddings
+from pages.ui.controls import URL, seed_input
 from pages.ui.figures import line_chart, matrix_heatmap
 from pages.ui.layout import (
     bullet_list,
@@ -18,7 +19,6 @@ from pages.ui.layout import (
 )
 from pages.ui.tables import downloads
 
-URL = {"bind": "query-params", "persist_state": "session"}
 BASES = [100, 300, 1000, 3000, 10000, 30000, 100000]
 MAX_TOKENS = 24
 
@@ -112,7 +112,7 @@ with right:
 
 st.header("4 · Without positions, attention ignores word order")
 sentence = st.text_input("Sentence", SENTENCES["cat"], key="pe_sentence", max_chars=400, **URL)
-seed = st.number_input("Shuffle seed", 0, 9999, 0, key="pe_seed", **URL)
+seed = seed_input(st, "pe_seed", "Shuffle seed")
 tokens = tokenize(sentence or "")
 if len(tokens) > MAX_TOKENS:
     st.warning(f"Only the first {MAX_TOKENS} of {len(tokens)} tokens are used.")

@@ -7,6 +7,7 @@ import streamlit as st
 from attncore import seq2seq as s2s
 from attncore.softmax import softmax
 from attncore.text import SENTENCES, tokenize
+from pages.ui.controls import URL, seed_input
 from pages.ui.figures import SERIES_COLOURS, bar_chart, matrix_heatmap
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
@@ -19,7 +20,6 @@ from pages.ui.layout import (
 )
 from pages.ui.tables import downloads
 
-URL = {"bind": "query-params", "persist_state": "session"}
 MAX_TOKENS = 20
 D = 16  # size of the toy encoder and decoder states
 SCORES = ["dot", "scaled dot", "general", "additive"]
@@ -46,7 +46,7 @@ source = c1.text_input("Source sentence (encoder)", SENTENCES["translation_sourc
                        key="s2s_source", max_chars=400, **URL)
 target = c2.text_input("Target sentence (decoder)", SENTENCES["translation_target"],
                        key="s2s_target", max_chars=400, **URL)
-seed = c3.number_input("Seed", 0, 9999, 0, key="s2s_seed", **URL)
+seed = seed_input(c3, "s2s_seed")
 src, tgt = capped(source, "source"), capped(target, "target")
 if not src or not tgt:
     st.info("Type both a source and a target sentence (at least one word each).")

@@ -6,6 +6,7 @@ import streamlit as st
 
 from attncore import experiments as ex
 from attncore import scaled_dot_product_attention
+from pages.ui.controls import URL
 from pages.ui.figures import line_chart
 from pages.ui.layout import (
     bullet_list,
@@ -17,7 +18,6 @@ from pages.ui.layout import (
 )
 from pages.ui.tables import downloads
 
-URL = {"bind": "query-params", "persist_state": "session"}
 MAX_NS = [256, 512, 1024, 2048]
 CHUNK_N = 512  # sequence length of the chunking experiment
 

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import streamlit as st
 
+from .controls import URL
+
 PRESENTER_KEY = "presenter"
 
 # Presenter mode for a projector: bigger type everywhere, wider content. The CSS
 # is ours; no user text ever goes through unsafe HTML.
 _PRESENTER_CSS = """
 <style>
-[data-testid="stMain"] [data-testid="stMarkdownContainer"] p,
-[data-testid="stMain"] [data-testid="stMarkdownContainer"] li { font-size: 1.35rem; }
+[data-testid="stMain"] [data-testid="stMarkdown"] p,
+[data-testid="stMain"] [data-testid="stMarkdown"] li,
+[data-testid="stMain"] [data-testid="stExpander"] li { font-size: 1.35rem; }
 [data-testid="stMain"] h1 { font-size: 2.8rem !important; }
 [data-testid="stMain"] h2 { font-size: 2.1rem !important; }
 [data-testid="stMain"] h3 { font-size: 1.7rem !important; }
@@ -83,8 +86,7 @@ def practice_questions(prefix: str, questions: list[dict]) -> None:
                 value=None,
                 format="%.4f",
                 placeholder="type a number",
-                bind="query-params",
-                persist_state="session",
+                **URL,
             )
             if guess is not None:
                 if abs(guess - item["value"]) <= item.get("tol", 1e-3):

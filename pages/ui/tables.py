@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from .controls import URL
 from .labels import unique_labels
 
 
@@ -69,8 +70,7 @@ def downloads(prefix: str, matrices: dict, trace_payload: dict) -> None:
     """
     names = list(matrices)
     c1, c2, c3 = st.columns([2, 1, 1])
-    choice = c1.selectbox("Matrix to download", names, key=f"{prefix}_dl_matrix",
-                          bind="query-params", persist_state="session")
+    choice = c1.selectbox("Matrix to download", names, key=f"{prefix}_dl_matrix", **URL)
     m, rows, cols = matrices[choice]
     slug = "".join(ch if ch.isalnum() else "_" for ch in choice).strip("_").lower()
     # Callables: the files are built only when a button is clicked, not on every rerun.
