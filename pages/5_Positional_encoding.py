@@ -42,14 +42,37 @@ except ValueError as exc:
     st.stop()
 dims = [f"{c}" for c in range(d)]
 positions = [f"{p}" for p in range(T)]
+sim = pe @ pe.T
+norms = np.linalg.norm(pe, axis=1)
+cosine = sim / np.outer(norms, norms)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def table_figures(T: int, d: int, base: float, font: int) -> dict:
+    """The three large heatmaps depend only on these settings: build them once each."""
+    pe = pos.sinusoidal(T, d, base)
+    sim = pe @ pe.T
+    cosine = sim / np.outer(np.linalg.norm(pe, axis=1), np.linalg.norm(pe, axis=1))
+    positions, dims = [f"{p}" for p in range(T)], [f"{c}" for c in range(d)]
+    return {
+        "table": matrix_heatmap(pe, positions, dims, title=f"PE: {T} positions × {d} dimensions",
+                                kind="scores", decimals=2, x_title="dimension",
+                                y_title="position", font_size=font, height=480),
+        "similarity": matrix_heatmap(sim, positions, positions, title="PE · PEᵀ", kind="scores",
+                                     decimals=1, x_title="position", y_title="position",
+                                     font_size=font),
+        "cosine": matrix_heatmap(cosine, positions, positions, title="Cosine similarity",
+                                 kind="scores", decimals=2, x_title="position",
+                                 y_title="position", font_size=font),
+    }
+
+
+figures = table_figures(T, d, float(base), font)
 
 st.header("1 · The sinusoidal table")
 st.latex(r"PE_{p,\,2i} = \sin\!\left(\frac{p}{b^{2i/d_{model}}}\right),\qquad "
          r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{b^{2i/d_{model}}}\right)")
-st.plotly_chart(matrix_heatmap(pe, positions, dims, title=f"PE: {T} positions × {d} dimensions",
-                               kind="scores", decimals=2, x_title="dimension",
-                               y_title="position", font_size=font, height=480),
-                key="pe_fig_table")
+st.plotly_chart(figures["table"], key="pe_fig_table")
 st.markdown(f"Every value lies in [−1, 1] (here from {pe.min():.3f} to {pe.max():.3f}); row 0 "
             "alternates 0 (sin 0) and 1 (cos 0). Left columns change fast, right columns slowly.")
 pairs = list(range(d // 2))
@@ -75,18 +98,11 @@ st.caption(f"Wavelengths run from 2π ≈ {lengths[0]:.2f} positions (pair 0) to
            f"{lengths[-1]:,.0f} positions (pair {d // 2 - 1}), a geometric progression.")
 
 st.header("2 · Similarity depends on the offset only")
-sim = pe @ pe.T
-norms = np.linalg.norm(pe, axis=1)
-cosine = sim / np.outer(norms, norms)
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(matrix_heatmap(sim, positions, positions, title="PE · PEᵀ", kind="scores",
-                                   decimals=1, x_title="position", y_title="position",
-                                   font_size=font), key="pe_fig_similarity")
+    st.plotly_chart(figures["similarity"], key="pe_fig_similarity")
 with right:
-    st.plotly_chart(matrix_heatmap(cosine, positions, positions, title="Cosine similarity",
-                                   kind="scores", decimals=2, x_title="position",
-                                   y_title="position", font_size=font), key="pe_fig_cosine")
+    st.plotly_chart(figures["cosine"], key="pe_fig_cosine")
 st.markdown(
     f"PE(p)·PE(q) = Σᵢ cos((p − q)ωᵢ): it depends on p − q only, so the matrix is constant "
     f"along every diagonal (largest spread along a diagonal: {pos.offset_spread(sim):.1e})."
