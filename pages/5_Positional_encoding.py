@@ -7,7 +7,7 @@ import streamlit as st
 from attncore import positional as pos
 from attncore.experiments import permutation_test
 from attncore.text import SENTENCES, tokenize, toy_embeddings
-from pages.ui.controls import URL, seed_input
+from pages.ui.controls import URL, bounded_slider, seed_input
 from pages.ui.figures import line_chart, matrix_heatmap
 from pages.ui.layout import (
     bullet_list,
@@ -109,7 +109,7 @@ st.markdown(
 )
 
 st.header("3 · The shift property: one rotation per offset")
-k = st.slider("Offset k", 1, T - 1 if T > 1 else 1, min(3, T - 1), key="pe_offset", **URL)
+k = bounded_slider(st, "Offset k", 1, T - 1, 3, key="pe_offset")
 R = pos.shift_rotation(int(k), d, float(base))
 err = np.max(np.abs(pe[int(k):] - pe[:-int(k)] @ R.T)) if T > int(k) else 0.0
 left, right = st.columns(2)
@@ -189,7 +189,8 @@ with c1:
     st.caption(f"The score depends on m − n only (largest spread along a diagonal: "
                f"{pos.offset_spread(rope_scores):.1e}).")
 with c2:
-    head = st.slider("ALiBi head shown", 1, int(heads), 1, key="pe_alibi_head", **URL)
+    head = st.selectbox("ALiBi head shown", range(1, int(heads) + 1), key="pe_alibi_head",
+                        **URL)
     st.plotly_chart(matrix_heatmap(bias[int(head) - 1], labels, labels,
                                    title=f"ALiBi bias, head {head} (slope {slopes[head - 1]:.4g})",
                                    kind="scores", decimals=2, x_title="key j",

@@ -7,7 +7,7 @@ import streamlit as st
 from attncore import seq2seq as s2s
 from attncore.softmax import softmax
 from attncore.text import SENTENCES, tokenize
-from pages.ui.controls import URL, seed_input
+from pages.ui.controls import URL, bounded_slider, seed_input
 from pages.ui.figures import SERIES_COLOURS, bar_chart, matrix_heatmap
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
@@ -61,8 +61,8 @@ except ValueError as exc:
 S, T = len(src), len(tgt)
 
 st.header("1 · Four ways to score a query against keys")
-t = st.slider("Decoding step t (the query is the decoder state of target token t)", 1, T,
-              min(3, T), key="s2s_step", **URL) - 1
+t = bounded_slider(st, "Decoding step t (the query is the decoder state of target token t)",
+                   1, T, 3, key="s2s_step") - 1
 st.markdown(f"Query: the decoder state of “{md_escape(tgt[t])}”; keys: the {S} encoder "
             f"states. d = {D}; the general and additive scores use random (untrained) "
             "matrices.")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import streamlit as st
+
 #: Every lesson control keeps its value in the link and across pages.
 URL = {"bind": "query-params", "persist_state": "session"}
 
@@ -18,3 +20,22 @@ def seed_input(container, key: str, label: str = "Seed", **kwargs) -> int:
     value = container.number_input(label, min_value=0.0, max_value=float(MAX_SEED), value=0.0,
                                    step=1.0, format="%.0f", key=key, **URL, **kwargs)
     return int(round(value))
+
+
+def bounded_slider(container, label: str, low: int, high: int, default: int, key: str,
+                   **kwargs) -> int:
+    """An integer slider whose upper end depends on other controls (a length, a count).
+
+    Streamlit 1.67 restores a kept (linked or session) value when a slider's range
+    changes, even when it no longer fits, and then raises; so the kept value is
+    clamped into the new range first. With nothing to choose (high <= low) no slider
+    is drawn and ``low`` is returned.
+    """
+    if high <= low:
+        container.caption(f"{label}: {low} (the only choice)")
+        return low
+    if key in st.session_state:
+        st.session_state[key] = min(max(int(st.session_state[key]), low), high)
+        return container.slider(label, low, high, key=key, **URL, **kwargs)
+    return container.slider(label, low, high, min(max(default, low), high), key=key, **URL,
+                            **kwargs)

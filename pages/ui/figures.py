@@ -92,7 +92,8 @@ def matrix_heatmap(
     rows = [plotly_safe(x) for x in unique_labels(_pool_labels(row_labels, block))]
     cols = [plotly_safe(x) for x in unique_labels(_pool_labels(col_labels, block))]
     masked = np.isneginf(shown)
-    z = np.where(masked, np.nan, shown).astype(np.float32)
+    # float32 halves the bytes on the wire; clip first so huge values stay finite.
+    z = np.clip(np.where(masked, np.nan, shown), -1e38, 1e38).astype(np.float32)
     fmt = f"{{:.{decimals}f}}"
     # Large matrices carry no text array: Plotly validates every string, which costs
     # more than the figure itself; their hover reads the value from z instead.

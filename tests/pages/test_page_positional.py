@@ -78,3 +78,17 @@ def test_alibi_slopes_listed_and_practice_question_checks():
     assert "Slopes: 0.25, 0.0625, 0.01562, 0.003906" in captions  # 4^-1 .. 4^-4
     at.number_input(key="pe_pq1").set_value(0.8415).run()
     assert any("Right" in s.value for s in at.success)
+
+
+def test_dependent_controls_survive_their_range_shrinking():
+    # Regressions found by the fuzzer: a kept slider value above a new, smaller maximum
+    # raised StreamlitValueAboveMaxError, and one ALiBi head made min = max = 1.
+    at = run()
+    at.slider(key="pe_heads").set_value(1).run()
+    assert not at.exception
+    at.slider(key="pe_len").set_value(512).run()
+    at.slider(key="pe_offset").set_value(53).run()
+    at.slider(key="pe_len").set_value(8).run()
+    assert not at.exception and at.slider(key="pe_offset").value == 7  # clamped to T - 1
+    at.slider(key="pe_len").set_value(9).run()
+    assert not at.exception and at.slider(key="pe_offset").value == 7

@@ -94,3 +94,14 @@ def test_html_in_sentences_is_text():
     target_labels = chart(at, "s2s_fig_alignment")["data"][0]["y"]
     assert "&lt;" in source_labels and "&lt;" in target_labels
     assert all("<" not in x for x in [*source_labels, *target_labels])
+
+
+def test_one_token_target_and_shrinking_target_keep_working():
+    # Regressions found by the fuzzer: a one-token target made the step slider's
+    # min = max = 1, and a kept step beyond a shorter target raised an error.
+    at = run(s2s_target="cat")
+    assert "the only choice" in " ".join(c.value for c in at.caption)
+    at = run(s2s_target="a b c d e f")
+    at.slider(key="s2s_step").set_value(6).run()
+    at.text_input(key="s2s_target").set_value("a b").run()
+    assert not at.exception and at.slider(key="s2s_step").value == 2

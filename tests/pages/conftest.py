@@ -1,0 +1,136 @@
+"""Shared AppTest helpers for the page tests.
+
+Every app script is run the way a browser session runs it: the home page from
+``dashboard.py`` itself, a lesson by switching to its ``pages/`` file from
+``dashboard.py`` (the folder mode of a multipage app). Paths are absolute and built
+from this file, because AppTest resolves relative paths against the calling file.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.util import patch_config_options
+
+ROOT = Path(__file__).resolve().parents[2]
+MAIN_SCRIPT = ROOT / "dashboard.py"
+PAGES_DIR = ROOT / "pages"
+
+# The shared sidebar switch (pages/ui/layout.py); the one widget without a page prefix.
+PRESENTER_KEY = "presenter"
+
+
+def app_scripts() -> list[Path]:
+    """``dashboard.py`` and every top-level ``pages/*.py``, sorted; absolute paths.
+
+    Files under ``pages/ui/`` are shared code, not pages, and are left out. A script
+    that does not exist yet is left out too, so the list grows as pages are added.
+    """
+    scripts = [MAIN_SCRIPT] if MAIN_SCRIPT.is_file() else []
+    scripts += sorted(p for p in PAGES_DIR.glob("*.py") if p.is_file())
+    return scripts
+
+
+def script_id(path: Path) -> str:
+    """The test id of a script: its file name, e.g. ``1_Worked_example.py``."""
+    return Path(path).name
+
+
+def _resolve(path: str | Path) -> Path:
+    path = Path(path)
+    return path if path.is_absolute() else ROOT / path
+
+
+@functools.cache
+def _component_manager() -> object | None:
+    """One registry of custom components for every AppTest in the session.
+
+    A fresh AppTest scans the metadata of every installed package for custom
+    components on its first run (about 0.5 s, nearly all of a small page's first
+    run); a real server does it once for all sessions, and so do we. Private
+    Streamlit API: when it moves, each AppTest simply scans again.
+    """
+    try:
+        from streamlit.components.v2.component_manager import BidiComponentManager
+    except ImportError:
+        return None
+    manager = BidiComponentManager()
+    manager.discover_and_register_components(start_file_watching=False)
+    return manager
+
+
+def new_app(path: str | Path, timeout: float = 30) -> AppTest:
+    """An AppTest for one app script, not yet run.
+
+    ``path`` is absolute or relative to the repository root (``"dashboard.py"``,
+    ``"pages/1_Worked_example.py"``). A lesson page is opened from ``dashboard.py``
+    with ``switch_page``, so links between pages resolve as in the real app.
+    ``timeout`` (seconds) is the default for every later ``at.run()``.
+    """
+    path = _resolve(path).resolve()
+    at = AppTest.from_file(MAIN_SCRIPT, default_timeout=timeout)
+    manager = _component_manager()
+    if manager is not None and getattr(at, "_bidi_component_manager", False) is None:
+        at._bidi_component_manager = manager
+    if path != MAIN_SCRIPT.resolve():
+        at.switch_page(str(path.relative_to(ROOT)))
+    return at
+
+
+def run_page(path: str | Path, timeout: float = 30) -> AppTest:
+    """Run one app script at its defaults and return the AppTest after ``.run()``."""
+    return new_app(path, timeout=timeout).run()
+
+
+def problems(at: AppTest) -> list[str]:
+    """What went wrong in the last run: uncaught exceptions and tracebacks in ``st.error``.
+
+    Each uncaught exception gives its type, message and the last frames of its stack
+    trace; an ``st.error`` whose text contains "Traceback" counts too (a Python trace
+    shown to a student is a bug, even when caught).
+    """
+    found = []
+    for exc in at.exception:
+        trace = "\n".join(line.rstrip() for line in exc.stack_trace[-8:])
+        kind = getattr(exc.proto, "type", "") or "Exception"
+        found.append(f"{kind}: {exc.message}\n{trace}".rstrip())
+    for err in at.error:
+        if "Traceback" in str(err.value):
+            found.append(f"st.error shows a traceback:\n{err.value}")
+    return found
+
+
+def assert_no_exception(at: AppTest, context: str = "") -> None:
+    """Fail, showing every exception message and trace, if the last run went wrong.
+
+    ``context`` (for example the widget settings of the run) is added to the message.
+    """
+    found = problems(at)
+    if found:
+        head = f"{context}\n" if context else ""
+        raise AssertionError(head + "\n---\n".join(found))
+
+
+@pytest.fixture(autouse=True)
+def _clear_streamlit_caches() -> Iterator[None]:
+    """Start every test with empty ``st.cache_data`` and ``st.cache_resource``."""
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+
+
+@pytest.fixture(autouse=True)
+def _show_error_details() -> Iterator[None]:
+    """Let uncaught exceptions keep their message and trace in tests.
+
+    ``.streamlit/config.toml`` redacts error details for students
+    (``client.showErrorDetails = "none"``); AppTest reads that file too, which would
+    leave every failure with the same redacted text.
+    """
+    with patch_config_options({"client.showErrorDetails": "full"}):
+        yield
