@@ -7,8 +7,8 @@ import streamlit as st
 from attncore import analysis, causal_mask
 from attncore import multihead as mh
 from attncore.positional import sinusoidal
-from attncore.text import SENTENCES, tokenize, toy_embeddings
-from pages.ui.controls import URL, seed_input
+from attncore.text import SENTENCES, toy_embeddings
+from pages.ui.controls import URL, capped_tokens, seed_input
 from pages.ui.figures import SERIES_COLOURS, bar_chart, matrix_heatmap
 from pages.ui.layout import (
     bullet_list,
@@ -34,13 +34,6 @@ lesson_header(
 )
 
 
-def capped_tokens(text: str | None, what: str) -> list[str]:
-    tokens = tokenize(text or "")
-    if len(tokens) > MAX_TOKENS:
-        st.warning(f"The {what} has {len(tokens)} tokens; only the first {MAX_TOKENS} are used.")
-    return tokens[:MAX_TOKENS]
-
-
 sentence = st.text_input("Sentence", DEFAULT_SENTENCE, key="mha_sentence", max_chars=400,
                          **URL)
 c1, c2, c3, c4 = st.columns(4)
@@ -57,7 +50,7 @@ use_pe = c2.toggle("Add sinusoidal positional encoding", value=True, key="mha_pe
                    disabled=weights_kind == "designed", **URL,
                    help="Designed heads read positions from their own features.")
 
-tokens = capped_tokens(sentence, "sentence")
+tokens = capped_tokens(sentence, "sentence", MAX_TOKENS)
 if not tokens:
     st.info("Type a sentence to see its attention heads.")
     st.stop()
@@ -180,7 +173,8 @@ source = c1.text_input("Source (keys and values)", SENTENCES["translation_source
                        key="mha_source", max_chars=400, **URL)
 target = c2.text_input("Target (queries)", SENTENCES["translation_target"], key="mha_target",
                        max_chars=400, **URL)
-src, tgt = capped_tokens(source, "source"), capped_tokens(target, "target")
+src = capped_tokens(source, "source", MAX_TOKENS)
+tgt = capped_tokens(target, "target", MAX_TOKENS)
 if not src or not tgt:
     st.info("Type both a source and a target sentence.")
 else:

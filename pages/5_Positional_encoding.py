@@ -6,8 +6,8 @@ import streamlit as st
 
 from attncore import positional as pos
 from attncore.experiments import permutation_test
-from attncore.text import SENTENCES, tokenize, toy_embeddings
-from pages.ui.controls import URL, bounded_slider, seed_input
+from attncore.text import SENTENCES, toy_embeddings
+from pages.ui.controls import URL, bounded_slider, capped_tokens, seed_input
 from pages.ui.figures import line_chart, matrix_heatmap
 from pages.ui.layout import (
     bullet_list,
@@ -129,10 +129,7 @@ with right:
 st.header("4 · Without positions, attention ignores word order")
 sentence = st.text_input("Sentence", SENTENCES["cat"], key="pe_sentence", max_chars=400, **URL)
 seed = seed_input(st, "pe_seed", "Shuffle seed")
-tokens = tokenize(sentence or "")
-if len(tokens) > MAX_TOKENS:
-    st.warning(f"Only the first {MAX_TOKENS} of {len(tokens)} tokens are used.")
-    tokens = tokens[:MAX_TOKENS]
+tokens = capped_tokens(sentence, "sentence", MAX_TOKENS)
 if len(tokens) < 2:
     st.info("Type a sentence of at least two tokens to shuffle.")
     perm_test = None

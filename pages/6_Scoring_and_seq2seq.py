@@ -6,8 +6,8 @@ import streamlit as st
 
 from attncore import seq2seq as s2s
 from attncore.softmax import softmax
-from attncore.text import SENTENCES, tokenize
-from pages.ui.controls import URL, bounded_slider, seed_input
+from attncore.text import SENTENCES
+from pages.ui.controls import URL, bounded_slider, capped_tokens, seed_input
 from pages.ui.figures import SERIES_COLOURS, bar_chart, matrix_heatmap
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
@@ -33,21 +33,14 @@ lesson_header(
 )
 
 
-def capped(text: str | None, what: str) -> list[str]:
-    tokens = tokenize(text or "")
-    if len(tokens) > MAX_TOKENS:
-        st.warning(f"The {what} has {len(tokens)} tokens; only the first {MAX_TOKENS} are "
-                   "used.")
-    return tokens[:MAX_TOKENS]
-
-
 c1, c2, c3 = st.columns([2, 2, 1])
 source = c1.text_input("Source sentence (encoder)", SENTENCES["translation_source"],
                        key="s2s_source", max_chars=400, **URL)
 target = c2.text_input("Target sentence (decoder)", SENTENCES["translation_target"],
                        key="s2s_target", max_chars=400, **URL)
 seed = seed_input(c3, "s2s_seed")
-src, tgt = capped(source, "source"), capped(target, "target")
+src = capped_tokens(source, "source", MAX_TOKENS)
+tgt = capped_tokens(target, "target", MAX_TOKENS)
 if not src or not tgt:
     st.info("Type both a source and a target sentence (at least one word each).")
     st.stop()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from attncore.text import tokenize
+
 #: Every lesson control keeps its value in the link and across pages.
 URL = {"bind": "query-params", "persist_state": "session"}
 
@@ -39,3 +41,11 @@ def bounded_slider(container, label: str, low: int, high: int, default: int, key
         return container.slider(label, low, high, key=key, **URL, **kwargs)
     return container.slider(label, low, high, min(max(default, low), high), key=key, **URL,
                             **kwargs)
+
+
+def capped_tokens(text: str | None, what: str, limit: int) -> list[str]:
+    """The tokens of a text box, at most ``limit`` of them, saying so when it cuts."""
+    tokens = tokenize(text or "")
+    if len(tokens) > limit:
+        st.warning(f"The {what} has {len(tokens)} tokens; only the first {limit} are used.")
+    return tokens[:limit]

@@ -8,10 +8,13 @@ from this file, because AppTest resolves relative paths against the calling file
 
 from __future__ import annotations
 
+import base64
 import functools
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -134,3 +137,36 @@ def _show_error_details() -> Iterator[None]:
     """
     with patch_config_options({"client.showErrorDetails": "full"}):
         yield
+
+
+def open_page(path: str | Path, timeout: float = 60, **query: str) -> AppTest:
+    """Open a script as its link would, with these query parameters, and run it.
+
+    Fails (with the exception's message and trace) if the run raised.
+    """
+    at = new_app(path, timeout=timeout)
+    for name, value in query.items():
+        at.query_params[name] = value
+    at.run()
+    assert_no_exception(at, f"opening {_resolve(path).name} with {query}")
+    return at
+
+
+def chart_spec(at: AppTest, key: str) -> dict:
+    """The Plotly figure drawn by ``st.plotly_chart(..., key=key)``, as JSON."""
+    specs = {chart.proto.id: json.loads(chart.proto.spec) for chart in at.get("plotly_chart")}
+    found = [spec for element_id, spec in specs.items() if key in element_id]
+    assert found, f"no chart with key {key!r}; ids: {list(specs)}"
+    return found[0]
+
+
+def chart_array(at: AppTest, key: str, field: str = "z") -> np.ndarray:
+    """A numeric field of the chart's first trace (Plotly may send a base64 typed array)."""
+    data = chart_spec(at, key)["data"][0][field]
+    if not isinstance(data, dict):
+        return np.asarray(data, dtype=np.float64)
+    flat = np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"]))
+    shape = data.get("shape")  # "6, 6" in Plotly's JSON
+    if isinstance(shape, str):
+        shape = [int(n) for n in shape.split(",")]
+    return flat.reshape(shape) if shape else flat

@@ -4,18 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import open_page
 from streamlit.testing.v1 import AppTest
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "7_Cost.py")
 
 
 def run(**query) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    for name, value in query.items():
-        at.query_params[name] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_page(PAGE, **query)
 
 
 def measurements(at: AppTest):

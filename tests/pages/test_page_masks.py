@@ -2,40 +2,18 @@
 
 from __future__ import annotations
 
-import base64
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import chart_array, chart_spec, open_page
 from streamlit.testing.v1 import AppTest
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "3_Masks.py")
 
 
 def run(**query) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    for name, value in query.items():
-        at.query_params[name] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def chart(at: AppTest, key: str) -> dict:
-    charts = {c.proto.id: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
-    return next(s for i, s in charts.items() if key in i)
-
-
-def z(at: AppTest, key: str) -> np.ndarray:
-    data = chart(at, key)["data"][0]["z"]
-    if isinstance(data, dict):
-        flat = np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"]))
-        shape = data.get("shape")  # "6, 6" in Plotly's typed-array JSON
-        if isinstance(shape, str):
-            shape = [int(n) for n in shape.split(",")]
-        return flat.reshape(shape) if shape else flat
-    return np.array(data, dtype=float)
+    return open_page(PAGE, **query)
 
 
 def texts(at: AppTest, attr: str = "markdown") -> str:
@@ -45,9 +23,9 @@ def texts(at: AppTest, attr: str = "markdown") -> str:
 def test_defaults_show_padding_and_causal_on_the_short_sentence():
     at = run()
     # Default: sentence 2 "A dog barked" padded to 6, mask padding+causal.
-    y = chart(at, "mk_fig_weights")["data"][0]["y"]
+    y = chart_spec(at, "mk_fig_weights")["data"][0]["y"]
     assert y == ["A", "dog", "barked", "&lt;pad&gt;", "&lt;pad&gt; (2)", "&lt;pad&gt; (3)"]
-    w = z(at, "mk_fig_weights")
+    w = chart_array(at, "mk_fig_weights")
     assert np.all(w[:, 3:] == 0)  # padding keys: exactly 0
     assert np.all(np.triu(w, 1) == 0)  # the future: exactly 0
     np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-6)  # float32 on the wire
@@ -71,7 +49,7 @@ def test_custom_mask_that_masks_everything_is_flagged():
     at.run()
     assert not at.exception
     assert "Fully masked rows: 1 (A), 2 (dog), 3 (barked)" in texts(at, "warning")
-    assert np.all(z(at, "mk_fig_weights") == 0)
+    assert np.all(chart_array(at, "mk_fig_weights") == 0)
 
 
 def test_leakage_shows_exact_zero_before_the_changed_token():
@@ -109,7 +87,7 @@ def test_html_in_a_sentence_is_shown_as_text():
     assert not at.exception
     batch = next(d.value for d in at.dataframe if "sentence 1" in d.value.index)
     assert "<" in batch.loc["sentence 1"].tolist()  # the tokenizer keeps "<" as a token
-    y = chart(at, "mk_fig_weights")["data"][0]["y"]
+    y = chart_spec(at, "mk_fig_weights")["data"][0]["y"]
     assert all("<" not in label for label in y)  # escaped for Plotly: &lt;
 
 
@@ -118,6 +96,6 @@ def test_every_mask_kind_renders():
     for kind in ["padding", "causal", "padding+causal", "window", "custom", "none"]:
         at.selectbox(key="mk_mask").set_value(kind).run()
         assert not at.exception, kind
-        w = z(at, "mk_fig_weights")
+        w = chart_array(at, "mk_fig_weights")
         rows = w.sum(axis=1)
         assert np.all((np.abs(rows - 1) < 1e-6) | (rows == 0)), kind

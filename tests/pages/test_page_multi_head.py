@@ -6,26 +6,18 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import chart_spec, open_page
 from streamlit.testing.v1 import AppTest
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "4_Multi_head.py")
 
 
 def run(**query) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    for name, value in query.items():
-        at.query_params[name] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_page(PAGE, **query)
 
 
 def charts(at: AppTest) -> dict:
     return {c.proto.id: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
-
-
-def chart(at: AppTest, key: str) -> dict:
-    return next(s for i, s in charts(at).items() if key in i)
 
 
 def markdown(at: AppTest) -> str:
@@ -75,11 +67,11 @@ def test_designed_heads_with_one_dimension_per_head_explain_why_not():
 
 def test_cross_attention_is_rectangular_for_sentences_of_different_lengths():
     at = run()
-    spec = chart(at, "mha_fig_cross_0")
+    spec = chart_spec(at, "mha_fig_cross_0")
     # Target "J'aime les chats" -> J ' aime les chats (5 rows); source "I love cats" (3).
     assert len(spec["data"][0]["y"]) == 5 and len(spec["data"][0]["x"]) == 3
     at.text_input(key="mha_source").set_value("the black cat sleeps all day long").run()
-    assert len(chart(at, "mha_fig_cross_0")["data"][0]["x"]) == 7
+    assert len(chart_spec(at, "mha_fig_cross_0")["data"][0]["x"]) == 7
     at.text_input(key="mha_target").set_value("").run()
     assert "Type both a source and a target" in " ".join(i.value for i in at.info)
 
@@ -99,7 +91,7 @@ def test_bad_sentences_give_messages(sentence, message):
 
 def test_html_in_the_sentence_is_text():
     at = run(mha_sentence="<img src=x onerror=alert(1)> hello")
-    labels = chart(at, "mha_fig_average")["data"][0]["y"]
+    labels = chart_spec(at, "mha_fig_average")["data"][0]["y"]
     assert "&lt;" in labels and all("<" not in label for label in labels)
 
 

@@ -2,35 +2,18 @@
 
 from __future__ import annotations
 
-import base64
-import json
 import math
 from pathlib import Path
 
-import numpy as np
 import pytest
+from conftest import chart_array, open_page
 from streamlit.testing.v1 import AppTest
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "2_Scaling.py")
 
 
 def run(**query) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    for name, value in query.items():
-        at.query_params[name] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def chart_values(at: AppTest, key: str, field: str = "y") -> np.ndarray:
-    """The first trace's ``field`` of the chart with ``key`` (Plotly may send base64)."""
-    charts = {c.proto.id: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
-    spec = next(s for i, s in charts.items() if key in i)
-    data = spec["data"][0][field]
-    if isinstance(data, dict):  # {"dtype": "f8", "bdata": "..."}
-        return np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"]))
-    return np.asarray(data, dtype=float)
+    return open_page(PAGE, **query)
 
 
 def moments(at: AppTest):
@@ -88,7 +71,7 @@ def test_temperature_slider_moves_between_hard_and_uniform():
     assert not at.exception
     # At T = 20 the 1/√d_k scores (|s| of order 1) are divided by 20: every weight lies
     # within a factor e^{±0.1·2} of 1/4, so below 0.25 · 1.25.
-    weights = chart_values(at, "sc_fig_temperature_weights")
+    weights = chart_array(at, "sc_fig_temperature_weights", "y")
     assert weights.size == 4 and weights.sum() == pytest.approx(1.0)
     assert weights.max() < 0.25 * 1.25
 

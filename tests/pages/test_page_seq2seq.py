@@ -2,36 +2,18 @@
 
 from __future__ import annotations
 
-import base64
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import chart_array, chart_spec, open_page
 from streamlit.testing.v1 import AppTest
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "6_Scoring_and_seq2seq.py")
 
 
 def run(**query) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    for name, value in query.items():
-        at.query_params[name] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def chart(at: AppTest, key: str) -> dict:
-    charts = {c.proto.id: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
-    return next(s for i, s in charts.items() if key in i)
-
-
-def values(at: AppTest, key: str, field: str = "y") -> np.ndarray:
-    data = chart(at, key)["data"][0][field]
-    if isinstance(data, dict):
-        return np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"]))
-    return np.array(data, dtype=float)
+    return open_page(PAGE, **query)
 
 
 def markdown(at: AppTest) -> str:
@@ -40,18 +22,18 @@ def markdown(at: AppTest) -> str:
 
 def test_four_scores_with_parameter_counts():
     at = run()
-    titles = [chart(at, f"s2s_fig_score_{n}")["layout"]["title"]["text"] for n in range(4)]
+    titles = [chart_spec(at, f"s2s_fig_score_{n}")["layout"]["title"]["text"] for n in range(4)]
     assert titles == ["dot (0 parameters)", "scaled dot (0 parameters)",
                       "general (256 parameters)", "additive (528 parameters)"]
     for n in range(4):
-        assert values(at, f"s2s_fig_score_{n}").sum() == pytest.approx(1.0)
+        assert chart_array(at, f"s2s_fig_score_{n}", "y").sum() == pytest.approx(1.0)
 
 
 def test_alignment_fills_row_by_row():
     at = run(s2s_model="Luong")
     for step in (1, 3, 5):
         at.slider(key="s2s_step").set_value(step).run()
-        text = chart(at, "s2s_fig_alignment")["data"][0]["text"]
+        text = chart_spec(at, "s2s_fig_alignment")["data"][0]["text"]
         filled = [any(cell for cell in row) for row in text]
         assert filled == [r < step for r in range(5)]  # "J'aime les chats": 5 tokens
         assert f"α_{step} sums to 1.000000" in markdown(at)
@@ -60,13 +42,13 @@ def test_alignment_fills_row_by_row():
 def test_luong_dot_aligns_the_translation():
     at = run(s2s_model="Luong")
     at.slider(key="s2s_step").set_value(5).run()  # "chats"
-    alpha = values(at, "s2s_fig_alpha")
+    alpha = chart_array(at, "s2s_fig_alpha", "y")
     assert int(np.argmax(alpha)) == 2  # "cats"
 
 
 def test_local_weights_are_zero_outside_the_window():
     at = run(s2s_window="1", s2s_step="1")
-    local = values(at, "s2s_fig_local")
+    local = chart_array(at, "s2s_fig_local", "y")
     # Step 1: monotonic p_t = 0, D = 1: only source tokens 0 and 1 may be non-zero.
     assert local[2] == 0.0 and local[:2].sum() > 0
 
@@ -90,8 +72,8 @@ def test_bad_inputs_give_messages(query, message, where):
 
 def test_html_in_sentences_is_text():
     at = run(s2s_source="<script>alert(1)</script>", s2s_target="<img src=x onerror=alert(1)>")
-    source_labels = chart(at, "s2s_fig_alpha")["data"][0]["x"]
-    target_labels = chart(at, "s2s_fig_alignment")["data"][0]["y"]
+    source_labels = chart_spec(at, "s2s_fig_alpha")["data"][0]["x"]
+    target_labels = chart_spec(at, "s2s_fig_alignment")["data"][0]["y"]
     assert "&lt;" in source_labels and "&lt;" in target_labels
     assert all("<" not in x for x in [*source_labels, *target_labels])
 

@@ -14,11 +14,11 @@ Q = K = [[1,0],[0,1],[1,1]], V = [[1,2,3],[4,5,6],[7,8,9]], d_k = 2:
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import pytest
+from conftest import assert_no_exception, chart_spec, open_page
 from streamlit.testing.v1 import AppTest
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "1_Worked_example.py")
@@ -44,30 +44,17 @@ HAND["output"] = [
 
 
 def run(**query) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    for name, value in query.items():
-        at.query_params[name] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def figure(at: AppTest, key: str) -> dict:
-    """The Plotly figure drawn with ``st.plotly_chart(..., key=key)``, as JSON."""
-    specs = {c.proto.id: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
-    match = [spec for element_id, spec in specs.items() if key in element_id]
-    assert match, f"no chart with key {key}; ids {list(specs)}"
-    return match[0]
+    return open_page(PAGE, **query)
 
 
 def cell_texts(at: AppTest, key: str) -> list[list[float]]:
-    return [[float(x) for x in row] for row in figure(at, key)["data"][0]["text"]]
+    return [[float(x) for x in row] for row in chart_spec(at, key)["data"][0]["text"]]
 
 
 def edit(at: AppTest, key: str, rows: dict) -> AppTest:
     at.session_state[key] = {"edited_rows": rows, "added_rows": [], "deleted_rows": []}
     at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    assert_no_exception(at, f"edit {rows}")
     return at
 
 
@@ -133,7 +120,7 @@ def test_causal_toggle_zeroes_the_future():
     assert w[1] == pytest.approx(
         [1 / (1 + math.exp(A)), math.exp(A) / (1 + math.exp(A)), 0], abs=5e-4
     )
-    scaled = figure(at, "we_fig_scaled")["data"][0]["text"]
+    scaled = chart_spec(at, "we_fig_scaled")["data"][0]["text"]
     assert scaled[0][1] == "−∞" and scaled[0][2] == "−∞"
 
 
@@ -153,7 +140,7 @@ def test_scaling_off_and_temperature_change_the_weights():
 def test_precision_control_sets_decimals():
     at = run()
     at.slider(key="we_decimals").set_value(5).run()
-    text = figure(at, "we_fig_weights")["data"][0]["text"]
+    text = chart_spec(at, "we_fig_weights")["data"][0]["text"]
     assert text[0][0] == f"{HAND['weights'][0][0]:.5f}"
 
 
@@ -230,11 +217,11 @@ def test_html_token_names_are_shown_as_text():
     markdown = " ".join(m.value for m in at.markdown)
     assert "<script>" not in markdown  # escaped for markdown, shown as typed
     assert r"\<script\>alert\(1\)\</script\>" in markdown
-    labels = figure(at, "we_fig_weights")["data"][0]["y"]
+    labels = chart_spec(at, "we_fig_weights")["data"][0]["y"]
     assert labels[0] == "&lt;script&gt;alert(1)&lt;/script&gt;"
 
 
 def test_empty_token_name_falls_back_to_position():
     at = run()
     edit(at, TABLE, {1: {"token": "   "}})
-    assert figure(at, "we_fig_weights")["data"][0]["y"][1] == "x2"
+    assert chart_spec(at, "we_fig_weights")["data"][0]["y"][1] == "x2"
