@@ -271,3 +271,19 @@ def page(browser_context):
 def screenshot_dir() -> Path:
     SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
     return SCREENSHOT_DIR
+
+
+@pytest.fixture(scope="session")
+def chromium_launch_options(chromium_path: Path) -> dict:
+    """Keyword arguments for ``chromium.launch`` (sync or async API): Debian's Chromium
+    with the tier's flags. For tests that drive their own browser, such as the load test
+    with Playwright's async API."""
+    return {"executable_path": str(chromium_path), "args": list(CHROMIUM_ARGS), "headless": True}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "load: the 20-browser load test (about 3 minutes on 2 cores); "
+        "`-m 'e2e and not load'` leaves it out",
+    )

@@ -1,0 +1,313 @@
+"""Every lesson's downloads, clicked in a real browser and read back.
+
+Each lesson ends with a "Download" section: a select box ``<prefix>_dl_matrix``, a
+"CSV" button (the chosen matrix, row labels first, full precision) and a "Whole trace
+(JSON)" button. Here both files are downloaded at the page's defaults, parsed, and
+compared with each other, with the shapes the settings imply, and (for the worked
+example) with the numbers printed in the heatmap and with values derived by hand. On
+the worked example every matrix of the select box is chosen and downloaded in turn.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import numpy as np
+import pytest
+from playwright.sync_api import Page
+from test_pages import PAGES, _assert_no_error, _open, _state_changes, _wait_idle
+
+pytestmark = pytest.mark.e2e
+
+DOWNLOAD_TIMEOUT_MS = 30_000
+
+
+@dataclass
+class Table:
+    """A downloaded CSV: column names, row labels, numbers."""
+
+    name: str
+    columns: list[str]
+    rows: list[str]
+    values: np.ndarray
+
+
+def _parse_csv(name: str, text: str) -> Table:
+    # The csv module, not pandas: a token such as "NA" or "null" must stay a label.
+    records = list(csv.reader(io.StringIO(text)))
+    assert records and records[0][0] == "", f"{name}: the first header cell should be empty"
+    columns = records[0][1:]
+    body = [r for r in records[1:] if r]
+    assert all(len(r) == len(columns) + 1 for r in body), f"{name}: ragged rows"
+    values = np.array([[float(x) for x in r[1:]] for r in body], dtype=np.float64)
+    return Table(name, columns, [r[0] for r in body], values.reshape(len(body), len(columns)))
+
+
+def _download(page: Page, button: str) -> tuple[str, str]:
+    """Click a download button; return the file's suggested name and its text."""
+    target = page.locator('[data-testid="stDownloadButton"]').filter(
+        has_text=re.compile(rf"^\s*{re.escape(button)}\s*$")).locator("button")
+    target.scroll_into_view_if_needed()
+    with page.expect_download(timeout=DOWNLOAD_TIMEOUT_MS) as info:
+        target.click()
+    download = info.value
+    failure = download.failure()
+    assert failure is None, f"download {button!r} failed: {failure}"
+    return download.suggested_filename, Path(download.path()).read_text(encoding="utf-8")
+
+
+def _get_csv(page: Page, prefix: str) -> Table:
+    name, text = _download(page, "CSV")
+    assert name.startswith(f"{prefix}_") and name.endswith(".csv"), name
+    return _parse_csv(name, text)
+
+
+def _get_json(page: Page, prefix: str) -> dict:
+    name, text = _download(page, "Whole trace (JSON)")
+    assert name == f"{prefix}_trace.json", name
+    return json.loads(text)
+
+
+def _arr(x) -> np.ndarray:
+    """A JSON matrix as floats (null, written for −∞, becomes NaN)."""
+    return np.array(x, dtype=np.float64)
+
+
+def _matrix_select(page: Page):
+    return page.get_by_role("combobox", name="Matrix to download", exact=True)
+
+
+def _choose(page: Page, prefix: str, option: str, default: str) -> None:
+    """Pick ``option`` in the download select box with the mouse, as a teacher would."""
+    before = _state_changes(page)
+    box = _matrix_select(page)
+    box.scroll_into_view_if_needed()
+    box.click()
+    page.get_by_role("option", name=option, exact=True).click()
+    # The link follows the choice (a bound select box keeps its label in the link).
+    key = f"{prefix}_dl_matrix"
+    want = None if option == default else [option]  # a default value leaves the link
+    page.wait_for_url(lambda url: parse_qs(urlsplit(url).query).get(key) == want,
+                      timeout=15_000)
+    _wait_idle(page, before)
+    assert box.input_value() == option
+
+
+def _unique(labels: list[str]) -> list[str]:
+    """The app's rule for repeated labels: 'the', 'the (2)' (pages/ui/labels.py)."""
+    seen: dict[str, int] = {}
+    out = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        out.append(label if seen[label] == 1 else f"{label} ({seen[label]})")
+    return out
+
+
+def _heatmap_cells(page: Page, title: str) -> list[str]:
+    """The numbers Plotly printed in the cells of the heatmap titled ``title``."""
+    chart = page.locator('[data-testid="stPlotlyChart"]').filter(has_text=title)
+    assert chart.count() == 1, f"{chart.count()} charts titled {title!r}"
+    return chart.evaluate(
+        """(el) => [...el.querySelectorAll('text')]
+                 .filter((t) => t.parentNode.classList.contains('heatmap-label'))
+                 .map((t) => t.textContent)"""
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Worked example: exact numbers, and every matrix of the select box
+# --------------------------------------------------------------------------------------
+WE_JSON_KEY = {  # option of the select box -> entry of the JSON trace
+    "Q": "Q", "K": "K", "V": "V", "Scores S = QKᵀ": "scores",
+    "Scaled (masked) scores": "masked_scores", "Exponentials": "exps",
+    "Weights W": "weights", "Output O": "output",
+}
+
+
+def _textbook_weights() -> np.ndarray:
+    """By hand: Q = [[1,0],[0,1],[1,1]] = K, scores QKᵀ/√2, softmax by rows."""
+    a, b = math.exp(1 / math.sqrt(2)), math.exp(2 / math.sqrt(2))
+    return np.array([[a, 1, a], [1, a, a], [a, a, b]]) / np.array([[2 * a + 1], [2 * a + 1],
+                                                                   [2 * a + b]])
+
+
+def _check_worked_example(page: Page) -> None:
+    q = _get_csv(page, "we")
+    assert q.name == "we_q.csv"
+    assert (q.rows, q.columns) == (["x1", "x2", "x3"], ["q1", "q2"])
+    np.testing.assert_array_equal(q.values, [[1, 0], [0, 1], [1, 1]])
+
+    trace = _get_json(page, "we")
+    assert trace["tokens"] == ["x1", "x2", "x3"]
+    weights = _arr(trace["weights"])
+    assert weights.shape == (3, 3) and _arr(trace["output"]).shape == (3, 3)
+    np.testing.assert_allclose(weights, _textbook_weights(), rtol=0, atol=1e-15)
+    shown = _heatmap_cells(page, "Attention weights W (rows sum to 1)")
+    assert shown == [f"{w:.3f}" for w in weights.ravel()], (
+        f"the weights heatmap shows {shown}; the JSON rounds to "
+        f"{[f'{w:.3f}' for w in weights.ravel()]}")
+
+    options = _options(page)
+    assert set(options) == set(WE_JSON_KEY), f"matrices offered: {options}"
+    default = _matrix_select(page).input_value()
+    for option in [o for o in options if o != default] + [default]:
+        if option != _matrix_select(page).input_value():
+            _choose(page, "we", option, default)
+        table = _get_csv(page, "we")
+        expected = _arr(trace[WE_JSON_KEY[option]])
+        assert table.values.shape == expected.shape, (option, table.values.shape)
+        np.testing.assert_array_equal(table.values, expected, err_msg=option)
+        assert table.rows == ["x1", "x2", "x3"], (option, table.rows)
+
+
+def _options(page: Page) -> list[str]:
+    box = _matrix_select(page)
+    box.scroll_into_view_if_needed()
+    box.click()
+    options = page.get_by_role("option").all_inner_texts()
+    page.keyboard.press("Escape")
+    return [o.strip() for o in options]
+
+
+# --------------------------------------------------------------------------------------
+# The other lessons: the default CSV equals its JSON entry; shapes follow the settings
+# --------------------------------------------------------------------------------------
+def _check_scaling(page: Page) -> None:
+    table = _get_csv(page, "sc")
+    trace = _get_json(page, "sc")
+    settings = trace["settings"]
+    assert (settings["d_k"], settings["samples"], settings["n_keys"]) == (64, 1000, 16)
+    n_keys = settings["n_keys"]
+    assert table.rows == ["no scaling", "1/√d_k", "1/d_k"]
+    assert table.columns == [f"k{j + 1}" for j in range(n_keys)]
+    saturation = np.stack([_arr(s["weights"]) for s in trace["saturation"].values()])
+    assert saturation.shape == (3, n_keys)
+    np.testing.assert_array_equal(table.values, saturation)
+    np.testing.assert_allclose(saturation.sum(axis=1), 1.0, atol=1e-12)
+    d_ks = trace["curves"]["d_k"]
+    assert d_ks == [2**n for n in range(11)]
+    for stat in ("max_weight", "entropy", "jacobian_norm"):
+        assert all(len(v) == len(d_ks) for v in trace["curves"][stat].values()), stat
+    assert _arr(trace["temperature_sweep"]["weights"]).shape == (
+        len(trace["temperature_sweep"]["T"]), n_keys)
+
+
+def _check_masks(page: Page) -> None:
+    table = _get_csv(page, "mk")
+    trace = _get_json(page, "mk")
+    batch, lengths, b = trace["batch"], trace["lengths"], trace["sentence"]
+    assert (len(batch), len(batch[0]), lengths, b) == (3, 6, [6, 3, 4], 1)
+    assert trace["mask_kind"] == "padding+causal"
+    T, length = len(batch[b]), lengths[b]
+    # By hand: query i may attend key j when j <= i (causal) and j is real (padding).
+    i, j = np.indices((T, T))
+    by_hand = ((j <= i) & (j < length)).astype(float)
+    assert table.rows == _unique(batch[b]) == ["A", "dog", "barked", "<pad>", "<pad> (2)",
+                                                "<pad> (3)"]
+    np.testing.assert_array_equal(table.values, by_hand)
+    np.testing.assert_array_equal(_arr(trace["mask"]), by_hand)
+    weights = _arr(trace["weights"])
+    assert weights.shape == (T, T) and _arr(trace["output"]).shape == (T, 8)
+    assert np.all(weights[by_hand == 0] == 0), "a masked weight is not exactly 0"
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-12)
+
+
+def _check_multi_head(page: Page) -> None:
+    table = _get_csv(page, "mha")
+    trace = _get_json(page, "mha")
+    tokens, d_model, heads = trace["tokens"], trace["d_model"], trace["heads"]
+    assert (len(tokens), d_model, heads, trace["d_k"]) == (11, 32, 4, 8)
+    T = len(tokens)
+    weights = _arr(trace["weights"])
+    assert weights.shape == (heads, T, T)
+    for name, shape in {"X": (T, d_model), "W_Q": (d_model, d_model),
+                        "W_O": (d_model, d_model), "concat": (T, d_model),
+                        "output": (T, d_model)}.items():
+        assert _arr(trace[name]).shape == shape, (name, _arr(trace[name]).shape)
+    assert table.rows == table.columns == _unique(tokens)
+    np.testing.assert_array_equal(table.values, weights[0])  # "Head 1 weights"
+    np.testing.assert_allclose(weights.sum(axis=2), 1.0, atol=1e-12)
+
+
+def _check_positional(page: Page) -> None:
+    table = _get_csv(page, "pe")
+    trace = _get_json(page, "pe")
+    T, d, base = trace["max_len"], trace["d_model"], trace["base"]
+    assert (T, d, base) == (64, 64, 10000)
+    pe = _arr(trace["pe"])
+    assert pe.shape == (T, d) and table.values.shape == (T, d)
+    assert table.rows == [str(p) for p in range(T)] and table.columns == [str(c)
+                                                                           for c in range(d)]
+    np.testing.assert_array_equal(table.values, pe)
+    # By hand: PE[p, 2i] = sin(p / base^(2i/d)), PE[p, 2i+1] = cos(the same angle).
+    p, i = np.arange(T)[:, None], np.arange(d // 2)[None, :]
+    angle = p / base ** (2 * i / d)
+    np.testing.assert_allclose(pe[:, 0::2], np.sin(angle), atol=1e-12)
+    np.testing.assert_allclose(pe[:, 1::2], np.cos(angle), atol=1e-12)
+    assert _arr(trace["rotation"]).shape == (d, d) and len(trace["wavelengths"]) == d // 2
+
+
+def _check_seq2seq(page: Page) -> None:
+    table = _get_csv(page, "s2s")
+    trace = _get_json(page, "s2s")
+    src, tgt = trace["source"], trace["target"]
+    assert (src, tgt) == (["I", "love", "cats"], ["J", "'", "aime", "les", "chats"])
+    alignment = _arr(trace["alignment"])
+    assert alignment.shape == (len(tgt), len(src)) == table.values.shape
+    assert (table.rows, table.columns) == (_unique(tgt), _unique(src))
+    np.testing.assert_array_equal(table.values, alignment)
+    np.testing.assert_allclose(alignment.sum(axis=1), 1.0, atol=1e-12)
+    assert _arr(trace["contexts"]).shape == (len(tgt), 16)
+    assert all(len(w) == len(src) for w in trace["weights_by_score"].values())
+
+
+def _check_cost(page: Page) -> None:
+    table = _get_csv(page, "cost")
+    trace = _get_json(page, "cost")
+    heads, points = trace["heads"], trace["points"]
+    assert (heads, trace["d_k"]) == (4, 64)
+    ns = [p["n"] for p in points]
+    assert ns == [64, 128, 256, 512], ns  # every n up to the default largest, 512
+    assert table.rows == [f"n={n}" for n in ns]
+    col = {name: table.values[:, k] for k, name in enumerate(table.columns)}
+    np.testing.assert_array_equal(col["n"], ns)
+    np.testing.assert_allclose(col["time (ms)"], [p["seconds"] * 1e3 for p in points],
+                               rtol=1e-15)
+    by_hand = [heads * n * n * 8 / 2**20 for n in ns]  # H·n² float64 weights, in MB
+    np.testing.assert_allclose(col["weights H·n² (MB)"], by_hand, rtol=1e-15)
+    assert all(p["weights_bytes"] == heads * p["n"] ** 2 * 8 for p in points)
+
+
+CHECKS = {
+    "Worked_example": _check_worked_example,
+    "Scaling": _check_scaling,
+    "Masks": _check_masks,
+    "Multi_head": _check_multi_head,
+    "Positional_encoding": _check_positional,
+    "Scoring_and_seq2seq": _check_seq2seq,
+    "Cost": _check_cost,
+}
+LESSONS = [pytest.param(path, id=test_id) for test_id, path in PAGES if path]
+
+
+def test_every_lesson_has_an_export_check():
+    missing = [path for _, path in PAGES if path and path not in CHECKS]
+    assert not missing, f"lessons without an export check in {Path(__file__).name}: {missing}"
+
+
+@pytest.mark.parametrize("path", LESSONS)
+def test_downloads_match_the_page(page: Page, streamlit_server, path: str):
+    if path not in CHECKS:
+        pytest.fail(f"no export check for /{path}")
+    mark = streamlit_server.log_mark()
+    _open(page, streamlit_server.url, path)
+    _assert_no_error(page, f"/{path} at defaults", streamlit_server, mark)
+    CHECKS[path](page)
+    _assert_no_error(page, f"/{path} after the downloads", streamlit_server, mark)
