@@ -13,15 +13,31 @@ import warnings
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.colors import get_colorscale
 
 from .labels import plotly_safe, unique_labels
 
 MAX_CELLS = 64  # per side, on the wire
 TEXT_CELLS = 12  # numbers printed in cells up to this size
 
-WEIGHTS_SCALE = "Viridis"
-SCORES_SCALE = "RdBu_r"
-VALUES_SCALE = "PuOr_r"
+# Colour scales as explicit stops: plotly.js knows "Viridis" but not "RdBu_r" or "PuOr_r"
+# (reversed scales are a feature of the Python library's validation, skipped here).
+WEIGHTS_SCALE = get_colorscale("Viridis")
+SCORES_SCALE = get_colorscale("RdBu_r")
+VALUES_SCALE = get_colorscale("PuOr_r")
+
+
+def figure(traces: list[dict], layout: dict) -> go.Figure:
+    """A figure from plain trace dicts (each with its ``type``), without validation.
+
+    Plotly checks every property of every trace as it builds a figure, about 5 ms a
+    heatmap, and Streamlit serialises the figure without checking again; a lesson draws
+    up to 20 figures per rerun. The builders here set only properties that plotly
+    accepts: ``tests/core/test_figures.py`` builds every kind of figure both ways and
+    compares the JSON. Keys set to None are left out, as plotly does.
+    """
+    data = [{k: v for k, v in t.items() if v is not None} for t in traces]
+    return go.Figure(data=data, layout=layout, _validate=False)
 
 
 def pool_matrix(m: np.ndarray, max_cells: int = MAX_CELLS) -> tuple[np.ndarray, int]:
@@ -123,16 +139,16 @@ def matrix_heatmap(
     cell_font = font_size if max(shown.shape) <= 8 else font_size - 2
     value = "%{text}" if has_text else f"%{{z:.{decimals}f}}"
     traces = [
-        go.Heatmap(
+        dict(
+            type="heatmap",
             z=z,
             x=cols,
             y=rows,
             text=text,
             texttemplate="%{text}" if small else None,
-            textfont={"size": cell_font},
+            textfont={"size": cell_font, **({"color": "#ffffff"} if kind == "mask" else {})},
             hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>value {value}<extra></extra>",
             colorbar={"thickness": 12},
-            textfont_color="#ffffff" if kind == "mask" else None,
             xgap=1 if small else 0,
             ygap=1 if small else 0,
             **colour,
@@ -141,7 +157,8 @@ def matrix_heatmap(
     if masked.any():
         # Masked cells: a grey layer under the heatmap's gaps and NaNs.
         traces.append(
-            go.Heatmap(
+            dict(
+                type="heatmap",
                 z=np.where(masked, 1.0, np.nan).astype(np.float32),
                 x=cols,
                 y=rows,
@@ -168,7 +185,7 @@ def matrix_heatmap(
         "height": height or (120 + 3 * font_size * min(len(rows), 14)),
         "font": {"size": font_size},
     }
-    return go.Figure(data=traces, layout=layout)
+    return figure(traces, layout)
 
 
 # Okabe-Ito colours: distinguishable with every common colour-vision deficiency.
@@ -199,16 +216,16 @@ def line_chart(x, series: dict, *, title: str, x_title: str, y_title: str,
     traces = []
     for n, (name, y) in enumerate(series.items()):
         ref = name in dashed
-        traces.append(go.Scatter(
-            x=x, y=np.asarray(y, dtype=np.float64), name=plotly_safe(name),
+        traces.append(dict(
+            type="scatter", x=x, y=np.asarray(y, dtype=np.float64), name=plotly_safe(name),
             mode="lines" if ref else "lines+markers",
             line={"color": "#555555" if ref else SERIES_COLOURS[n % len(SERIES_COLOURS)],
                   "dash": "dash" if ref else "solid", "width": 2},
             hovertemplate=f"{plotly_safe(name)}<br>{x_title} %{{x:.4g}}<br>"
                           f"{y_title} %{{y:.4g}}<extra></extra>",
         ))
-    return go.Figure(data=traces, layout=_axes_layout(title, x_title, y_title, font_size,
-                                                       height, log_x, log_y))
+    return figure(traces, _axes_layout(title, x_title, y_title, font_size, height, log_x,
+                                       log_y))
 
 
 def bar_chart(labels, values, *, title: str, x_title: str, y_title: str,
@@ -218,8 +235,8 @@ def bar_chart(labels, values, *, title: str, x_title: str, y_title: str,
     values = np.asarray(values, dtype=np.float64)
     labels = [plotly_safe(x) for x in unique_labels(labels)]
     show_text = len(labels) <= 8
-    bar = go.Bar(
-        x=labels, y=values, marker={"color": colour},
+    bar = dict(
+        type="bar", x=labels, y=values, marker={"color": colour},
         text=[f"{v:.{decimals}f}" for v in values] if show_text else None,
         textposition="outside" if show_text else None,
         hovertemplate=f"{x_title} %{{x}}<br>{y_title} %{{y:.{decimals}f}}<extra></extra>",
@@ -228,7 +245,7 @@ def bar_chart(labels, values, *, title: str, x_title: str, y_title: str,
     layout["xaxis"]["type"] = "category"
     if y_range is not None:
         layout["yaxis"]["range"] = list(y_range)
-    return go.Figure(data=[bar], layout=layout)
+    return figure([bar], layout)
 
 
 def histogram(samples, *, title: str, x_title: str, bins: int = 40, reference_pdf=None,
@@ -239,13 +256,13 @@ def histogram(samples, *, title: str, x_title: str, bins: int = 40, reference_pd
     samples = np.asarray(samples, dtype=np.float64)
     density, edges = np.histogram(samples, bins=bins, density=True)
     centres = (edges[:-1] + edges[1:]) / 2
-    traces = [go.Bar(x=centres, y=density, width=np.diff(edges), name="samples",
-                     marker={"color": colour, "line": {"width": 0}},
-                     hovertemplate="%{x:.3g}: density %{y:.3g}<extra></extra>")]
+    traces = [dict(type="bar", x=centres, y=density, width=np.diff(edges), name="samples",
+                   marker={"color": colour, "line": {"width": 0}},
+                   hovertemplate="%{x:.3g}: density %{y:.3g}<extra></extra>")]
     if reference_pdf is not None:
         xs = np.linspace(edges[0], edges[-1], 200)
-        traces.append(go.Scatter(x=xs, y=reference_pdf(xs), name="theory", mode="lines",
-                                 line={"color": "#222222", "dash": "dash", "width": 2}))
+        traces.append(dict(type="scatter", x=xs, y=reference_pdf(xs), name="theory",
+                           mode="lines", line={"color": "#222222", "dash": "dash", "width": 2}))
     layout = _axes_layout(title, x_title, "density", font_size, height)
     layout["bargap"] = 0
-    return go.Figure(data=traces, layout=layout)
+    return figure(traces, layout)
