@@ -67,6 +67,27 @@ def _component_manager() -> object | None:
     return manager
 
 
+def _share_compiled_scripts() -> None:
+    """Compile each app script once per test session, as a real server does.
+
+    AppTest makes a new ``ScriptCache`` for every run, so every rerun parses the page
+    again and rewrites it for Streamlit's "magic" (about a tenth of a fuzz round). A
+    server keeps one cache until a file changes; no file changes during a test session.
+    Private Streamlit API: if it moves, the getattr finds nothing and AppTest simply
+    compiles every run again.
+    """
+    from streamlit.testing.v1 import app_test, local_script_runner
+
+    script_cache = getattr(app_test, "ScriptCache", None)
+    if script_cache is None or not hasattr(local_script_runner, "ScriptCache"):
+        return
+    shared = script_cache()
+    app_test.ScriptCache = local_script_runner.ScriptCache = lambda: shared
+
+
+_share_compiled_scripts()
+
+
 def new_app(path: str | Path, timeout: float = 30) -> AppTest:
     """An AppTest for one app script, not yet run.
 
