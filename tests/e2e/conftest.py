@@ -43,14 +43,21 @@ CHROMIUM_ARGS = [
 VIEWPORT = {"width": 1280, "height": 800}
 HEALTH_TIMEOUT_S = 60.0
 # Playwright timeouts are in milliseconds.
-DEFAULT_TIMEOUT_MS = 30_000
+DEFAULT_TIMEOUT_MS = 60_000  # the tier shares 2 cores with the page tier's worker
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test collected from this folder with ``e2e``."""
+    """Mark every test collected from this folder with ``e2e``, and keep them together.
+
+    Under pytest-xdist (``-n 2 --dist loadgroup``, as ``.ci/run`` runs the suite) the
+    ``xdist_group`` puts the whole tier on one worker, in file order: one server and one
+    browser for the tier, and the nonsense-link test still runs before the
+    untrusted-text test that reuses what it saw.
+    """
     for item in items:
         if E2E_DIR in Path(str(item.path)).resolve().parents:
             item.add_marker(pytest.mark.e2e)
+            item.add_marker(pytest.mark.xdist_group("browser"))
 
 
 def _free_port() -> int:

@@ -1,6 +1,7 @@
 """A day in class, in a real browser: the teacher's link in presenter mode on a 1280 × 720
-projector (it holds the settings, and follows a moved control), nonsense links, values
-kept across pages, and untrusted text. Screenshots: ``screenshots/presenter_720_*.png``.
+projector (it holds the settings, and follows a moved control), nonsense links (the page
+opens at its defaults, and its downloads match it), values kept across pages, and
+untrusted text. Screenshots: ``screenshots/presenter_720_*.png``.
 
 Pages are found as ``test_pages.py`` finds them (``pages/*.py``), and its helpers are
 reused: ``_open`` (load a page and wait until its first run is drawn), ``_wait_idle``
@@ -20,6 +21,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 from playwright.sync_api import Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from test_exports import CHECKS as EXPORT_CHECKS
 from test_pages import (
     PAGES,
     _assert_no_error,
@@ -33,7 +35,7 @@ pytestmark = pytest.mark.e2e
 
 MAIN = '[data-testid="stMain"]'
 ERROR_ALERT = '[data-testid="stAlertContentError"]'
-URL_TIMEOUT_MS = 15_000
+URL_TIMEOUT_MS = 30_000
 PROJECTOR = {"width": 1280, "height": 720}
 
 
@@ -345,8 +347,17 @@ def _check_nonsense(page: Page, server, path: str, nonsense: dict) -> None:
 
 
 @pytest.mark.parametrize("path", PAGE_PARAMS)
-def test_nonsense_link_opens_defaults(page: Page, streamlit_server, path: str):
+def test_nonsense_link_opens_defaults_and_downloads_match(
+        page: Page, streamlit_server, screenshot_dir: Path, path: str):
+    """A link with nonsense opens the page at its defaults; there, every download is
+    parsed back and compared with the page (``test_exports.CHECKS``; one page load
+    serves both, as a load costs seconds on 2 cores)."""
+    mark = streamlit_server.log_mark()
     _check_nonsense(page, streamlit_server, path, _spec(path)["nonsense"])
+    page.screenshot(path=screenshot_dir / f"{_shot_name(path)}.png")  # the page at defaults
+    if path:  # every lesson has downloads; the home page has none
+        EXPORT_CHECKS[path](page)
+        _assert_no_error(page, f"/{path} after the downloads", streamlit_server, mark)
 
 
 def test_positional_odd_dmodel_link_says_what_it_uses(page: Page, streamlit_server):
@@ -463,8 +474,9 @@ def test_untrusted_text_stays_text(page: Page, streamlit_server, path: str):
     linked = [v for vs in _query(page).values() for v in vs]
     assert all(payload in linked for _, payload in typed), (
         f"/{path}: the link does not hold the typed text: {page.url}")
+    before = _state_changes(page)
     page.reload(wait_until="domcontentloaded")
-    _wait_idle(page, 0)  # the init script counts afresh in the reloaded document
+    _wait_idle(page, before)
     _assert_inert(page, dialogs, f"/{path} reopened from its link {page.url}",
                   streamlit_server, mark)
     reopened = {label: page.get_by_role("textbox", name=label, exact=True).input_value()
