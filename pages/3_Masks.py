@@ -93,7 +93,7 @@ if kind == "custom":
     edited = st.data_editor(grid, key=editor_key("mk_custom", T), num_rows="fixed",
                             column_config={c: st.column_config.CheckboxColumn(c)
                                            for c in grid.columns})
-    custom = edited.fillna(False).to_numpy(dtype=bool)
+    custom = edited.eq(True).to_numpy()  # an emptied cell (None or NaN) is not ticked
 else:
     custom = causal
 chosen = {

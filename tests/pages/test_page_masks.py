@@ -52,6 +52,20 @@ def test_custom_mask_that_masks_everything_is_flagged():
     assert np.all(chart_array(at, "mk_fig_weights") == 0)
 
 
+@pytest.mark.filterwarnings("error:Downcasting object dtype arrays:FutureWarning")
+def test_an_emptied_custom_cell_counts_as_not_ticked():
+    # A browser's editor can send None for a cleared checkbox. Row 1 of the default
+    # (causal) grid ticks only key 1; emptying that cell leaves row 1 with no key, so the
+    # page flags that row and no other (rows 2 and 3 keep key 1 and themselves).
+    at = run(mk_mask="custom")
+    at.session_state["mk_custom_6"] = {"edited_rows": {0: {"1": None}}, "added_rows": [],
+                                       "deleted_rows": []}
+    at.run()
+    assert not at.exception
+    assert "Fully masked rows: 1 (A)" in texts(at, "warning")
+    assert "Fully masked rows: 1 (A), 2" not in texts(at, "warning")
+
+
 def test_leakage_shows_exact_zero_before_the_changed_token():
     at = run(mk_sentence="sentence 1")
     text = texts(at)
