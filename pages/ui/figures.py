@@ -12,6 +12,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas  # noqa: F401 - before Plotly is used: see pages/ui/__init__.py
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale
 
@@ -33,7 +34,7 @@ def figure(traces: list[dict], layout: dict) -> go.Figure:
     Plotly checks every property of every trace as it builds a figure, about 5 ms a
     heatmap, and Streamlit serialises the figure without checking again; a lesson draws
     up to 20 figures per rerun. The builders here set only properties that plotly
-    accepts: ``tests/core/test_figures.py`` builds every kind of figure both ways and
+    accepts: ``tests/pages/test_figures.py`` builds every kind of figure both ways and
     compares the JSON. Keys set to None are left out, as plotly does.
     """
     data = [{k: v for k, v in t.items() if v is not None} for t in traces]
