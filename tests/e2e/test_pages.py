@@ -129,7 +129,8 @@ def watch_script_runs(page, on_finished: Callable[[str], None]) -> None:
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
     def on_frame(payload) -> None:
-        if not isinstance(payload, (bytes, bytearray)):
+        # script_finished is a few bytes: leave the large frames (figures) undecoded.
+        if not isinstance(payload, (bytes, bytearray)) or len(payload) > 4096:
             return
         try:
             msg = ForwardMsg.FromString(bytes(payload))
@@ -153,7 +154,12 @@ def _open(page: Page, base_url: str, path: str, query: str = "") -> None:
     if page not in _RUNS:
         runs: list[str] = []
         _RUNS[page] = runs
-        watch_script_runs(page, runs.append)
+
+        def finished(status: str) -> None:
+            if status != "FINISHED_EARLY_FOR_RERUN":  # cut short: its rerun is what counts
+                runs.append(status)
+
+        watch_script_runs(page, finished)
         page.add_init_script(_INSTRUMENT_JS)
     before = _state_changes(page)
     url = f"{base_url}/{path}" + (f"?{query}" if query else "")
