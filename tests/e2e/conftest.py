@@ -291,6 +291,6 @@ def chromium_launch_options(chromium_path: Path) -> dict:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "load: the 20-browser load test (about 3 minutes on 2 cores); "
+        "load: the 20-browser load test (2 to 3.5 minutes on 2 cores); "
         "`-m 'e2e and not load'` leaves it out",
     )
