@@ -36,9 +36,9 @@ d_model = c2.slider("d_model (even)", 2, 512, 64, step=2, key="pe_dmodel", **URL
 base = c3.select_slider("Base", BASES, value=10000, key="pe_base", **URL)
 T, d = int(max_len), int(d_model)
 if d % 2:  # a link can carry an odd value past the slider's step of 2
-    st.info(f"d_model must be even (sin/cos pairs): using {d - 1 if d > 2 else 2} "
-            f"instead of {d}.")
-    d = d - 1 if d > 2 else 2
+    even = max(d - 1, 2)
+    st.info(f"d_model must be even (sin/cos pairs): using {even} instead of {d}.")
+    d = even
 try:
     pe = pos.sinusoidal(T, d, float(base))
 except ValueError as exc:

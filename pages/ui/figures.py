@@ -12,7 +12,14 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pandas  # noqa: F401 - before Plotly is used: see pages/ui/__init__.py
+
+# pandas in full before Plotly is used. Streamlit runs each browser session's script in
+# its own thread: on a freshly started server one session can still be importing pandas
+# while another builds a figure, and Plotly looks pandas up in sys.modules without waiting
+# for its import to finish ("partially initialized module 'pandas' has no attribute
+# 'Series'"). An import statement waits for the other thread's import; this module is the
+# only one that calls Plotly. tests/pages/test_first_runs_at_once.py makes the race certain.
+import pandas  # noqa: F401
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale
 

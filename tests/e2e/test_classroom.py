@@ -5,7 +5,7 @@ untrusted text. Screenshots: ``screenshots/presenter_720_*.png``.
 
 Pages are found as ``test_pages.py`` finds them (``pages/*.py``), and its helpers are
 reused: ``_open`` (load a page and wait until its first run is drawn), ``_wait_idle``
-(wait for a rerun without racing it), ``_state_changes`` and ``_assert_no_error``.
+(wait for a rerun without racing it), ``_runs_finished`` and ``_assert_no_error``.
 Every lesson page needs a row in ``CONTROLS``: a new page without one fails
 ``test_every_page_has_a_control_table`` with a message saying what to add.
 """
@@ -26,8 +26,8 @@ from test_pages import (
     PAGES,
     _assert_no_error,
     _open,
+    _runs_finished,
     _shot_name,
-    _state_changes,
     _wait_idle,
 )
 
@@ -253,7 +253,7 @@ def _assert_no_error_alert(page: Page, what: str, server=None, mark: int = 0) ->
 
 def _move(page: Page, move: Move) -> None:
     """Move a control and wait for the rerun it starts and for the link to follow."""
-    before_url, before = page.url, _state_changes(page)
+    before_url, before = page.url, _runs_finished(page)
     if move.kind == "slider":
         thumb = _thumb(page, move.label)
         thumb.scroll_into_view_if_needed()
@@ -378,7 +378,7 @@ def _nav_click(page: Page, label: str) -> None:
     more = nav.locator('[data-testid="stSidebarNavViewButton"]')
     if more.count() and "more" in more.inner_text():
         more.click()
-    before = _state_changes(page)
+    before = _runs_finished(page)
     nav.locator('[data-testid="stSidebarNavLink"]').filter(
         has_text=re.compile(rf"^\s*{re.escape(label)}\s*$")).click()
     _wait_idle(page, before)
@@ -453,7 +453,7 @@ def test_untrusted_text_stays_text(page: Page, streamlit_server, path: str):
         payload = PAYLOADS[i % len(PAYLOADS)]
         label = field.get_attribute("aria-label") or f"field {i + 1}"
         area = field.evaluate("e => e.tagName") == "TEXTAREA"
-        before = _state_changes(page)
+        before = _runs_finished(page)
         field.scroll_into_view_if_needed()
         field.fill(payload)
         field.press("Control+Enter" if area else "Enter")
@@ -474,7 +474,7 @@ def test_untrusted_text_stays_text(page: Page, streamlit_server, path: str):
     linked = [v for vs in _query(page).values() for v in vs]
     assert all(payload in linked for _, payload in typed), (
         f"/{path}: the link does not hold the typed text: {page.url}")
-    before = _state_changes(page)
+    before = _runs_finished(page)
     page.reload(wait_until="domcontentloaded")
     _wait_idle(page, before)
     _assert_inert(page, dialogs, f"/{path} reopened from its link {page.url}",

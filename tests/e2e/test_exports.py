@@ -25,7 +25,7 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 import pytest
 from playwright.sync_api import Page
-from test_pages import PAGES, _state_changes, _wait_idle
+from test_pages import PAGES, _runs_finished, _wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -89,7 +89,7 @@ def _matrix_select(page: Page):
 
 def _choose(page: Page, prefix: str, option: str, default: str) -> None:
     """Pick ``option`` in the download select box with the mouse, as a teacher would."""
-    before = _state_changes(page)
+    before = _runs_finished(page)
     box = _matrix_select(page)
     box.scroll_into_view_if_needed()
     box.click()

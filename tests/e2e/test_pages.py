@@ -74,7 +74,6 @@ def _discover_pages() -> list[tuple[str, str]]:
 
 
 PAGES = _discover_pages()
-PAGE_PARAMS = [pytest.param(path, id=test_id) for test_id, path in PAGES]
 
 # Installed before the app's own code. It records the time of the last DOM change and of
 # the end of the last long task (Plotly draws a page of charts in long tasks). The app's
@@ -161,17 +160,17 @@ def _open(page: Page, base_url: str, path: str, query: str = "") -> None:
 
         watch_script_runs(page, finished)
         page.add_init_script(_INSTRUMENT_JS)
-    before = _state_changes(page)
+    before = _runs_finished(page)
     url = f"{base_url}/{path}" + (f"?{query}" if query else "")
     page.goto(url, wait_until="domcontentloaded")
     _wait_idle(page, before)
 
 
-def _wait_idle(page: Page, changes_before: int) -> None:
-    """Wait until a script run after the first ``changes_before`` has finished and the
-    page is idle and drawn (``changes_before`` from ``_state_changes`` before the input)."""
+def _wait_idle(page: Page, runs_before: int) -> None:
+    """Wait until a script run after the first ``runs_before`` has finished and the
+    page is idle and drawn (``runs_before`` from ``_runs_finished`` before the input)."""
     deadline = time.monotonic() + RUN_TIMEOUT_MS / 1e3
-    while _state_changes(page) <= changes_before:
+    while _runs_finished(page) <= runs_before:
         if time.monotonic() > deadline:
             raise AssertionError(
                 f"no script run finished within {RUN_TIMEOUT_MS / 1e3:.0f} s on {page.url}")
@@ -180,7 +179,7 @@ def _wait_idle(page: Page, changes_before: int) -> None:
                            timeout=max(deadline - time.monotonic(), 1.0) * 1e3)
 
 
-def _state_changes(page: Page) -> int:
+def _runs_finished(page: Page) -> int:
     """Script runs of this page that the server has reported finished so far."""
     return len(_RUNS.get(page, ()))
 

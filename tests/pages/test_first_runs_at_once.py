@@ -4,14 +4,14 @@ Streamlit runs each browser session's script in its own thread. On a freshly sta
 server the load test saw the home page fail with "partially initialized module 'pandas'
 has no attribute 'Series'": one session was still importing pandas while another built
 a Plotly figure, and Plotly looks pandas up in ``sys.modules`` without waiting for its
-import to finish. ``pages/ui/__init__.py`` now imports pandas in full before any page
-code can run.
+import to finish. ``pages/ui/figures.py``, the one module that calls Plotly, now imports
+pandas in full first.
 
 The race is made certain here, in a fresh interpreter: thread A imports pandas (directly,
-as a lesson page does, or through ``pages.ui``, as the home page does) through a loader
-that pauses before running pandas' code (the module is then in ``sys.modules`` and
-empty, as it is for a moment on a real server); meanwhile thread B imports the pages'
-shared code and builds a heatmap, as the home page does.
+as a lesson page does, or through ``pages.ui.figures``, as the home page does)
+through a loader that pauses before running pandas' code (the module is then in
+``sys.modules`` and empty, as it is for a moment on a real server); meanwhile thread B
+imports the pages' shared code and builds a heatmap, as the home page does.
 """
 
 from __future__ import annotations
@@ -79,7 +79,10 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("first_import", ["pandas", "pages.ui"])
+# "pandas": a lesson page importing pandas while the home page draws (fails without the
+# import in figures.py). "pages.ui.figures": the home page's own first import under way
+# in the other thread, paused inside pandas; the second thread must wait for it.
+@pytest.mark.parametrize("first_import", ["pandas", "pages.ui.figures"])
 def test_a_page_waits_for_a_half_imported_pandas(first_import: str) -> None:
     done = subprocess.run([sys.executable, "-c", SCRIPT, first_import], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
