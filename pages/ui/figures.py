@@ -27,6 +27,24 @@ from .labels import plotly_safe, unique_labels
 
 MAX_CELLS = 64  # per side, on the wire
 TEXT_CELLS = 12  # numbers printed in cells up to this size
+# Cell numbers must fit their cells. Heatmaps with numbers sit in half-page columns,
+# about FIGURE_PX wide in normal and presenter mode alike; the plot gets what the row
+# labels (CHAR_EM em per character), the colour bar and the margins leave.
+FIGURE_PX = 400
+COLOURBAR_PX = 70
+MARGINS_PX = 20
+CHAR_EM = 0.6
+MIN_CELL_FONT = 9
+
+
+def fitting_cell_font(font_size: int, longest_row_label: int, columns: int,
+                      longest_text: int, colourbar: bool = True) -> int:
+    """The largest cell font (px), up to ``font_size``, at which ``columns`` cells of
+    ``longest_text`` characters fit side by side; never below MIN_CELL_FONT."""
+    plot = (FIGURE_PX - CHAR_EM * font_size * longest_row_label
+            - (COLOURBAR_PX if colourbar else 0) - MARGINS_PX)
+    fit = int(plot / (CHAR_EM * columns * max(longest_text, 1)))
+    return max(min(font_size, fit), MIN_CELL_FONT)
 
 # Colour scales as explicit stops: plotly.js knows "Viridis" but not "RdBu_r" or "PuOr_r"
 # (reversed scales are a feature of the Python library's validation, skipped here).
@@ -113,14 +131,15 @@ def matrix_heatmap(
     if m.ndim != 2:
         raise ValueError(f"matrix_heatmap needs a 2-D matrix; got shape {m.shape}")
     shown, block = pool_matrix(m)
-    rows = [plotly_safe(x) for x in unique_labels(_pool_labels(row_labels, block))]
+    row_names = unique_labels(_pool_labels(row_labels, block))
+    rows = [plotly_safe(x) for x in row_names]
     cols = [plotly_safe(x) for x in unique_labels(_pool_labels(col_labels, block))]
     masked = np.isneginf(shown)
     # float32 halves the bytes on the wire; clip first so huge values stay finite.
     z = np.clip(np.where(masked, np.nan, shown), -1e38, 1e38).astype(np.float32)
     fmt = f"{{:.{decimals}f}}"
-    # Large matrices carry no text array: Plotly validates every string, which costs
-    # more than the figure itself; their hover reads the value from z instead.
+    # Large matrices carry no text array, which would outweigh the rest of the figure on
+    # the wire; their hover reads the value from z instead.
     has_text = max(shown.shape) <= TEXT_CELLS
     small = has_text and not compact  # numbers printed in the cells
     text = None
@@ -145,6 +164,13 @@ def matrix_heatmap(
     if compact:
         colour["showscale"] = False
     cell_font = font_size if max(shown.shape) <= 8 else font_size - 2
+    if small:
+        # Long numbers in many columns get a smaller font: 6 columns of "-3.190000" at 6
+        # decimals ran into each other, and presenter mode's larger type overflowed the
+        # masks lesson's cells.
+        cell_font = min(cell_font, fitting_cell_font(
+            font_size, max((len(r) for r in row_names), default=1), shown.shape[1],
+            max((len(t) for row in text for t in row), default=1)))
     value = "%{text}" if has_text else f"%{{z:.{decimals}f}}"
     traces = [
         dict(

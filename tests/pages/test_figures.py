@@ -123,3 +123,33 @@ def test_an_invalid_property_would_be_caught() -> None:
     figures.figure(bad, {})  # the fast path does not look
     with pytest.raises(ValueError, match="colourscale"):
         _validated(bad, {})
+
+
+def _cell_font(fig: go.Figure) -> int:
+    return fig.to_dict()["data"][0]["textfont"]["size"]
+
+
+def test_long_cell_numbers_get_a_smaller_font() -> None:
+    # 3 × 3 weights at 3 decimals, labels "the" (3 characters), font 14: the plot gets
+    # 400 - 0.6·14·3 - 70 - 20 = 284.8 px; 3 cells of "0.401" need 0.6·3·5 = 9 px per px
+    # of font, so up to 31 px fits and the font stays 14.
+    small = figures.matrix_heatmap(np.full((3, 3), 0.401), TOKENS[:3], TOKENS[:3], title="W")
+    assert _cell_font(small) == 14
+    # 6 × 6 at 6 decimals, labels "0".."5" (1 character): plot 400 - 8.4 - 90 = 301.6 px;
+    # "-3.190000" is 9 characters: 301.6 / (0.6·6·9) = 9.3, so 9.
+    wide = figures.matrix_heatmap(np.full((6, 6), -3.19), _labels(6), _labels(6), title="S",
+                                  kind="scores", decimals=6)
+    assert _cell_font(wide) == 9
+    # The masks lesson in presenter mode: font 20, labels up to "<pad> (3)" (9), six
+    # columns of "-0.72" (5): plot 400 - 0.6·20·9 - 90 = 202 px; 202 / (0.6·6·5) = 11.2.
+    labels = ["A", "dog", "barked", "<pad>", "<pad> (2)", "<pad> (3)"]
+    masks = figures.matrix_heatmap(np.full((6, 6), -0.72), labels, labels, title="S",
+                                   kind="scores", decimals=2, font_size=20)
+    assert _cell_font(masks) == 11
+
+
+def test_cell_fonts_never_go_below_the_floor() -> None:
+    # 12 × 12 at 6 decimals: 301.6 / (0.6·12·9) = 4.7, held at the floor of 9.
+    widest = figures.matrix_heatmap(np.full((12, 12), -3.19), _labels(12), _labels(12),
+                                    title="S", kind="scores", decimals=6)
+    assert _cell_font(widest) == figures.MIN_CELL_FONT == 9
