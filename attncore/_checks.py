@@ -55,6 +55,22 @@ def positive_number(value, name: str) -> float:
     return value
 
 
+def whole_number(value, name: str, low: int | None = None, high: int | None = None) -> int:
+    """Return ``value`` as an int in ``low..high`` (either end may be open), or raise
+    ValueError naming ``name``.
+
+    Accepts Python and NumPy integers; refuses bools, floats (even 3.0) and strings, so a
+    slider that sends the wrong type is caught rather than silently rounded.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be a whole number; got {_describe(value)}")
+    value = int(value)
+    if (low is not None and value < low) or (high is not None and value > high):
+        span = f"{'-inf' if low is None else low}..{'inf' if high is None else high}"
+        raise ValueError(f"{name} must lie in {span}; got {value}")
+    return value
+
+
 def require_finite(arr: np.ndarray, what: str) -> np.ndarray:
     """Raise ValueError if a computed array overflowed (inf) or went NaN."""
     if not np.all(np.isfinite(arr)):
