@@ -8,7 +8,6 @@ import streamlit as st
 
 from attncore import causal_mask, scaled_dot_product_attention
 from attncore.exercise import STEPS, check_work
-from attncore.softmax import softmax_steps
 from attncore.text import PRESETS, check_matrix, worked_example
 from pages.ui.arithmetic import cell_lines, output_row_lines, scale_text
 from pages.ui.controls import URL, seed_input
@@ -111,9 +110,7 @@ try:
         mask=causal_mask(T) if causal else None,
     )
     # Textbook exp(s) for hand arithmetic; the stable exp(s - max) only when needed.
-    small = float(np.max(np.abs(trace.scaled_scores))) / temperature <= 30
-    steps = softmax_steps(trace.scaled_scores, temperature=temperature, mask=trace.mask,
-                          subtract_max=not small)
+    steps = trace.softmax_steps(subtract_max="if_needed")
 except ValueError as exc:
     show_error(exc)
     st.stop()

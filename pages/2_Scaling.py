@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attncore import experiments as ex
+from attncore import scaling as ex
 from attncore.analysis import effective_keys, entropy, max_weight
 from pages.ui.controls import URL, seed_input
 from pages.ui.figures import SERIES_COLOURS, bar_chart, histogram, line_chart
@@ -151,7 +151,7 @@ with c3:
 st.markdown(
     f"Without scaling the mean max weight climbs from {cv.max_weight['none'][0]:.2f} to "
     f"{cv.max_weight['none'][-1]:.2f} and the gradient signal falls from "
-    f"{cv.jacobian_norm['none'][0]:.3f} to {cv.jacobian_norm['none'][-1]:.3f}; with 1/d_k the "
+    f"{cv.jacobian_norm['none'][0]:.3g} to {cv.jacobian_norm['none'][-1]:.3g}; with 1/d_k the "
     f"weights flatten (max weight {cv.max_weight['dk'][-1]:.3f}, uniform is "
     f"{1 / n_keys:.3f}); with 1/√d_k they stay where they were at d_k = 1."
 )

@@ -6,7 +6,8 @@ import streamlit as st
 
 from attncore import causal_mask, combine_masks, padding_mask, scaled_dot_product_attention
 from attncore import window_mask as local_window
-from attncore.experiments import leakage_test
+from attncore.init import normal_weights
+from attncore.masks import leakage_test
 from attncore.softmax import softmax_with_fill
 from attncore.text import PAD, pad_batch, tokenize, toy_embeddings
 from pages.ui.controls import URL
@@ -110,7 +111,7 @@ for col, name in zip(cols, shown, strict=True):
                                        font_size=font - 2), key=f"mk_fig_mask_{name}")
 
 rng = np.random.default_rng(0)
-w_q, w_k, w_v = (rng.standard_normal((D_MODEL, D_MODEL)) / np.sqrt(D_MODEL) for _ in range(3))
+w_q, w_k, w_v = (normal_weights(rng, (D_MODEL, D_MODEL)) for _ in range(3))
 x = toy_embeddings(tokens, D_MODEL, decimals=None)
 trace = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask=mask)
 st.header(f"2 · Attention with the {kind} mask")

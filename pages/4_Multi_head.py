@@ -125,14 +125,8 @@ with left:
                                    font_size=font), key="mha_fig_average")
 if patterns:
     with right:
-        checks = {
-            "previous": lambda a: bool(np.all(a[1:] == np.arange(T - 1))),
-            "self": lambda a: bool(np.all(a == np.arange(T))),
-            "first": lambda a: bool(np.all(a == 0)),
-            "same word": lambda a: bool(np.all(mh.words_equal(tokens)[np.arange(T), a])),
-        }
         rows = [(f"head {h + 1}", patterns[h],
-                 "✓" if checks[patterns[h]](w[h].argmax(axis=1)) else "✗ (masked)")
+                 "✓" if mh.pattern_holds(w[h], patterns[h], tokens) else "✗ (masked)")
                 for h in range(shown)]
         st.markdown("Each designed head's largest weight in every row is where its pattern "
                     "says:")

@@ -5,7 +5,8 @@ import pandas as pd
 import streamlit as st
 
 from attncore import positional as pos
-from attncore.experiments import permutation_test
+from attncore.init import normal_weights
+from attncore.positional import permutation_test
 from attncore.text import SENTENCES, toy_embeddings
 from pages.ui.controls import URL, bounded_slider, capped_tokens, seed_input
 from pages.ui.figures import line_chart, matrix_heatmap
@@ -46,9 +47,7 @@ except ValueError as exc:
     st.stop()
 dims = [f"{c}" for c in range(d)]
 positions = [f"{p}" for p in range(T)]
-sim = pe @ pe.T
-norms = np.linalg.norm(pe, axis=1)
-cosine = sim / np.outer(norms, norms)
+sim = pe @ pe.T  # (T, T): the offset check below reads it; the figures build their own
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -141,7 +140,7 @@ else:
     n = len(tokens)
     x = toy_embeddings(tokens, d, decimals=None)
     rng = np.random.default_rng(int(seed))
-    w_q, w_k, w_v = (rng.standard_normal((d, d)) / np.sqrt(d) for _ in range(3))
+    w_q, w_k, w_v = (normal_weights(rng, (d, d)) for _ in range(3))
     perm_test = permutation_test(x, pos.sinusoidal(n, d, float(base)), w_q, w_k, w_v, rng)
     shuffled = [tokens[i] for i in perm_test.perm]
     st.dataframe(pd.DataFrame([tokens, shuffled], index=["original", "shuffled"],

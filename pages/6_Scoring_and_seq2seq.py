@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from attncore import seq2seq as s2s
+from attncore.scores import SCORE_LABELS, SCORE_NAMES
 from attncore.softmax import softmax
 from attncore.text import SENTENCES
 from pages.ui.controls import URL, bounded_slider, capped_tokens, seed_input
@@ -22,7 +23,6 @@ from pages.ui.tables import downloads
 
 MAX_TOKENS = 20
 D = 16  # size of the toy encoder and decoder states
-SCORES = ["dot", "scaled dot", "general", "additive"]
 
 presenter = setup_page("Scoring and seq2seq", "🔤")
 font = figure_font(presenter)
@@ -62,11 +62,12 @@ st.markdown(f"Query: the decoder state of “{md_escape(tgt[t])}”; keys: the {
 counts = params.parameter_counts()
 cols = st.columns(4 if not presenter else 2)
 all_weights = {}
-for n, name in enumerate(SCORES):
+for n, name in enumerate(SCORE_NAMES):
     w = softmax(s2s.score(name, s[t:t + 1], h, params))[0]
     all_weights[name] = w
     with cols[n % len(cols)]:
-        st.plotly_chart(bar_chart(src, w, title=f"{name} ({counts[name]:,} parameters)",
+        st.plotly_chart(bar_chart(src, w, title=f"{SCORE_LABELS[name]} ({counts[name]:,} "
+                                                f"parameters)",
                                   x_title="source token", y_title="weight", y_range=(0, 1.1),
                                   colour=SERIES_COLOURS[n], decimals=2, font_size=font - 2),
                         key=f"s2s_fig_score_{n}")
