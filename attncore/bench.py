@@ -20,7 +20,8 @@ import argparse
 import numpy as np
 
 from .attention import scaled_dot_product_attention
-from .cost import best_time, lean_attention, one_blas_thread, peak_memory, textbook_attention
+from .cost import lean_attention, textbook_attention
+from .measure import best_time, one_blas_thread, peak_memory
 
 
 def matmul_gflops(n: int, repeats: int) -> float:

@@ -7,28 +7,26 @@ What is here:
   :func:`attncore.attention.scaled_dot_product_attention` up to rounding;
 * :func:`textbook_attention`, the same computation as a Python loop over heads, and
   :func:`chunked_attention`, a few query rows at a time;
-* the measuring tools: :func:`one_blas_thread`, :func:`best_time`, :func:`peak_memory`;
+* :func:`growth_exponent`, the slope of time against n on log-log axes;
 * the lesson's three experiments, each returning a frozen result:
   :func:`measure_growth` (time and memory against n, with the fitted growth exponent
   and its spread), :func:`chunk_experiment` and :func:`loop_experiment`.
 
-Timings on a shared machine are noisy: OpenBLAS threads spin against other processes
-(small products became about 15× slower under load), so every measurement here runs
-on one BLAS thread, warms up first, interleaves the sizes so a burst of load hits them
-all alike, keeps the minimum of many calls, and reports its spread.
+Timings on a shared machine are noisy, so every measurement here runs on one BLAS
+thread (:mod:`attncore.measure` says why), warms up first, interleaves the sizes so a
+burst of load hits them all alike, keeps the minimum of many calls, and reports its
+spread.
 """
 
 from __future__ import annotations
 
-import time
-import tracemalloc
 from dataclasses import dataclass
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from ._checks import whole_number
 from .attention import check_qkv
+from .measure import best_time, one_blas_thread, peak_memory
 
 #: Largest H·n² (weights held at once) a measurement may ask for: 4 heads of 1024².
 MAX_WEIGHT_ELEMENTS = 4 * 1024 * 1024
@@ -114,50 +112,6 @@ def chunked_attention(q, k, v, chunk: int) -> np.ndarray:
     parts = [lean_attention(q[..., i:i + chunk, :], k, v)[1]
              for i in range(0, q.shape[-2], chunk)]
     return np.concatenate(parts, axis=-2)
-
-
-def one_blas_thread():
-    """A context in which NumPy's BLAS uses one thread (threadpoolctl).
-
-    On a busy 2-core machine OpenBLAS's worker threads spin waiting for a core and
-    small products slow down many times over; one thread makes timings repeatable.
-    """
-    return threadpool_limits(limits=1, user_api="blas")
-
-
-def best_time(fn, repeats: int, min_total: float = 0.0, max_calls: int = 200) -> float:
-    """Shortest wall time of at least ``repeats`` calls of ``fn``.
-
-    Calls go on (up to ``max_calls``) until ``min_total`` seconds have passed, so a
-    fast call is timed many times and its minimum is not one disturbed sample.
-    """
-    best, total, calls = np.inf, 0.0, 0
-    while calls < repeats or (total < min_total and calls < max_calls):
-        start = time.perf_counter()
-        fn()
-        elapsed = time.perf_counter() - start
-        best, total, calls = min(best, elapsed), total + elapsed, calls + 1
-    return best
-
-
-def peak_memory(fn) -> tuple[object, int]:
-    """Call ``fn`` and return its result and the peak bytes allocated meanwhile.
-
-    tracemalloc sees NumPy's array allocations, so the peak includes every
-    temporary the call made, not just what it returned.
-    """
-    was_tracing = tracemalloc.is_tracing()
-    if not was_tracing:
-        tracemalloc.start()
-    tracemalloc.reset_peak()
-    base, _ = tracemalloc.get_traced_memory()
-    try:
-        result = fn()
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        if not was_tracing:
-            tracemalloc.stop()
-    return result, peak - base
 
 
 def growth_exponent(ns, seconds) -> float:

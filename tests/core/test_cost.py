@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from attncore import cost
+from attncore import cost, measure
 from attncore import scaled_dot_product_attention as plain
 
 
@@ -28,10 +28,10 @@ def test_lean_attention_holds_little_more_than_the_weights_at_1024_tokens():
     H, T, d_k = 4, 1024, 64
     rng = np.random.default_rng(0)
     q, k, v = (rng.standard_normal((H, T, d_k)) for _ in range(3))
-    (weights, _), peak = cost.peak_memory(lambda: cost.lean_attention(q, k, v))
+    (weights, _), peak = measure.peak_memory(lambda: cost.lean_attention(q, k, v))
     assert weights.nbytes == H * T * T * 8  # 32 MiB
     assert weights.nbytes <= peak <= 1.3 * weights.nbytes
-    _, plain_peak = cost.peak_memory(lambda: plain(q, k, v))
+    _, plain_peak = measure.peak_memory(lambda: plain(q, k, v))
     assert plain_peak > 2 * weights.nbytes  # the readable form keeps its intermediates
 
 
@@ -57,7 +57,7 @@ def test_chunk_experiment_same_output_a_fraction_of_the_memory():
 
 
 def test_peak_memory_sees_numpy_allocations():
-    result, peak = cost.peak_memory(lambda: np.ones(1_000_000))  # 8,000,000 bytes
+    result, peak = measure.peak_memory(lambda: np.ones(1_000_000))  # 8,000,000 bytes
     assert result.shape == (1_000_000,) and 8_000_000 <= peak < 8_100_000
 
 
@@ -116,10 +116,10 @@ def test_loop_experiment_compares_equal_outputs():
 
 def test_best_time_calls_at_least_repeats_and_keeps_going_for_min_total():
     calls = []
-    cost.best_time(lambda: calls.append(1), 3)
+    measure.best_time(lambda: calls.append(1), 3)
     assert len(calls) == 3
     calls.clear()
-    cost.best_time(lambda: calls.append(1), 1, min_total=0.01, max_calls=50)
+    measure.best_time(lambda: calls.append(1), 1, min_total=0.01, max_calls=50)
     assert len(calls) == 50  # each call takes far less than 0.01/50 s
 
 
@@ -129,5 +129,5 @@ def test_one_blas_thread_limits_blas_inside_only():
     def blas_threads():
         return [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
 
-    with cost.one_blas_thread():
+    with measure.one_blas_thread():
         assert set(blas_threads()) <= {1}
