@@ -14,12 +14,12 @@ from pages.ui.controls import URL, seed_input
 from pages.ui.figures import matrix_heatmap
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
+    bad_input_stops_page,
     bullet_list,
     figure_font,
     lesson_header,
     practice_questions,
     setup_page,
-    show_error,
 )
 from pages.ui.tables import downloads, editor_key, show_matrix
 
@@ -99,7 +99,7 @@ else:
 
 tokens = [str(t).strip() if isinstance(t, str) and t.strip() else f"x{i + 1}"
           for i, t in enumerate(table["token"].tolist())]
-try:
+with bad_input_stops_page():
     q = check_matrix(table[q_cols].to_numpy(dtype=object), "Q", (T, d_k))
     k = check_matrix(table[k_cols].to_numpy(dtype=object), "K", (T, d_k))
     v = check_matrix(table[v_cols].to_numpy(dtype=object), "V", (T, d_v))
@@ -111,9 +111,6 @@ try:
     )
     # Textbook exp(s) for hand arithmetic; the stable exp(s - max) only when needed.
     steps = trace.softmax_steps(subtract_max="if_needed")
-except ValueError as exc:
-    show_error(exc)
-    st.stop()
 
 if example.x is not None:
     with st.expander("Where Q, K and V come from: Q = X W_Q, K = X W_K, V = X W_V",

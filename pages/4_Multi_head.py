@@ -11,12 +11,12 @@ from attncore.text import SENTENCES, toy_embeddings
 from pages.ui.controls import URL, capped_tokens, seed_input
 from pages.ui.figures import SERIES_COLOURS, bar_chart, matrix_heatmap
 from pages.ui.layout import (
+    bad_input_stops_page,
     bullet_list,
     figure_font,
     lesson_header,
     practice_questions,
     setup_page,
-    show_error,
 )
 from pages.ui.tables import downloads
 
@@ -57,7 +57,7 @@ if not tokens:
 T, H = len(tokens), int(n_heads)
 d_k = int(d_model) // H
 rng = np.random.default_rng(int(seed))
-try:
+with bad_input_stops_page():
     if weights_kind == "designed":
         x = mh.designed_input(tokens, int(d_model), H)
         params = mh.designed_params(int(d_model), H, rng)
@@ -66,9 +66,6 @@ try:
         if use_pe:
             x = x + sinusoidal(T, int(d_model))
         params = mh.init_params(int(d_model), H, rng)
-except ValueError as exc:
-    show_error(exc)
-    st.stop()
 mask = causal_mask(T) if causal else None
 trace = mh.multi_head_attention(x, params, mask=mask)
 w = trace.weights  # (H, T, T)
