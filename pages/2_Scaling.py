@@ -9,12 +9,12 @@ from attncore.analysis import effective_keys, entropy, max_weight
 from pages.ui.controls import URL, seed_input
 from pages.ui.figures import SERIES_COLOURS, bar_chart, histogram, line_chart
 from pages.ui.layout import (
+    bad_input_stops_page,
     bullet_list,
     figure_font,
     lesson_header,
     practice_questions,
     setup_page,
-    show_error,
 )
 from pages.ui.tables import downloads
 
@@ -57,11 +57,8 @@ def curves(n_keys: int, trials: int, sigma2: float, seed: int) -> ex.ScalingCurv
     return ex.scaling_curves(D_KS, n_keys, trials, np.random.default_rng(seed), sigma2)
 
 
-try:
+with bad_input_stops_page():
     stats = sample_stats(int(d_k), int(n_samples), float(sigma2), int(seed))
-except ValueError as exc:
-    show_error(exc)
-    st.stop()
 
 st.header("1 · Dot products grow with d_k")
 st.markdown(
@@ -129,11 +126,8 @@ st.caption("The Jacobian norm measures how much the weights move when the scores
 st.header("3 · Averaged over many queries, against d_k")
 trials = st.select_slider("Trials per point", [20, 50, 100, 200], value=50, key="sc_trials",
                           **URL)
-try:
+with bad_input_stops_page():
     cv = curves(int(n_keys), int(trials), float(sigma2), int(seed))
-except ValueError as exc:
-    show_error(exc)
-    st.stop()
 named = lambda d: {LABEL[k]: v for k, v in d.items()}  # noqa: E731
 c1, c2, c3 = st.columns(3)
 with c1:

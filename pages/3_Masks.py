@@ -14,12 +14,12 @@ from pages.ui.controls import URL
 from pages.ui.figures import matrix_heatmap
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
+    bad_input_stops_page,
     bullet_list,
     figure_font,
     lesson_header,
     practice_questions,
     setup_page,
-    show_error,
 )
 from pages.ui.tables import downloads, editor_key
 
@@ -55,11 +55,8 @@ if len(lines) > MAX_SENTENCES:
     lines = lines[:MAX_SENTENCES]
 if any(len(tokenize(line)) > MAX_TOKENS for line in lines):
     st.warning(f"Sentences longer than {MAX_TOKENS} tokens are cut to {MAX_TOKENS}.")
-try:
+with bad_input_stops_page():
     batch, lengths = pad_batch(lines, max_tokens=MAX_TOKENS)
-except ValueError as exc:
-    show_error(exc)
-    st.stop()
 B, T = len(batch), len(batch[0])
 st.markdown(f"**The batch** (B = {B} sentences, padded with `{PAD}` to T = {T} tokens):")
 st.dataframe(pd.DataFrame(batch, index=[f"sentence {b + 1}" for b in range(B)],

@@ -11,12 +11,12 @@ from attncore.text import SENTENCES, toy_embeddings
 from pages.ui.controls import URL, bounded_slider, capped_tokens, seed_input
 from pages.ui.figures import line_chart, matrix_heatmap
 from pages.ui.layout import (
+    bad_input_stops_page,
     bullet_list,
     figure_font,
     lesson_header,
     practice_questions,
     setup_page,
-    show_error,
 )
 from pages.ui.tables import downloads
 
@@ -40,11 +40,8 @@ if d % 2:  # a link can carry an odd value past the slider's step of 2
     even = max(d - 1, 2)
     st.info(f"d_model must be even (sin/cos pairs): using {even} instead of {d}.")
     d = even
-try:
+with bad_input_stops_page():
     pe = pos.sinusoidal(T, d, float(base))
-except ValueError as exc:
-    show_error(exc)
-    st.stop()
 dims = [f"{c}" for c in range(d)]
 positions = [f"{p}" for p in range(T)]
 sim = pe @ pe.T  # (T, T): the offset check below reads it; the figures build their own

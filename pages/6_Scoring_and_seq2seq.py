@@ -12,12 +12,12 @@ from pages.ui.controls import URL, bounded_slider, capped_tokens, seed_input
 from pages.ui.figures import SERIES_COLOURS, bar_chart, matrix_heatmap
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
+    bad_input_stops_page,
     bullet_list,
     figure_font,
     lesson_header,
     practice_questions,
     setup_page,
-    show_error,
 )
 from pages.ui.tables import downloads
 
@@ -45,12 +45,9 @@ if not src or not tgt:
     st.info("Type both a source and a target sentence (at least one word each).")
     st.stop()
 params = s2s.init_seq2seq(D, np.random.default_rng(int(seed)))
-try:
+with bad_input_stops_page():
     h = s2s.encode(src, params)
     s = s2s.decoder_states(tgt, params)
-except ValueError as exc:
-    show_error(exc)
-    st.stop()
 S, T = len(src), len(tgt)
 
 st.header("1 · Four ways to score a query against keys")

@@ -10,12 +10,12 @@ from attncore import cost
 from pages.ui.controls import URL
 from pages.ui.figures import line_chart
 from pages.ui.layout import (
+    bad_input_stops_page,
     bullet_list,
     figure_font,
     lesson_header,
     practice_questions,
     setup_page,
-    show_error,
 )
 from pages.ui.tables import downloads
 
@@ -78,7 +78,7 @@ def measured(key: tuple, measure, force: bool):
 
 
 progress = st.progress(0.0, text="Measuring…")
-try:
+with bad_input_stops_page():
     growth, when = measured(
         ("growth", tuple(ns), heads, d_k, rounds),
         lambda: cost.measure_growth(ns, heads, d_k, rounds, np.random.default_rng(0),
@@ -86,9 +86,6 @@ try:
                                         f, text=f"Measuring: round {round(f * rounds)} of "
                                                 f"{rounds}…")),
         again)
-except ValueError as exc:
-    show_error(exc)
-    st.stop()
 progress.progress(1.0, text=f"Measured {len(ns)} lengths × {rounds} rounds on this server at "
                             f"{when}.")
 
@@ -158,16 +155,13 @@ st.markdown(f"n = {CHUNK_N}, H = {heads}: the full call holds H·n² = {heads * 
             "softmax needs only that row's scores, so the rows can be done in any grouping.")
 
 st.header("3 · Vectorised against a loop over heads")
-try:
+with bad_input_stops_page():
     here, _ = measured(("loop", LOOP_N, heads, d_k, rounds),
                        lambda: cost.loop_experiment(LOOP_N, heads, d_k, rounds,
                                                     np.random.default_rng(1)), again)
     many, _ = measured(("loop", *MANY_HEADS.values(), rounds),
                        lambda: cost.loop_experiment(**MANY_HEADS, rounds=rounds,
                                                     rng=np.random.default_rng(2)), again)
-except ValueError as exc:
-    show_error(exc)
-    st.stop()
 
 
 def speedup_text(lx: cost.LoopExperiment) -> str:
