@@ -58,7 +58,7 @@ def curves(n_keys: int, trials: int, sigma2: float, seed: int) -> ex.ScalingCurv
 
 
 with bad_input_stops_page():
-    stats = sample_stats(int(d_k), int(n_samples), float(sigma2), int(seed))
+    stats = sample_stats(d_k, n_samples, sigma2, seed)
 
 st.header("1 · Dot products grow with d_k")
 st.markdown(
@@ -92,7 +92,7 @@ st.caption("Theory: Var[qᵀk] = d_k·σ⁴ and Var[qᵀk/√d_k] = σ⁴; the d
            "normal). The empirical values wobble by about ±"
            f"{100 * np.sqrt(2 / (n_samples - 1)):.0f}% at {n_samples} samples.")
 
-var_raw, var_scaled = variance_curve(float(sigma2), int(seed))
+var_raw, var_scaled = variance_curve(sigma2, seed)
 st.plotly_chart(line_chart(
     D_KS, {"Var[qᵀk], sampled": var_raw, "Var[qᵀk/√d_k], sampled": var_scaled,
            "d_k·σ⁴ (theory)": np.array(D_KS) * sigma2**2,
@@ -103,7 +103,7 @@ st.plotly_chart(line_chart(
 
 st.header("2 · Large scores saturate the softmax")
 n_keys = st.slider("Keys n", 1, 64, 16, key="sc_nkeys", **URL)
-sat = ex.saturation(int(d_k), int(n_keys), np.random.default_rng(int(seed) + 1), float(sigma2))
+sat = ex.saturation(d_k, n_keys, np.random.default_rng(seed + 1), sigma2)
 st.markdown(f"One query against {n_keys} keys at d_k = {d_k}: the same scores under the "
             "three scalings.")
 cols = st.columns(3)
@@ -127,7 +127,7 @@ st.header("3 · Averaged over many queries, against d_k")
 trials = st.select_slider("Trials per point", [20, 50, 100, 200], value=50, key="sc_trials",
                           **URL)
 with bad_input_stops_page():
-    cv = curves(int(n_keys), int(trials), float(sigma2), int(seed))
+    cv = curves(n_keys, trials, sigma2, seed)
 named = lambda d: {LABEL[k]: v for k, v in d.items()}  # noqa: E731
 c1, c2, c3 = st.columns(3)
 with c1:

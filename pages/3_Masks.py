@@ -80,7 +80,7 @@ length = int(lengths[b])
 pad_keys = padding_mask(lengths, T, queries=pad_queries)[b]  # (T, T) or (1, T)
 pad_m = np.broadcast_to(pad_keys, (T, T))
 causal = causal_mask(T)
-window = local_window(T, int(width))
+window = local_window(T, width)
 st.header("1 · The masks, for this sentence")
 st.markdown("Rows are queries, columns are keys; ✓ means *may attend*. A mask is a boolean "
             "matrix, and combining masks is a logical AND.")
@@ -194,7 +194,7 @@ else:
 
 st.header("5 · Masking is not dropout")
 p = st.slider("Attention dropout p", 0.0, 0.9, 0.5, 0.1, key="mk_dropout", **URL)
-dropped = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask=mask, dropout=float(p),
+dropped = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask=mask, dropout=p,
                                        rng=np.random.default_rng(1))
 st.dataframe(pd.DataFrame({"after masking": trace.weights.sum(axis=1),
                            "after masking and dropout": dropped.dropout_weights.sum(axis=1)},

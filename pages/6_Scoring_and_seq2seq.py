@@ -44,7 +44,7 @@ tgt = capped_tokens(target, "target", MAX_TOKENS)
 if not src or not tgt:
     st.info("Type both a source and a target sentence (at least one word each).")
     st.stop()
-params = s2s.init_seq2seq(D, np.random.default_rng(int(seed)))
+params = s2s.init_seq2seq(D, np.random.default_rng(seed))
 with bad_input_stops_page():
     h = s2s.encode(src, params)
     s = s2s.decoder_states(tgt, params)
@@ -116,7 +116,7 @@ if half >= S:
 p_t = (s2s.monotonic_position(t, S) if mode == "monotonic"
        else s2s.predictive_position(s[t], params, S))
 dot_scores = s2s.score("dot", s[t:t + 1], h, params)[0]
-local = s2s.local_attention(dot_scores, h, p_t, int(half))
+local = s2s.local_attention(dot_scores, h, p_t, half)
 left, right = st.columns(2)
 with left:
     st.plotly_chart(bar_chart(src, softmax(dot_scores), title="Global (dot score)",
