@@ -47,6 +47,7 @@ __all__ = [
     "ModelFilesError",
     "ModelNotInstalledError",
     "PretrainedTrace",
+    "ablate_each_head",
     "ablate_head",
     "encode",
     "gelu",
@@ -188,26 +189,30 @@ def _embed(m: MiniLM, ids: np.ndarray) -> dict[str, np.ndarray]:
 
 def _layer(x: np.ndarray, w: LayerWeights, cfg: ModelConfig,
            keep: np.ndarray | None = None) -> dict[str, np.ndarray]:
-    """One encoder layer on x (T, d). ``keep`` (H,) of 0/1 switches heads off, as HF's
-    ``head_mask`` does (their weights are multiplied by 0)."""
-    T, H, d_k = x.shape[0], cfg.n_heads, cfg.d_k
+    """One encoder layer on x (..., T, d), for one text or a batch of copies of it.
+
+    ``keep`` (..., H) of 0/1 switches heads off, as HF's ``head_mask`` does (their
+    weights are multiplied by 0).
+    """
+    *lead, T, d = x.shape
+    H, d_k = cfg.n_heads, cfg.d_k
 
     def heads(y: np.ndarray) -> np.ndarray:
-        return y.reshape(T, H, d_k).transpose(1, 0, 2)  # (T, d) -> (H, T, d_k)
+        return y.reshape(*lead, T, H, d_k).swapaxes(-2, -3)  # (..., T, d) -> (..., H, T, d_k)
 
     q, k, v = heads(x @ w.w_q + w.b_q), heads(x @ w.w_k + w.b_k), heads(x @ w.w_v + w.b_v)
-    scores = q @ k.transpose(0, 2, 1) / np.sqrt(d_k)  # (H, T, d_k) x (H, d_k, T) -> (H, T, T)
+    scores = q @ k.swapaxes(-1, -2) / np.sqrt(d_k)  # (..., H, T, d_k) x (.., d_k, T) -> (.., T, T)
     attentions = softmax(scores, axis=-1)
     if keep is not None:
-        attentions = attentions * keep[:, None, None]
-    head_outputs = attentions @ v  # (H, T, T) x (H, T, d_k) -> (H, T, d_k)
-    concat = head_outputs.transpose(1, 0, 2).reshape(T, H * d_k)  # (T, d)
+        attentions = attentions * keep[..., None, None]
+    head_outputs = attentions @ v  # (..., H, T, T) x (..., H, T, d_k) -> (..., H, T, d_k)
+    concat = head_outputs.swapaxes(-2, -3).reshape(*lead, T, d)  # heads side by side
     attention_output = concat @ w.w_o + w.b_o
     attn_ln_input = x + attention_output  # residual add
     attn_ln_output = layer_norm(attn_ln_input, w.ln1_gamma, w.ln1_beta, cfg.layer_norm_eps)
-    ffn_hidden = attn_ln_output @ w.w_in + w.b_in  # (T, d_ff)
+    ffn_hidden = attn_ln_output @ w.w_in + w.b_in  # (..., T, d_ff)
     ffn_activations = gelu(ffn_hidden)
-    ffn_output = ffn_activations @ w.w_out + w.b_out  # (T, d)
+    ffn_output = ffn_activations @ w.w_out + w.b_out  # (..., T, d)
     ffn_ln_input = attn_ln_output + ffn_output  # residual add
     return {"q": q, "k": k, "v": v, "scores": scores, "attentions": attentions,
             "head_outputs": head_outputs, "attention_output": attention_output,
@@ -218,20 +223,25 @@ def _layer(x: np.ndarray, w: LayerWeights, cfg: ModelConfig,
 
 
 def _pool(last_hidden: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """sentence-transformers' mean pooling (every token counts) and L2 normalisation."""
-    mean = last_hidden.mean(axis=0)  # (d,)
-    return mean, mean / max(float(np.linalg.norm(mean)), 1e-12)
+    """sentence-transformers' mean pooling (every token counts) and L2 normalisation:
+    (..., T, d) -> (..., d) twice."""
+    mean = last_hidden.mean(axis=-2)
+    norm = np.linalg.norm(mean, axis=-1, keepdims=True)
+    return mean, mean / np.maximum(norm, 1e-12)
 
 
 def _forward(m: MiniLM, ids: np.ndarray, start: int = 0, x: np.ndarray | None = None,
              head_mask: np.ndarray | None = None) -> tuple[dict, list[dict]]:
-    """Embeddings and layers ``start`` onward (from hidden state ``x`` when start > 0)."""
-    emb = _embed(m, ids) if start == 0 else {"hidden": x}
+    """Embeddings and layers ``start`` onward (from hidden state ``x`` when it is given).
+
+    ``head_mask`` is (..., L, H) of 0/1; with leading axes, ``x`` is (..., T, d) too.
+    """
+    emb = _embed(m, ids) if x is None else {"hidden": x}
     steps, x = [], emb["hidden"]
     with threadpool_limits(1):  # small products: BLAS threads only spin on a busy machine
         for n in range(start, m.config.n_layers):
             steps.append(_layer(x, m.layers[n], m.config,
-                                None if head_mask is None else head_mask[n]))
+                                None if head_mask is None else head_mask[..., n, :]))
             x = steps[-1]["hidden"]
     return emb, steps
 
@@ -242,7 +252,8 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return a
 
 
-@functools.lru_cache(maxsize=64)
+# A trace of 64 pieces holds about 27 MB (256 pieces: about 140 MB), so only a few are kept.
+@functools.lru_cache(maxsize=8)
 def _encode(text: str, max_tokens: int) -> PretrainedTrace:
     m = model()
     tokens, ids, n_pieces = tokenize(text, max_tokens, m)
@@ -330,6 +341,24 @@ def ablate_head(text: str, layer: int, head: int, max_tokens: int = MAX_TOKENS
     original = trace.sentence_embedding
     return HeadAblation(layer, head, original, _frozen(ablated),
                         float(np.clip(original @ ablated, -1.0, 1.0)))
+
+
+def ablate_each_head(text: str, layer: int, max_tokens: int = MAX_TOKENS) -> np.ndarray:
+    """The cosine of the sentence embedding with each head of ``layer`` (from 0) switched
+    off in turn, against the original: (H,) values, 1 = unchanged.
+
+    Same numbers as :func:`ablate_head` head by head, computed as one batch of H copies.
+    """
+    trace = encode(text, max_tokens)
+    cfg = trace.config
+    layer = whole_number(layer, "layer", 0, cfg.n_layers - 1)
+    head_mask = np.ones((cfg.n_heads, cfg.n_layers, cfg.n_heads))  # (copy, L, H)
+    head_mask[np.arange(cfg.n_heads), layer, np.arange(cfg.n_heads)] = 0.0
+    x = trace.hidden_states[layer]
+    x = np.broadcast_to(x, (cfg.n_heads, *x.shape))  # (copy, T, d)
+    _, steps = _forward(model(), trace.ids, layer, x, head_mask)
+    _, ablated = _pool(steps[-1]["hidden"])  # (H, d)
+    return np.clip(ablated @ trace.sentence_embedding, -1.0, 1.0)
 
 
 def similarity(text_a: str, text_b: str, max_tokens: int = MAX_TOKENS) -> float:

@@ -378,3 +378,10 @@ def test_layer_norm_gives_mean_0_and_variance_1_before_gamma_and_beta():
     y = pt.layer_norm(x, np.ones(4), np.zeros(4), 1e-12)
     assert y.mean() == pytest.approx(0.0, abs=1e-12)
     assert y.var() == pytest.approx(1.0, abs=1e-9)
+
+
+@needs_model
+def test_switching_off_each_head_of_a_layer_in_one_batch_equals_one_at_a_time():
+    together = pt.ablate_each_head(SENTENCE, 1)
+    one_by_one = [pt.ablate_head(SENTENCE, 1, n).cosine for n in range(12)]
+    np.testing.assert_allclose(together, one_by_one, atol=1e-12)
