@@ -37,6 +37,17 @@ DEFAULT_TEXT = "My cat chases moonbeams across the kitchen."
 DEFAULT_PARAPHRASE = "At night my kitten plays with moonlight on the kitchen floor."
 DEFAULT_UNRELATED = "Interest rates rose sharply last quarter."
 
+
+
+def tex(x: float, digits: int = 5) -> str:
+    """A number for LaTeX with significant digits: tiny weights stay visible (3.2 × 10⁻⁵)."""
+    text = f"{x:.{digits}g}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        return rf"{mantissa} \times 10^{{{int(exponent)}}}"
+    return text
+
+
 presenter = setup_page("A real pretrained model", "🛰️")
 font = figure_font(presenter)
 lesson_header(
@@ -85,7 +96,9 @@ st.caption("[CLS] and [SEP] are added by the tokenizer; ## marks a piece that co
 
 c1, c2, c3 = st.columns(3)
 layer = c1.selectbox("Layer", list(range(1, L + 1)), key="pre_layer", **URL)
-head = c2.selectbox("Head", list(range(1, H + 1)), key="pre_head", **URL)
+# Layer 1, head 3 is a previous-token head (0.91 of its weight on the token before, on
+# average over five test sentences): a pattern worth seeing first.
+head = c2.selectbox("Head", list(range(1, H + 1)), index=min(2, H - 1), key="pre_head", **URL)
 with c3:
     query = bounded_slider(st, "Query token (row)", 1, T, min(3, T), key="pre_query")
 l, h, i = int(layer) - 1, int(head) - 1, int(query) - 1
@@ -94,8 +107,10 @@ w = trace.attentions[l, h]  # (T, T)
 st.header(f"1 · Head view: layer {layer}, head {head}")
 left, right = st.columns([3, 2])
 with left:
+    # On a projector, one decimal in the cells keeps them readable.
     st.plotly_chart(matrix_heatmap(w, tokens, tokens, title=f"Layer {layer}, head {head}: "
-                                   "attention weights", decimals=2, font_size=font,
+                                   "attention weights", decimals=1 if presenter else 2,
+                                   font_size=font,
                                    height=160 + 3 * font * min(T, 20)),
                     key="pre_fig_head")
 with right:
@@ -104,7 +119,7 @@ with right:
                               decimals=2, font_size=font), key="pre_fig_row")
     top = np.argsort(w[i])[::-1][:3]
     st.markdown(f"Row {query} (“{md_escape(tokens[i])}”) puts most weight on " + ", ".join(
-        f"“{md_escape(tokens[j])}” ({w[i, j]:.3f})" for j in top) + ".")
+        f"“{md_escape(tokens[j])}” ({w[i, j]:.3g})" for j in top) + ".")
 
 st.header("2 · Model view: all 72 heads")
 sinks = pt.special_token_mass(trace)  # (L, H, 2): [CLS], [SEP]
@@ -122,7 +137,9 @@ def small_multiples(a: np.ndarray, labels: list[str]) -> dict:
     """All heads (L, H, T, T) in one figure: a row per layer, one colour bar (0..1)."""
     n_layers, n_heads = a.shape[:2]
     gap, traces = 0.006, []
-    layout = {"height": 90 * n_layers + 80, "margin": {"l": 50, "r": 10, "t": 40, "b": 10},
+    bare = {"type": "category", "showticklabels": False, "ticks": "", "showgrid": False,
+            "zeroline": False, "showline": False}
+    layout = {"height": 62 * n_layers + 60, "margin": {"l": 50, "r": 10, "t": 40, "b": 10},
               "font": {"size": font}, "annotations": [],
               "coloraxis": {"colorscale": WEIGHTS_SCALE, "cmin": 0.0, "cmax": 1.0,
                             "colorbar": {"thickness": 12, "title": {"text": "weight"}}}}
@@ -138,11 +155,10 @@ def small_multiples(a: np.ndarray, labels: list[str]) -> dict:
                 hovertemplate=f"layer {r + 1}, head {c + 1}<br>query %{{y}}<br>key %{{x}}<br>"
                               "weight %{z:.3f}<extra></extra>"))
             x0, y1 = c / n_heads, 1 - r / n_layers
-            layout[f"xaxis{n}"] = {"domain": [x0 + gap, x0 + 1 / n_heads - gap], "anchor": f"y{n}",
-                                   "showticklabels": False, "type": "category"}
+            layout[f"xaxis{n}"] = {"domain": [x0 + gap, x0 + 1 / n_heads - gap],
+                                   "anchor": f"y{n}", **bare}
             layout[f"yaxis{n}"] = {"domain": [y1 - 1 / n_layers + 2 * gap, y1 - 2 * gap],
-                                   "anchor": f"x{n}", "showticklabels": False,
-                                   "autorange": "reversed", "type": "category"}
+                                   "anchor": f"x{n}", "autorange": "reversed", **bare}
     for c in range(n_heads):
         layout["annotations"].append({"text": f"H{c + 1}", "x": (c + 0.5) / n_heads, "y": 1.0,
                                       "xref": "paper", "yref": "paper", "yanchor": "bottom",
@@ -200,16 +216,16 @@ st.markdown(f"This model has d_model = {cfg.d_model} and {H} heads, so each head
             f"{root:.4f} (BERT-base, with 768 / 12 = 64, divides by 8). Query {query} is "
             f"“{md_escape(tokens[i])}”, key {key} is “{md_escape(tokens[j])}”.")
 products = q[i] * k[j]
-terms = " + ".join(f"({num(a, 3)})({num(b, 3)})" for a, b in zip(q[i][:3], k[j][:3],
+terms = " + ".join(f"({num(a, 3)})({num(b, 3)})" for a, b in zip(q[i][:2], k[j][:2],
                                                                     strict=True))
 last = f"({num(q[i][-1], 3)})({num(k[j][-1], 3)})"
-st.latex(rf"s = q \cdot k = \sum_{{c=1}}^{{{d_k}}} q_c k_c = {terms} + \cdots + {last} "
-         rf"= {num(s_row[j], 4)}")
-st.latex(rf"\tilde s = \frac{{s}}{{\sqrt{{{d_k}}}}} = \frac{{{num(s_row[j], 4)}}}"
-         rf"{{{root:.4f}}} = {num(scaled[j], 4)}")
+st.latex(rf"s = q \cdot k = \sum_{{c=1}}^{{{d_k}}} q_c\, k_c = {terms} + \cdots + {last}")
+st.latex(rf"s = {tex(s_row[j])}\quad\text{{(the sum of all {d_k} products)}}")
+st.latex(rf"\tilde s = \frac{{s}}{{\sqrt{{{d_k}}}}} = \frac{{{tex(s_row[j])}}}"
+         rf"{{{tex(root)}}} = {tex(scaled[j])}")
 st.latex(rf"w = \frac{{e^{{\tilde s - m}}}}{{\sum_{{j'}} e^{{\tilde s_{{j'}} - m}}}} = "
-         rf"\frac{{{num(exps[j], 4)}}}{{{num(exps.sum(), 4)}}} = "
-         rf"{num(exps[j] / exps.sum(), 4)}\quad (m = {num(shift, 4)},\ \text{{the row maximum}})")
+         rf"\frac{{{tex(exps[j])}}}{{{tex(exps.sum())}}} = "
+         rf"{tex(exps[j] / exps.sum())}\quad (m = {tex(shift)},\ \text{{the row maximum}})")
 st.markdown(f"The model's own weight is {w[i, j]:.6f} (difference "
             f"{abs(exps[j] / exps.sum() - w[i, j]):.1e}). Lesson 1's attention function on this "
             "head's q, k, v gives the same weights (largest difference "
@@ -225,13 +241,13 @@ if not presenter:
         st.markdown(f"The {d_k} products q_c k_c (they sum to s):")
         st.dataframe(pd.DataFrame({"q_c": q[i], "k_c": k[j], "q_c × k_c": products},
                                   index=pd.RangeIndex(1, d_k + 1, name="c")).style.format(
-            precision=4), height=300, width="stretch")
+            "{:.5g}"), height=300, width="stretch")
     with c2:
         st.markdown(f"The whole row {query}, one key per line:")
         st.dataframe(pd.DataFrame({"key": tokens, "s": s_row, f"s / √{d_k}": scaled,
                                    "e^(s̃ − m)": exps, "weight": exps / exps.sum()},
                                   index=pd.RangeIndex(1, T + 1, name="j")).style.format(
-            precision=4, subset=["s", f"s / √{d_k}", "e^(s̃ − m)", "weight"]),
+            "{:.5g}", subset=["s", f"s / √{d_k}", "e^(s̃ − m)", "weight"]),
                      height=300, width="stretch")
 
 st.header("4 · The Transformer block around attention")
@@ -249,9 +265,10 @@ st.markdown(
 names, stream = trace.residual_stream  # (2L + 1, T, d)
 attn_norm = np.linalg.norm(trace.attention_output, axis=-1).mean(axis=-1)  # (L,)
 ffn_norm = np.linalg.norm(trace.ffn_output, axis=-1).mean(axis=-1)  # (L,)
+stream_norm = np.linalg.norm(stream, axis=-1).mean(axis=-1)  # (2L + 1,)
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(bar_chart(names, np.linalg.norm(stream, axis=-1).mean(axis=-1),
+    st.plotly_chart(bar_chart(names, stream_norm,
                               title="Residual stream: mean norm per token", x_title="step",
                               y_title="‖x‖", decimals=1, font_size=font),
                     key="pre_fig_stream")
@@ -269,12 +286,16 @@ mu, var = x.mean(), x.var()
 z = (x - mu) / np.sqrt(var + cfg.layer_norm_eps)
 y = trace.attn_ln_output[l, i]
 st.subheader(f"What LayerNorm does to one vector (“{md_escape(tokens[i])}”, layer {layer})")
-st.latex(rf"\mu = {num(mu, 4)},\ \sigma^2 = {num(var, 4)} \;\to\; z = \frac{{x - \mu}}"
-         rf"{{\sqrt{{\sigma^2 + \epsilon}}}}:\ \text{{mean}}\ {num(z.mean(), 4)},\ "
-         rf"\text{{variance}}\ {num(z.var(), 4)} \;\to\; y = \gamma \odot z + \beta")
-st.plotly_chart(line_chart(np.arange(1, cfg.d_model + 1), {
-    "x: residual sum (input)": x, "z: mean 0, variance 1": z, "y = γ z + β (output)": y},
-    title=f"The {cfg.d_model} numbers of one token, before and after LayerNorm",
+st.latex(rf"\mu = {tex(mu)},\ \sigma^2 = {tex(var)} \;\to\; z = \frac{{x - \mu}}"
+         rf"{{\sqrt{{\sigma^2 + \epsilon}}}} \;\to\; y = \gamma \odot z + \beta")
+st.markdown(f"z has mean {z.mean():.1g} (0 up to rounding) and variance {z.var():.6f}; "
+            f"ε = {cfg.layer_norm_eps:g} only guards against dividing by 0.")
+shown_dims = 48  # of 384: enough to see the shift and the rescaling, few enough to read
+st.plotly_chart(line_chart(np.arange(1, shown_dims + 1), {
+    "x: residual sum (input)": x[:shown_dims], "z: mean 0, variance 1": z[:shown_dims],
+    "y = γ z + β (output)": y[:shown_dims]},
+    title=f"One token's first {shown_dims} of {cfg.d_model} numbers, before and after "
+          "LayerNorm",
     x_title="dimension", y_title="value", font_size=font, height=340), key="pre_fig_ln")
 st.caption(f"The model's own output differs from γ z + β by at most "
            f"{np.max(np.abs(model.layers[l].ln1_gamma * z + model.layers[l].ln1_beta - y)):.1e}.")
@@ -297,7 +318,8 @@ with left:
                     key="pre_fig_ablated_head")
 with right:
     st.metric(f"Switch off layer {layer}, head {head}: cosine with the original embedding",
-              f"{1 - one:.5f}", delta=f"1 − cosine = {one:.2g}", delta_color="off")
+              f"{1 - one:.5f}")
+    st.caption(f"1 − cosine = {one:.2g}: how far the sentence embedding moved.")
     st.plotly_chart(bar_chart([f"H{n + 1}" for n in range(H)], focus,
                               title=f"Layer {layer}: how sharply each head attends",
                               x_title="head", y_title="mean largest weight", y_range=(0, 1.05),
@@ -348,7 +370,8 @@ bullet_list("What to notice", [
     "others follow words or pieces of the same word (## pieces).",
     f"d_k = {d_k} here, so scores are divided by √{d_k} ≈ {root:.2f}.",
     "LayerNorm resets every token vector to mean 0 and variance 1 before γ and β, so the "
-    "residual stream's norm stays in a narrow band across the layers.",
+    "residual stream's mean norm stays between "
+    f"{stream_norm.min():.1f} and {stream_norm.max():.1f} across all {len(names)} steps.",
     "A head's attention map and its effect on the output are different things.",
 ])
 st.subheader("The formula")
