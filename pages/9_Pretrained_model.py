@@ -39,7 +39,7 @@ DEFAULT_UNRELATED = "Interest rates rose sharply last quarter."
 
 
 
-def tex(x: float, digits: int = 5) -> str:
+def tex(x: float, digits: int = 6) -> str:
     """A number for LaTeX with significant digits: tiny weights stay visible (3.2 × 10⁻⁵)."""
     text = f"{x:.{digits}g}"
     if "e" in text:
@@ -119,7 +119,7 @@ with right:
                               decimals=2, font_size=font), key="pre_fig_row")
     top = np.argsort(w[i])[::-1][:3]
     st.markdown(f"Row {query} (“{md_escape(tokens[i])}”) puts most weight on " + ", ".join(
-        f"“{md_escape(tokens[j])}” ({w[i, j]:.3g})" for j in top) + ".")
+        f"“{md_escape(tokens[j])}” ({w[i, j]:.4g})" for j in top) + ".")
 
 st.header("2 · Model view: all 72 heads")
 sinks = pt.special_token_mass(trace)  # (L, H, 2): [CLS], [SEP]
@@ -182,7 +182,8 @@ left, right = st.columns(2)
 with left:
     stat = st.selectbox("Statistic per head", list(stats), key="pre_stat", **URL)
     st.plotly_chart(matrix_heatmap(stats[stat], [f"L{r + 1}" for r in range(L)],
-                                   [f"H{c + 1}" for c in range(H)], title=stat, decimals=2,
+                                   [f"H{c + 1}" for c in range(H)], title=stat,
+                                   decimals=1 if presenter else 2,
                                    x_title="head", y_title="layer", font_size=font - 2),
                     key="pre_fig_stats")
 with right:
