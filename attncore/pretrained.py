@@ -125,7 +125,7 @@ class PretrainedTrace:
     """
 
     text: str
-    tokens: tuple[str, ...]
+    tokens: list[str]  # a list, as the tokenizer gives it, so it compares equal to one
     ids: np.ndarray
     truncated: bool
     n_pieces: int
@@ -266,7 +266,7 @@ def _encode(text: str, max_tokens: int) -> PretrainedTrace:
               {**{k: v for k, v in emb.items() if k != "hidden"}, **per_layer,
                "ids": ids, "hidden_states": hidden_states, "mean_pooled": mean_pooled,
                "sentence_embedding": sentence_embedding}.items()}
-    return PretrainedTrace(text=text, tokens=tuple(tokens), truncated=n_pieces > max_tokens,
+    return PretrainedTrace(text=text, tokens=tokens, truncated=n_pieces > max_tokens,
                            n_pieces=n_pieces, max_tokens=max_tokens, config=m.config,
                            **arrays)
 

@@ -14,6 +14,7 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import json
+import threading
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -224,7 +225,19 @@ def load_model(zip_path: str | Path) -> MiniLM:
     )
 
 
-@functools.cache
+_LOADING = threading.Lock()
+
+
 def model() -> MiniLM:
-    """The installed model, loaded once per process (about 1 s: unzip, hash, convert)."""
+    """The installed model, loaded once per process (1 to 2 s: unzip, hash, convert).
+
+    A lock keeps two first visitors (Streamlit runs each session in its own thread)
+    from loading the 90 MB of weights twice at once.
+    """
+    with _LOADING:
+        return _load_installed()
+
+
+@functools.cache
+def _load_installed() -> MiniLM:
     return load_model(locate_model_zip())
