@@ -3,28 +3,30 @@
 Pure functions and frozen dataclasses; NumPy only (never streamlit, plotly or
 pandas). Shape letters everywhere: ``B`` batch, ``H`` heads, ``Tq``/``Tk`` query
 and key lengths, ``d_model``, ``d_k = d_v = d_model / H``.
+
+One module per idea: ``softmax`` (the one softmax policy), ``scores``, ``attention``,
+``masks``, ``multihead``, ``positional``, ``analysis`` (statistics of weights),
+``seq2seq``, ``text``, ``init`` (the one random initialisation), ``exercise`` (checking
+a student's hand calculation), ``measure`` (timing and memory on one BLAS thread), and the
+lessons' experiments ``scaling`` (lesson 2) and ``cost`` (lesson 7). The package exports
+the attention function, the scores and the masks; the softmax functions are imported
+from their module, ``attncore.softmax``, which the package leaves unshadowed.
 """
 
 from .attention import AttentionTrace, resolve_scale, scaled_dot_product_attention
 from .masks import causal_mask, combine_masks, padding_mask, window_mask
 from .scores import additive_scores, dot_scores, general_scores, scaled_dot_scores
-from .softmax import SoftmaxSteps, fully_masked_rows, softmax, softmax_jacobian, softmax_steps
 
 __all__ = [
     "AttentionTrace",
-    "SoftmaxSteps",
     "additive_scores",
     "causal_mask",
     "combine_masks",
     "dot_scores",
-    "fully_masked_rows",
     "general_scores",
     "padding_mask",
     "resolve_scale",
     "scaled_dot_product_attention",
     "scaled_dot_scores",
-    "softmax",
-    "softmax_jacobian",
-    "softmax_steps",
     "window_mask",
 ]

@@ -42,14 +42,39 @@ def max_weight(w) -> np.ndarray:
 def jacobian_norm(w) -> np.ndarray:
     r"""Frobenius norm of the softmax Jacobian :math:`J = \mathrm{diag}(w) - w w^\top` per row.
 
-    Computed without forming J: :math:`\|J\|_F^2 = \sum_j w_j^2 - 2\sum_j w_j^3
-    + (\sum_j w_j^2)^2`. It is 0 for a one-hot row (a saturated softmax passes no
-    gradient) and :math:`\sqrt{(1 - 1/T_k)/T_k}` for a uniform row.
+    It is 0 for a one-hot row (a saturated softmax passes no gradient) and
+    :math:`\sqrt{(1 - 1/T_k)/T_k}` for a uniform row.
+
+    Notes
+    -----
+    Since the row sums to 1, :math:`J_{ii} = w_i (1 - w_i) = w_i \sum_{j \ne i} w_j` and
+    :math:`J_{ij} = -w_i w_j`, so
+
+    .. math:: \|J\|_F^2 = \sum_i \Big(w_i \sum_{j \ne i} w_j\Big)^2
+              + \sum_i w_i^2 \sum_{j \ne i} w_j^2,
+
+    a sum of non-negative terms: nothing cancels, so a nearly saturated row keeps its
+    digits (the expanded form :math:`\sum w^2 - 2\sum w^3 + (\sum w^2)^2` returns 0.0 for
+    softmax([20, 0]), whose norm is 4.1e-9). The sums that leave one term out are
+    prefix plus suffix sums, and everything is scaled by the largest diagonal entry so
+    that squares of weights near 1e-300 do not underflow.
     """
     w = _weights(w)
-    s2 = np.sum(w**2, axis=-1)
-    s3 = np.sum(w**3, axis=-1)
-    return np.sqrt(np.maximum(s2 - 2 * s3 + s2**2, 0.0))
+    diag = w * _sum_of_others(w)  # (..., Tk): J_ii, each >= 0
+    scale = np.max(diag, axis=-1, keepdims=True)  # (..., 1)
+    scale = np.where(scale > 0, scale, 1.0)  # one-hot rows: every term is 0 anyway
+    u2 = w * (w / scale)  # (..., Tk): w_i² / scale, so u2_i · u2_j = (w_i w_j / scale)²
+    total = np.sum((diag / scale) ** 2 + u2 * _sum_of_others(u2), axis=-1)
+    return scale[..., 0] * np.sqrt(total)
+
+
+def _sum_of_others(x: np.ndarray) -> np.ndarray:
+    """For each entry along the last axis, the sum of all the others (no subtraction)."""
+    before = np.concatenate([np.zeros_like(x[..., :1]), np.cumsum(x, axis=-1)[..., :-1]],
+                            axis=-1)
+    after = np.concatenate([np.cumsum(x[..., ::-1], axis=-1)[..., ::-1][..., 1:],
+                            np.zeros_like(x[..., :1])], axis=-1)
+    return before + after
 
 
 def _offset_mass(w: np.ndarray, offset: int) -> np.ndarray:

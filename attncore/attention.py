@@ -15,7 +15,7 @@ import numpy as np
 
 from ._checks import as_bool_mask, as_real_array, positive_number, require_finite
 from .scores import check_qk
-from .softmax import SoftmaxSteps, softmax_steps
+from .softmax import SoftmaxSteps, softmax, softmax_steps
 
 #: Names accepted by ``scale``: the multiplier applied to Q Kᵀ.
 SCALE_CHOICES = ("sqrt_dk", "none", "dk")
@@ -43,10 +43,6 @@ def resolve_scale(scale, d_k: int) -> float:
 class AttentionTrace:
     """Everything scaled dot-product attention computed, from inputs to output.
 
-    Stored: the inputs, the settings, the weights and the output. The score
-    matrices are recomputed from Q and K on first access (then kept), so that a
-    large call holds one (..., Tq, Tk) array rather than four.
-
     Attributes
     ----------
     q, k, v : ndarray
@@ -57,6 +53,8 @@ class AttentionTrace:
         The softmax temperature T.
     mask : ndarray of bool or None
         Broadcastable to ``(..., Tq, Tk)``; True means "may attend".
+    raw_scores : ndarray (..., Tq, Tk)
+        ``Q Kᵀ``.
     weights : ndarray (..., Tq, Tk)
         Softmax output: rows sum to 1, masked entries exactly 0, fully masked
         rows all 0 (see :mod:`attncore.softmax`).
@@ -75,6 +73,7 @@ class AttentionTrace:
     scale: float
     temperature: float
     mask: np.ndarray | None
+    raw_scores: np.ndarray
     weights: np.ndarray
     dropout_weights: np.ndarray
     output: np.ndarray
@@ -83,11 +82,6 @@ class AttentionTrace:
     @property
     def d_k(self) -> int:
         return self.q.shape[-1]
-
-    @cached_property
-    def raw_scores(self) -> np.ndarray:
-        """``Q Kᵀ``, shape (..., Tq, Tk)."""
-        return self.q @ np.swapaxes(self.k, -1, -2)
 
     @cached_property
     def scaled_scores(self) -> np.ndarray:
@@ -102,6 +96,11 @@ class AttentionTrace:
         return np.where(self.mask, self.scaled_scores, -np.inf)
 
     @cached_property
+    def logits(self) -> np.ndarray:
+        """What enters the softmax: ``masked_scores / temperature``, shape (..., Tq, Tk)."""
+        return self.softmax_steps().logits
+
+    @cached_property
     def fully_masked(self) -> np.ndarray:
         """Bool (..., Tq): rows in which every key is masked (weights all 0)."""
         shape = self.weights.shape
@@ -109,9 +108,15 @@ class AttentionTrace:
             return np.zeros(shape[:-1], dtype=bool)
         return ~np.any(np.broadcast_to(self.mask, shape), axis=-1)
 
-    def softmax_steps(self) -> SoftmaxSteps:
-        """The softmax of this trace, step by step (logits, shift, exps, row sums)."""
-        return softmax_steps(self.scaled_scores, temperature=self.temperature, mask=self.mask)
+    def softmax_steps(self, subtract_max=True) -> SoftmaxSteps:
+        """The softmax of this trace step by step: logits, shift, exps, row sums, weights.
+
+        With the default the steps are exactly those that gave ``weights``;
+        ``subtract_max="if_needed"`` writes them as a student computes by hand, exp(s)
+        without the shift while that is safe (see :func:`attncore.softmax.softmax_steps`).
+        """
+        return softmax_steps(self.scaled_scores, temperature=self.temperature, mask=self.mask,
+                             subtract_max=subtract_max)
 
 
 def scaled_dot_product_attention(
@@ -157,12 +162,37 @@ def scaled_dot_product_attention(
     .. math:: W = \mathrm{softmax}\!\left(\frac{\mathrm{scale}\cdot QK^\top}{T}
               + \log M\right), \qquad O = W V
 
+    This is the readable form, holding every intermediate; :func:`attncore.cost.lean_attention`
+    computes the same weights and output holding a single (..., Tq, Tk) array.
+
     Examples
     --------
     >>> t = scaled_dot_product_attention([[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]], [[1.0], [0.0]])
     >>> t.weights.shape, round(float(t.weights.sum()), 12)
     ((1, 2), 1.0)
     """
+    q, k, v = check_qkv(q, k, v)
+    factor = resolve_scale(scale, q.shape[-1])
+    temperature = positive_number(temperature, "temperature")
+    mask = None if mask is None else check_mask(mask, q.shape[:-1] + k.shape[-2:-1])
+    dropout = _check_dropout(dropout, rng)
+
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported just below
+        raw = q @ np.swapaxes(k, -1, -2)  # (..., Tq, d_k) x (..., d_k, Tk) -> (..., Tq, Tk)
+        scaled = require_finite(raw * factor, "the scaled scores Q Kᵀ · scale")
+    weights = softmax(scaled, temperature=temperature, mask=mask)  # (..., Tq, Tk)
+    applied = _apply_dropout(weights, dropout, rng)
+    with np.errstate(over="ignore", invalid="ignore"):
+        output = applied @ v  # (..., Tq, Tk) x (..., Tk, d_v) -> (..., Tq, d_v)
+    require_finite(output, "the output W V")
+
+    return AttentionTrace(q=q, k=k, v=v, scale=factor, temperature=temperature, mask=mask,
+                          raw_scores=raw, weights=weights, dropout_weights=applied,
+                          output=output, dropout=dropout)
+
+
+def check_qkv(q, k, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Q, K, V as float64 arrays whose shapes fit together, or ValueError naming the misfit."""
     q, k = check_qk(q, k)
     v = as_real_array(v, "V", min_ndim=2)
     if v.shape[-2] != k.shape[-2]:
@@ -170,82 +200,28 @@ def scaled_dot_product_attention(
             f"K and V need one row per key token; got K {k.shape} ({k.shape[-2]} keys) "
             f"and V {v.shape} ({v.shape[-2]} rows)"
         )
-    factor = resolve_scale(scale, q.shape[-1])
-    temperature = positive_number(temperature, "temperature")
-    dropout = _check_dropout(dropout, rng)
-
-    # Fold scale and temperature into Q, the small array, rather than into Q Kᵀ.
-    multiplier = factor / temperature
-    q_scaled = require_finite(q * multiplier, "Q · scale / temperature")
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked just below
-        s = q_scaled @ np.swapaxes(k, -1, -2)  # (..., Tq, d_k) x (..., d_k, Tk) -> (..., Tq, Tk)
-    # Cauchy-Schwarz: |s_ij| <= |q_i| |k_j|, so one bound from the row norms tells
-    # whether Q Kᵀ can overflow and whether exp needs the row maximum subtracted.
-    bound = multiplier * _max_row_norm(q) * _max_row_norm(k)
-    if not bound < 1e300:
-        require_finite(s, "the scaled scores Q Kᵀ · scale / T")
-    if mask is not None:
-        mask = as_bool_mask(mask)
-        try:
-            allowed = np.broadcast_to(mask, s.shape)
-        except ValueError as exc:
-            raise ValueError(
-                f"mask of shape {mask.shape} does not broadcast to the scores' shape "
-                f"(..., Tq, Tk) = {s.shape}"
-            ) from exc
-        np.copyto(s, -np.inf, where=~allowed)
-    # Softmax in place, so the call holds a single (..., Tq, Tk) array. Subtracting
-    # the row maximum only matters when exp could overflow or underflow: with every
-    # |s| <= 30, exp(s) lies in [1e-13, 1e13] and the shift cancels in exact
-    # arithmetic. Under a mask we always subtract it: the bound comes from every key,
-    # masked ones included, so skipping the shift by the bound would let a masked
-    # (future) key change the rounding of earlier rows; the row maximum itself
-    # depends only on the keys the row may attend to.
-    if mask is not None or not bound <= _EXP_SAFE:
-        row_max = np.max(s, axis=-1, keepdims=True)
-        row_max[~np.isfinite(row_max)] = 0.0  # fully masked rows: exp(-inf - 0) = 0
-        s -= row_max
-    np.exp(s, out=s)
-    # One matrix product gives both E V and the row sums E 1: append a column of ones.
-    ones = np.ones(v.shape[:-1] + (1,))
-    with np.errstate(over="ignore", invalid="ignore"):  # the output is checked below
-        ev = s @ np.concatenate([v, ones], axis=-1)  # (..., Tq, Tk) x (..., Tk, d_v + 1)
-    row_sum = ev[..., -1:]
-    inv = np.divide(1.0, row_sum, out=np.zeros_like(row_sum), where=row_sum > 0)
-    s *= inv  # fully masked rows stay all 0
-    weights = s
-    output = ev[..., :-1] * inv
-
-    applied = weights
-    if dropout > 0.0:
-        keep = rng.random(weights.shape) >= dropout
-        applied = np.where(keep, weights / (1.0 - dropout), 0.0)
-        with np.errstate(over="ignore", invalid="ignore"):
-            output = applied @ v  # (..., Tq, Tk) x (..., Tk, d_v) -> (..., Tq, d_v)
-    require_finite(output, "the output W V")
-
-    return AttentionTrace(
-        q=q,
-        k=k,
-        v=v,
-        scale=factor,
-        temperature=temperature,
-        mask=mask,
-        weights=weights,
-        dropout_weights=applied,
-        output=output,
-        dropout=dropout,
-    )
+    return q, k, v
 
 
-# Skip the row-max shift only while exp(s) stays within [e^-30, e^30] ~ [1e-13, 1e13],
-# so that E V cannot overflow where the normalised W V would not.
-_EXP_SAFE = 30.0
+def check_mask(mask, scores_shape: tuple) -> np.ndarray:
+    """A boolean mask that broadcasts to the scores' shape (..., Tq, Tk)."""
+    mask = as_bool_mask(mask)
+    try:
+        np.broadcast_shapes(mask.shape, scores_shape)
+    except ValueError as exc:
+        raise ValueError(
+            f"mask of shape {mask.shape} does not broadcast to the scores' shape "
+            f"(..., Tq, Tk) = {scores_shape}"
+        ) from exc
+    return mask
 
 
-def _max_row_norm(x: np.ndarray) -> float:
-    with np.errstate(over="ignore"):
-        return float(np.sqrt(np.max(np.sum(x * x, axis=-1))))
+def _apply_dropout(weights: np.ndarray, p: float, rng) -> np.ndarray:
+    """Attention dropout: zero each weight with probability p, rescale the rest by 1/(1-p)."""
+    if p == 0.0:
+        return weights
+    keep = rng.random(weights.shape) >= p
+    return np.where(keep, weights / (1.0 - p), 0.0)
 
 
 def _check_dropout(dropout, rng) -> float:

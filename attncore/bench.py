@@ -1,13 +1,13 @@
-"""Benchmark of scaled dot-product attention: ``python -m attncore.bench``.
+"""Benchmark of attention: ``python -m attncore.bench``.
 
-Prints, measured in one run on this machine:
+Prints, measured in one run on this machine, on one BLAS thread (see :mod:`attncore.cost`):
 
-* the time of :func:`attncore.scaled_dot_product_attention` (weights returned) at
-  H heads, T tokens, d_k, float64, and its GFLOP/s counted as 4·H·T²·d_k
-  (two matrix products of 2·H·T²·d_k each);
-* NumPy's own float64 matrix-multiply throughput, and the ratio of the two;
-* the speed-up over a textbook loop over heads timed alongside;
-* the peak memory of one call (tracemalloc) against the size of the weights array.
+* NumPy's own float64 matrix-multiply throughput;
+* at H heads, T tokens, d_k: the time of :func:`attncore.cost.lean_attention` and its
+  GFLOP/s counted as 4·H·T²·d_k (two products of 2·H·T²·d_k each), as a ratio of
+  NumPy's; the readable :func:`attncore.scaled_dot_product_attention` and a textbook loop
+  over heads timed alongside, as ratios to the lean one; the peak memory of each form
+  (tracemalloc) against the size of the weights.
 
 This is a script, not a test: timings depend on the machine and its load, so the
 figures worth quoting are the ratios of one run.
@@ -20,7 +20,8 @@ import argparse
 import numpy as np
 
 from .attention import scaled_dot_product_attention
-from .experiments import best_time, peak_memory, textbook_attention
+from .cost import lean_attention, textbook_attention
+from .measure import best_time, one_blas_thread, peak_memory
 
 
 def matmul_gflops(n: int, repeats: int) -> float:
@@ -39,29 +40,36 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
 
     rng = np.random.default_rng(0)
-    peak_gflops = matmul_gflops(1024, args.repeats)
-    print(f"NumPy float64 matmul (1024 x 1024 @ 1024 x 1024): {peak_gflops:.1f} GFLOP/s")
-    for T in args.tokens:
-        H, d_k = args.heads, args.d_k
-        q, k, v = (rng.standard_normal((H, T, d_k)) for _ in range(3))
-        flops = 4 * H * T * T * d_k
-        t_core = best_time(lambda q=q, k=k, v=v: scaled_dot_product_attention(q, k, v),
-                           args.repeats)
-        t_loop = best_time(lambda q=q, k=k, v=v: textbook_attention(q, k, v),
-                           max(1, args.repeats // 2))
-        trace, peak = peak_memory(lambda q=q, k=k, v=v: scaled_dot_product_attention(q, k, v))
-        w_loop, o_loop = textbook_attention(q, k, v)
-        diff = max(np.abs(trace.weights - w_loop).max(), np.abs(trace.output - o_loop).max())
-        gflops = flops / t_core / 1e9
-        weights_mb = trace.weights.nbytes / 2**20
-        print(
-            f"H={H} T={T} d_k={d_k} float64: attncore {t_core * 1e3:.1f} ms, "
-            f"{gflops:.1f} GFLOP/s (4·H·T²·d_k = {flops / 1e9:.2f} GFLOP), "
-            f"ratio to matmul {gflops / peak_gflops:.2f}; textbook loop {t_loop * 1e3:.0f} ms, "
-            f"speed-up {t_loop / t_core:.1f}x; peak memory {peak / 2**20:.0f} MB for "
-            f"{weights_mb:.0f} MB of weights ({peak / trace.weights.nbytes:.2f}x); "
-            f"max |difference| {diff:.1e}"
-        )
+    with one_blas_thread():
+        peak_gflops = matmul_gflops(1024, args.repeats)
+        print(f"NumPy float64 matmul (1024 x 1024 @ 1024 x 1024, one BLAS thread): "
+              f"{peak_gflops:.1f} GFLOP/s")
+        for T in args.tokens:
+            H, d_k = args.heads, args.d_k
+            q, k, v = (rng.standard_normal((H, T, d_k)) for _ in range(3))
+            flops = 4 * H * T * T * d_k
+            forms = {
+                "lean": lambda q=q, k=k, v=v: lean_attention(q, k, v),
+                "readable": lambda q=q, k=k, v=v: scaled_dot_product_attention(q, k, v),
+                "loop": lambda q=q, k=k, v=v: textbook_attention(q, k, v),
+            }
+            seconds = {name: best_time(fn, args.repeats) for name, fn in forms.items()}
+            peaks = {name: peak_memory(fn)[1] for name, fn in forms.items()}
+            weights_bytes = H * T * T * 8
+            w, out = lean_attention(q, k, v)
+            trace = scaled_dot_product_attention(q, k, v)
+            diff = max(np.abs(w - trace.weights).max(), np.abs(out - trace.output).max())
+            gflops = flops / seconds["lean"] / 1e9
+            print(
+                f"H={H} T={T} d_k={d_k} float64: lean {seconds['lean'] * 1e3:.1f} ms, "
+                f"{gflops:.1f} GFLOP/s = {gflops / peak_gflops:.2f} of matmul; "
+                f"readable {seconds['readable'] / seconds['lean']:.2f}x and loop over heads "
+                f"{seconds['loop'] / seconds['lean']:.2f}x the lean time; peak memory / "
+                f"weights ({weights_bytes / 2**20:.0f} MiB): lean "
+                f"{peaks['lean'] / weights_bytes:.2f}, readable "
+                f"{peaks['readable'] / weights_bytes:.2f}, loop "
+                f"{peaks['loop'] / weights_bytes:.2f}; max |lean - readable| {diff:.1e}"
+            )
 
 
 if __name__ == "__main__":

@@ -14,21 +14,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_real_array
+from ._checks import as_real_array, whole_number
 from .attention import AttentionTrace, scaled_dot_product_attention
-from .text import tokenize
+from .init import normal_weights
 
 
 def check_heads(d_model: int, n_heads: int) -> int:
     """d_k = d_model / H, or ValueError when H does not divide d_model."""
-    for name, value in (("d_model", d_model), ("n_heads", n_heads)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a whole number >= 1; got {value!r}")
+    d_model = whole_number(d_model, "d_model", 1)
+    n_heads = whole_number(n_heads, "n_heads", 1)
     if d_model % n_heads:
-        divisors = [h for h in range(1, d_model + 1) if d_model % h == 0]
         raise ValueError(
             f"n_heads = {n_heads} does not divide d_model = {d_model}; each head needs "
-            f"d_k = d_model / H whole dimensions (choose one of {divisors})"
+            f"d_k = d_model / H whole dimensions (choose one of {divisors(d_model)})"
         )
     return d_model // n_heads
 
@@ -89,7 +87,7 @@ class MultiHeadParams:
 def init_params(d_model: int, n_heads: int, rng: np.random.Generator) -> MultiHeadParams:
     """Random projections with entries N(0, 1/d_model) (so X W keeps the scale of X)."""
     check_heads(d_model, n_heads)
-    w = [rng.standard_normal((d_model, d_model)) / np.sqrt(d_model) for _ in range(4)]
+    w = [normal_weights(rng, (d_model, d_model)) for _ in range(4)]
     return MultiHeadParams(*w, n_heads=n_heads)
 
 
@@ -237,7 +235,7 @@ def designed_params(d_model: int, n_heads: int, rng: np.random.Generator, *,
             c_w = np.sqrt(_SHARPNESS * np.sqrt(d_k))
             w_q[3:3 + m, o:o + m] = c_w * np.eye(m)
             w_k[3:3 + m, o:o + m] = c_w * np.eye(m)
-    w_v, w_o = (rng.standard_normal((d_model, d_model)) / np.sqrt(d_model) for _ in range(2))
+    w_v, w_o = (normal_weights(rng, (d_model, d_model)) for _ in range(2))
     return MultiHeadParams(w_q, w_k, w_v, w_o, n_heads)
 
 
@@ -256,12 +254,35 @@ def _check_designed(d_model: int, n_heads: int) -> int:
     return d_k
 
 
+def pattern_holds(w, pattern: str, tokens) -> bool:
+    """True when every row of one head's weights has its largest weight where ``pattern``
+    says: the previous token (from the second row on), the token itself, the first token,
+    or a token equal to it ("same word").
+
+    Parameters
+    ----------
+    w : array_like (T, T)
+        One head's weights, rows are queries.
+    pattern : str
+        One of :data:`DESIGNED_PATTERNS`.
+    tokens : sequence of str (T,)
+    """
+    w = as_real_array(w, "weights", min_ndim=2)
+    top = w.argmax(axis=-1)  # (T,): the key each query attends to most
+    rows = np.arange(top.shape[-1])
+    if pattern == "previous":
+        return bool(np.all(top[1:] == rows[1:] - 1))
+    if pattern == "self":
+        return bool(np.all(top == rows))
+    if pattern == "first":
+        return bool(np.all(top == 0))
+    if pattern == "same word":
+        return bool(np.all(words_equal(tokens)[rows, top]))
+    raise ValueError(f"pattern must be one of {DESIGNED_PATTERNS}; got {pattern!r}")
+
+
 def words_equal(tokens) -> np.ndarray:
     """(T, T) bool: token i and token j are the same word (case-insensitive)."""
     low = [t.lower() for t in tokens]
     return np.array([[a == b for b in low] for a in low], dtype=bool)
 
-
-def sentence_tokens(sentence: str, max_tokens: int) -> list[str]:
-    """Tokens of a sentence, at most ``max_tokens``."""
-    return tokenize(sentence)[:max_tokens]

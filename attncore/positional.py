@@ -1,4 +1,10 @@
-r"""Positional encodings.
+r"""Positional encodings, and lesson 5's test that attention needs them.
+
+What is here: the sinusoidal table (:func:`sinusoidal`, its :func:`frequencies` and
+:func:`wavelengths`, the :func:`shift_rotation` that moves it by an offset), a learned
+table (:func:`learned_table`), relative positions (:func:`relative_positions`), RoPE
+(:func:`rope`), ALiBi (:func:`alibi_slopes`, :func:`alibi_bias`), the Toeplitz check
+:func:`offset_spread`, and :func:`permutation_test`.
 
 Sinusoidal (Vaswani et al., 2017):
 
@@ -11,24 +17,18 @@ angular speed :math:`\omega_i = b^{-2i/d_{model}}` (wavelength :math:`2\pi/\omeg
 
 from __future__ import annotations
 
-import numbers
+from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import positive_number
-
-
-def _whole(value, name: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be a whole number; got {value!r}")
-    if not low <= value <= high:
-        raise ValueError(f"{name} must lie in {low}..{high}; got {value}")
-    return int(value)
+from ._checks import as_real_array, positive_number, whole_number
+from .attention import scaled_dot_product_attention
+from .masks import query_positions
 
 
 def frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
     """Angular speeds ω_i = base^(-2i/d_model) of the d_model/2 sin/cos pairs."""
-    d_model = _whole(d_model, "d_model", 2, 8192)
+    d_model = whole_number(d_model, "d_model", 2, 8192)
     if d_model % 2:
         raise ValueError(
             f"d_model must be even for sinusoidal encodings (sin/cos pairs); got {d_model}"
@@ -53,7 +53,7 @@ def sinusoidal(max_len: int, d_model: int, base: float = 10000.0) -> np.ndarray:
         Row p is PE(p); even columns are sines, odd columns cosines; every value
         lies in [-1, 1]; PE(0) alternates 0 and 1.
     """
-    max_len = _whole(max_len, "max_len", 1, 100_000)
+    max_len = whole_number(max_len, "max_len", 1, 100_000)
     omega = frequencies(d_model, base)
     angles = np.arange(max_len)[:, None] * omega[None, :]  # (T, d_model/2)
     pe = np.empty((max_len, d_model))
@@ -78,9 +78,7 @@ def shift_rotation(offset: int, d_model: int, base: float = 10000.0) -> np.ndarr
     -------
     ndarray (d_model, d_model)
     """
-    if isinstance(offset, bool) or not isinstance(offset, numbers.Integral):
-        raise ValueError(f"offset must be a whole number; got {offset!r}")
-    b = offset * frequencies(d_model, base)  # (d_model/2,)
+    b = whole_number(offset, "offset") * frequencies(d_model, base)  # (d_model/2,)
     r = np.zeros((d_model, d_model))
     c, s = np.cos(b), np.sin(b)
     i = np.arange(0, d_model, 2)
@@ -95,13 +93,22 @@ def learned_table(max_len: int, d_model: int, rng: np.random.Generator,
     Unlike the sinusoids it has no rule behind it: row p is just a trained vector, and a
     position past ``max_len`` has no row at all.
     """
-    max_len = _whole(max_len, "max_len", 1, 100_000)
-    d_model = _whole(d_model, "d_model", 1, 8192)
+    max_len = whole_number(max_len, "max_len", 1, 100_000)
+    d_model = whole_number(d_model, "d_model", 1, 8192)
     return rng.standard_normal((max_len, d_model)) * positive_number(std, "std")
 
 
 def relative_positions(t_q: int, t_k: int | None = None, clip: int | None = None) -> np.ndarray:
-    """Relative distance j - i of key j from query i, clipped to [-clip, clip].
+    """Relative distance j − p of key j from the query at position p, clipped to [-clip, clip].
+
+    Parameters
+    ----------
+    t_q : int
+    t_k : int, optional
+        Tk >= Tq (default Tq). Query i sits at position p = i + (Tk − Tq), as in
+        :func:`attncore.masks.causal_mask` (see :func:`attncore.masks.query_positions`),
+        so the distance is 0 exactly where the causal mask's diagonal is.
+    clip : int, optional
 
     Returns
     -------
@@ -109,17 +116,22 @@ def relative_positions(t_q: int, t_k: int | None = None, clip: int | None = None
         Constant along every diagonal; models learn one vector per clipped distance
         (Shaw et al., 2018), so 2·clip + 1 vectors serve any length.
     """
-    t_q = _whole(t_q, "t_q", 1, 100_000)
-    t_k = t_q if t_k is None else _whole(t_k, "t_k", 1, 100_000)
-    rel = np.arange(t_k)[None, :] - np.arange(t_q)[:, None]
+    t_q = whole_number(t_q, "t_q", 1, 100_000)
+    t_k = t_q if t_k is None else whole_number(t_k, "t_k", 1, 100_000)
+    rel = np.arange(t_k)[None, :] - query_positions(t_q, t_k)[:, None]
     if clip is None:
         return rel
-    clip = _whole(clip, "clip", 0, 100_000)
+    clip = whole_number(clip, "clip", 0, 100_000)
     return np.clip(rel, -clip, clip)
 
 
 def rope(x, positions=None, base: float = 10000.0) -> np.ndarray:
     r"""Rotary position embedding: rotate pair i of the vector at position p by p·ω_i.
+
+    Pair i is the adjacent coordinates (2i, 2i+1), as in RoFormer (Su et al., 2021),
+    not the half-split layout (i, i + d/2) of GPT-NeoX and many later models: the two
+    layouts give the same scores up to a fixed permutation of the coordinates, but
+    their weights are not interchangeable.
 
     Parameters
     ----------
@@ -159,7 +171,7 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
     the slopes of the nearest smaller power of two n, followed by every other slope
     of 2n, as in the paper.
     """
-    n_heads = _whole(n_heads, "n_heads", 1, 1024)
+    n_heads = whole_number(n_heads, "n_heads", 1, 1024)
 
     def power_of_two(n: int) -> np.ndarray:
         return 2.0 ** (-8.0 * np.arange(1, n + 1) / n)
@@ -177,7 +189,7 @@ def alibi_bias(t: int, n_heads: int) -> np.ndarray:
     A linear penalty for distance, steeper for some heads than others; with a causal
     mask only j <= i is used, where it is -slope_h · (i - j).
     """
-    t = _whole(t, "t", 1, 100_000)
+    t = whole_number(t, "t", 1, 100_000)
     distance = np.abs(np.arange(t)[:, None] - np.arange(t)[None, :])  # (T, T)
     return -alibi_slopes(n_heads)[:, None, None] * distance[None]  # (H, T, T)
 
@@ -188,3 +200,48 @@ def offset_spread(m) -> float:
     m = np.asarray(m, dtype=np.float64)
     T = m.shape[0]
     return max((float(np.ptp(np.diagonal(m, k))) for k in range(-T + 1, T)), default=0.0)
+
+
+@dataclass(frozen=True)
+class PermutationTest:
+    """Self-attention outputs of a sequence and of its shuffle.
+
+    Attributes
+    ----------
+    perm : ndarray of int (T,)
+        The shuffle: token perm[i] moves to position i.
+    diff_without, diff_with : float
+        max |attn(shuffled) - shuffle(attn(original))| without positional encodings
+        (rounding only, about 1e-16: attention is permutation-equivariant) and with
+        them added (order now matters).
+    """
+
+    perm: np.ndarray
+    diff_without: float
+    diff_with: float
+
+
+def permutation_test(x, pe, w_q, w_k, w_v, rng: np.random.Generator) -> PermutationTest:
+    """Shuffle the tokens of ``x`` and compare self-attention outputs, with and without
+    the positional encoding ``pe`` (T, d_model) added after the shuffle.
+
+    Without positions, permuting the input rows permutes the output rows the same way:
+    attn(P X) = P attn(X). With positions added, the shuffled tokens sit at new
+    positions, so the equality breaks.
+    """
+    x = as_real_array(x, "x", min_ndim=2)
+    pe = as_real_array(pe, "pe", min_ndim=2)
+    if pe.shape != x.shape:
+        raise ValueError(f"pe must have the shape of x {x.shape}; got {pe.shape}")
+    T = x.shape[0]
+    perm = rng.permutation(T)
+    if T > 1:
+        while np.array_equal(perm, np.arange(T)):  # a shuffle that moves something
+            perm = rng.permutation(T)
+
+    def attn(inputs):
+        return scaled_dot_product_attention(inputs @ w_q, inputs @ w_k, inputs @ w_v).output
+
+    without = np.max(np.abs(attn(x[perm]) - attn(x)[perm]))
+    with_pe = np.max(np.abs(attn(x[perm] + pe) - attn(x + pe)[perm]))
+    return PermutationTest(perm=perm, diff_without=float(without), diff_with=float(with_pe))

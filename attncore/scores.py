@@ -5,11 +5,15 @@ All return scores of shape ``(..., Tq, Tk)``: rows are queries, columns are keys
 ======================  ==========================================  ==================
 name                    score(q, k)                                 parameters
 ======================  ==========================================  ==================
-dot                     :math:`q^\top k`                            0
-scaled dot              :math:`q^\top k / \sqrt{d_k}`               0
-general (Luong)         :math:`q^\top W k`                          d_q · d_k
-additive (Bahdanau)     :math:`v^\top \tanh(W_q q + W_k k)`         d_a (d_q + d_k + 1)
+``dot``                 :math:`q^\top k`                            0
+``scaled_dot``          :math:`q^\top k / \sqrt{d_k}`               0
+``general`` (Luong)     :math:`q^\top W k`                          d_q · d_k
+``additive`` (Bahdanau) :math:`v^\top \tanh(W_q q + W_k k)`         d_a (d_q + d_k + 1)
 ======================  ==========================================  ==================
+
+These four names (:data:`SCORE_NAMES`) are the only ones used anywhere in the project;
+Luong's "concat" score is the additive one. :func:`score_parameter_count` counts each
+one's parameters.
 """
 
 from __future__ import annotations
@@ -17,6 +21,13 @@ from __future__ import annotations
 import numpy as np
 
 from ._checks import as_real_array, require_finite
+
+#: The score functions, by the one name each has everywhere.
+SCORE_NAMES = ("dot", "scaled_dot", "general", "additive")
+
+#: How a page writes each name.
+SCORE_LABELS = {"dot": "dot", "scaled_dot": "scaled dot", "general": "general",
+                "additive": "additive"}
 
 
 def check_qk(q, k, q_name: str = "Q", k_name: str = "K") -> tuple[np.ndarray, np.ndarray]:
@@ -132,6 +143,4 @@ def score_parameter_count(name: str, d_q: int, d_k: int, d_a: int | None = None)
         if d_a is None:
             raise ValueError("the additive score needs the attention size d_a")
         return d_a * (d_q + d_k + 1)
-    raise ValueError(
-        f"unknown score {name!r}; expected 'dot', 'scaled_dot', 'general' or 'additive'"
-    )
+    raise ValueError(f"unknown score {name!r}; expected one of {', '.join(SCORE_NAMES)}")

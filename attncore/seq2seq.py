@@ -8,8 +8,8 @@ decoding step t a decoder state asks which source states matter now:
 
 * **Bahdanau** (2015): additive score :math:`v^\top \tanh(W_q s_{t-1} + W_k h_s)`, queried
   with the *previous* decoder state :math:`s_{t-1}`.
-* **Luong** (2015): dot :math:`s_t^\top h_s`, general :math:`s_t^\top W h_s` or concat
-  (additive) score, queried with the *current* state :math:`s_t`; and *local*
+* **Luong** (2015): dot :math:`s_t^\top h_s`, general :math:`s_t^\top W h_s` or additive
+  score (Luong's "concat"), queried with the *current* state :math:`s_t`; and *local*
   attention over a window of half-width D around a position :math:`p_t`.
 
 The "encoder" and "decoder" here are fixed maps of toy embeddings: the lesson is about
@@ -25,12 +25,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_real_array, positive_number
-from .scores import additive_scores, general_scores
+from ._checks import as_real_array, positive_number, whole_number
+from .init import normal_weights
+from .scores import (
+    SCORE_NAMES,
+    additive_scores,
+    dot_scores,
+    general_scores,
+    scaled_dot_scores,
+    score_parameter_count,
+)
 from .softmax import softmax
 from .text import toy_embeddings
 
-LUONG_SCORES = ("dot", "general", "concat")
+LUONG_SCORES = ("dot", "general", "additive")
 
 #: A few French words and their English translations (lower case).
 LEXICON = {
@@ -71,21 +79,22 @@ class Seq2SeqParams:
         return self.w_enc.shape[0]
 
     def parameter_counts(self) -> dict[str, int]:
-        """Learned parameters of each score function."""
-        d, d_a = self.d, self.v.shape[0]
-        return {"dot": 0, "scaled dot": 0, "general": d * d, "additive": d_a * (2 * d + 1)}
+        """Learned parameters of each score function, by the names of :data:`SCORE_NAMES`."""
+        return {name: score_parameter_count(name, self.d, self.d, self.v.shape[0])
+                for name in SCORE_NAMES}
 
 
 def init_seq2seq(d: int, rng: np.random.Generator, d_a: int | None = None) -> Seq2SeqParams:
     """Seeded parameters with entries N(0, 1/d)."""
-    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or not 1 <= d <= 256:
-        raise ValueError(f"d must be a whole number in 1..256; got {d!r}")
-    d_a = d if d_a is None else d_a
-    def m(rows, cols):
-        return rng.standard_normal((rows, cols)) / np.sqrt(cols)
+    d = whole_number(d, "d", 1, 256)
+    d_a = d if d_a is None else whole_number(d_a, "d_a", 1, 256)
+
+    def m(rows, cols):  # used as W @ x: each output sums over the cols inputs
+        return normal_weights(rng, (rows, cols), fan_in=cols)
+
     return Seq2SeqParams(w_enc=m(d, d), w_general=m(d, d), w_q=m(d_a, d),
-                         w_k=m(d_a, d), v=rng.standard_normal(d_a) / np.sqrt(d_a),
-                         w_p=m(d_a, d), v_p=rng.standard_normal(d_a) / np.sqrt(d_a))
+                         w_k=m(d_a, d), v=normal_weights(rng, (d_a,)),
+                         w_p=m(d_a, d), v_p=normal_weights(rng, (d_a,)))
 
 
 def encode(tokens, params: Seq2SeqParams, seed: int = 0) -> np.ndarray:
@@ -113,19 +122,19 @@ def decoder_states(tokens, params: Seq2SeqParams, seed: int = 0) -> np.ndarray:
 def score(method: str, queries, h, params: Seq2SeqParams) -> np.ndarray:
     """Scores of queries (T, d) against encoder states h (S, d), shape (T, S).
 
-    ``method`` is "dot", "scaled dot", "general" or "concat"/"additive".
+    ``method`` is one of :data:`attncore.scores.SCORE_NAMES`.
     """
     queries = as_real_array(queries, "decoder states", min_ndim=2)
     h = as_real_array(h, "encoder states", min_ndim=2)
     if method == "dot":
-        return queries @ h.T
-    if method == "scaled dot":
-        return queries @ h.T / np.sqrt(h.shape[-1])
+        return dot_scores(queries, h)
+    if method == "scaled_dot":
+        return scaled_dot_scores(queries, h)
     if method == "general":
         return general_scores(queries, h, params.w_general)
-    if method in ("concat", "additive"):
+    if method == "additive":
         return additive_scores(queries, h, params.w_q, params.w_k, params.v)
-    raise ValueError(f"unknown score {method!r}; expected dot, scaled dot, general or concat")
+    raise ValueError(f"unknown score {method!r}; expected one of {', '.join(SCORE_NAMES)}")
 
 
 @dataclass(frozen=True)
@@ -162,7 +171,7 @@ def bahdanau(h, s, params: Seq2SeqParams) -> Alignment:
 
 
 def luong(h, s, params: Seq2SeqParams, method: str = "dot") -> Alignment:
-    """Luong (global) attention: dot, general or concat score with the current state."""
+    """Luong (global) attention: dot, general or additive score with the current state."""
     if method not in LUONG_SCORES:
         raise ValueError(f"Luong's score is one of {LUONG_SCORES}; got {method!r}")
     s = as_real_array(s, "decoder states", min_ndim=2)
@@ -226,9 +235,7 @@ def local_attention(scores, h, p_t: float, half_width: int) -> LocalAttention:
     """
     scores = as_real_array(scores, "scores", min_ndim=1)
     h = as_real_array(h, "encoder states", min_ndim=2)
-    if isinstance(half_width, bool) or not isinstance(half_width, (int, np.integer)) \
-            or half_width < 1:
-        raise ValueError(f"the half-width D must be a whole number >= 1; got {half_width!r}")
+    half_width = whole_number(half_width, "the half-width D", 1)
     S = scores.shape[0]
     if h.shape[0] != S:
         raise ValueError(f"scores ({S},) and encoder states {h.shape} disagree on S")

@@ -19,6 +19,11 @@ import numpy as np
 
 from ._checks import as_bool_mask, as_real_array, positive_number
 
+#: While every |logit| is at most this, exp(logit) lies in [1e-13, 1e13]: the textbook
+#: exp(s) can neither overflow nor lose a weight to underflow, so hand arithmetic may skip
+#: the shift by the row maximum (which cancels in exact arithmetic).
+HAND_EXP_LIMIT = 30.0
+
 
 @dataclass(frozen=True)
 class SoftmaxSteps:
@@ -50,7 +55,7 @@ class SoftmaxSteps:
 
 
 def softmax_steps(
-    x, axis: int = -1, temperature: float = 1.0, mask=None, *, subtract_max: bool = True
+    x, axis: int = -1, temperature: float = 1.0, mask=None, *, subtract_max=True
 ) -> SoftmaxSteps:
     """Softmax along ``axis`` keeping every intermediate (see :class:`SoftmaxSteps`).
 
@@ -65,10 +70,12 @@ def softmax_steps(
         towards uniform.
     mask : array_like of bool, optional
         Broadcastable to ``x``; True means "may attend".
-    subtract_max : bool
-        Subtract the row maximum before ``exp`` (the stable form). False shows the
-        textbook form ``exp(s)`` for hand arithmetic; the weights are the same
-        unless ``exp`` overflows, which raises ValueError.
+    subtract_max : bool or "if_needed"
+        True: subtract the row maximum before ``exp`` (the stable form, and what
+        :func:`softmax` does). False: the textbook form ``exp(s)``; the weights are the
+        same to rounding unless ``exp`` overflows, which raises ValueError.
+        "if_needed": the textbook form while every finite |logit| is at most
+        :data:`HAND_EXP_LIMIT`, the stable form otherwise; for hand arithmetic.
     """
     x = as_real_array(x, "scores", min_ndim=1)
     temperature = positive_number(temperature, "temperature")
@@ -84,6 +91,11 @@ def softmax_steps(
     else:
         masked = ~_broadcast_mask(mask, x.shape)
         logits = np.where(masked, -np.inf, logits)
+    if subtract_max == "if_needed":
+        finite = logits[np.isfinite(logits)]
+        subtract_max = bool(finite.size) and float(np.max(np.abs(finite))) > HAND_EXP_LIMIT
+    elif not isinstance(subtract_max, bool):
+        raise ValueError(f"subtract_max must be True, False or 'if_needed'; got {subtract_max!r}")
     allowed_any = np.any(~masked, axis=axis, keepdims=True)
     shift = np.max(logits, axis=axis, keepdims=True)
     shift = np.where(allowed_any & subtract_max, shift, 0.0)

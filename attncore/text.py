@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import as_real_array
+from .init import normal_weights
 
 PAD = "<pad>"
 #: Longest sentence (in tokens) the lessons accept; longer input is cut with a message.
@@ -147,8 +148,7 @@ def worked_example(
         tokens = tuple((words * n_tokens)[:n_tokens])
         d_model = 4
         x = toy_embeddings(tokens, d_model, seed=seed)
-        w_q, w_k, w_v = (np.round(rng.standard_normal((d_model, d)) / np.sqrt(d_model), 1)
-                         for d in (d_k, d_k, d_v))
+        w_q, w_k, w_v = (np.round(normal_weights(rng, (d_model, d)), 1) for d in (d_k, d_k, d_v))
         return WorkedExample(preset, tokens, x @ w_q, x @ w_k, x @ w_v, x, w_q, w_k, w_v)
     tokens = tuple(f"x{i + 1}" for i in range(n_tokens))
     k = np.round(rng.standard_normal((n_tokens, d_k)), 1)

@@ -1,28 +1,25 @@
 """Lesson 1: attention computed by hand for a few tokens, one step at a time."""
 
-import json
-
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from attncore import causal_mask, scaled_dot_product_attention
 from attncore.exercise import STEPS, check_work
-from attncore.softmax import softmax_steps
 from attncore.text import PRESETS, check_matrix, worked_example
 from pages.ui.arithmetic import cell_lines, output_row_lines, scale_text
 from pages.ui.controls import URL, seed_input
 from pages.ui.figures import matrix_heatmap
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
+    bad_input_stops_page,
     bullet_list,
     figure_font,
     lesson_header,
     practice_questions,
     setup_page,
-    show_error,
 )
-from pages.ui.tables import downloads, editor_key, show_matrix
+from pages.ui.tables import downloads, editor_key, linked_editor, show_matrix
 
 presenter = setup_page("Worked example", "✏️")
 lesson_header(
@@ -38,8 +35,8 @@ preset = c_preset.selectbox("Example", list(PRESETS), format_func=LABELS.get, ke
                             help="\n\n".join(PRESETS.values()), **URL)
 fixed = preset == "textbook"  # the textbook example has its own sizes
 n_tokens = c_n.slider("Tokens", 2, 6, 3, key="we_tokens", disabled=fixed, **URL)
-d_k = c_dk.slider("d_k", 1, 4, 2, key="we_dk", disabled=fixed, **URL)
-d_v = c_dv.slider("d_v", 1, 4, 3, key="we_dv", disabled=fixed, **URL)
+chosen_dk = c_dk.slider("d_k", 1, 4, 2, key="we_dk", disabled=fixed, **URL)
+chosen_dv = c_dv.slider("d_v", 1, 4, 3, key="we_dv", disabled=fixed, **URL)
 seed = seed_input(c_seed, "we_seed", disabled=preset == "textbook")
 
 c_scale, c_causal = st.columns(2)
@@ -49,7 +46,7 @@ causal = c_causal.toggle("Causal mask", value=False, key="we_causal", **URL)
 temperature = c_temp.slider("Softmax temperature T", 0.1, 5.0, 1.0, 0.05, key="we_temp", **URL)
 decimals = c_dec.slider("Decimals shown (and checked)", 2, 6, 3, key="we_decimals", **URL)
 
-example = worked_example(preset, int(n_tokens), int(d_k), int(d_v), int(seed))
+example = worked_example(preset, n_tokens, chosen_dk, chosen_dv, seed)
 st.caption(PRESETS[preset])
 T, d_k, d_v = example.q.shape[0], example.q.shape[1], example.v.shape[1]
 
@@ -66,41 +63,16 @@ base = pd.DataFrame(
     np.hstack([example.q, example.k, example.v]), columns=q_cols + k_cols + v_cols
 )
 base.insert(0, "token", list(example.tokens))
-signature = [preset, T, d_k, d_v, int(seed)]
-
-
-def from_link(raw: str | None) -> pd.DataFrame | None:
-    """The table saved in the link, if it belongs to these settings."""
-    try:
-        saved = json.loads(raw or "null")
-        if saved["settings"] != signature:
-            return None
-        frame = pd.DataFrame(saved["rows"], columns=base.columns)
-        return frame if frame.shape == base.shape else None
-    except (TypeError, ValueError, KeyError):
-        return None
-
-
-start = from_link(st.query_params.get("we_data"))
-table = st.data_editor(
-    base if start is None else start,
-    key=editor_key("we_table", *signature),
-    hide_index=True,
-    num_rows="fixed",
+signature = [preset, T, d_k, d_v, seed]
+table = linked_editor(
+    base, "we_table", signature, link="we_data",
     column_config={"token": st.column_config.TextColumn("token", max_chars=24)}
     | {c: st.column_config.NumberColumn(c, format="%.4g") for c in base.columns[1:]},
 )
-# Keep edits in the link, so a shared URL reproduces the edited example too.
-if table.astype(str).equals(base.astype(str)):
-    st.query_params.pop("we_data", None)
-else:
-    st.query_params["we_data"] = json.dumps(
-        {"settings": signature, "rows": table.astype(object).where(table.notna(), None)
-         .values.tolist()}, separators=(",", ":"))
 
 tokens = [str(t).strip() if isinstance(t, str) and t.strip() else f"x{i + 1}"
           for i, t in enumerate(table["token"].tolist())]
-try:
+with bad_input_stops_page():
     q = check_matrix(table[q_cols].to_numpy(dtype=object), "Q", (T, d_k))
     k = check_matrix(table[k_cols].to_numpy(dtype=object), "K", (T, d_k))
     v = check_matrix(table[v_cols].to_numpy(dtype=object), "V", (T, d_v))
@@ -111,27 +83,22 @@ try:
         mask=causal_mask(T) if causal else None,
     )
     # Textbook exp(s) for hand arithmetic; the stable exp(s - max) only when needed.
-    small = float(np.max(np.abs(trace.scaled_scores))) / temperature <= 30
-    steps = softmax_steps(trace.scaled_scores, temperature=temperature, mask=trace.mask,
-                          subtract_max=not small)
-except ValueError as exc:
-    show_error(exc)
-    st.stop()
+    steps = trace.softmax_steps(subtract_max="if_needed")
 
 if example.x is not None:
     with st.expander("Where Q, K and V come from: Q = X W_Q, K = X W_K, V = X W_V",
                      expanded=not presenter):
         st.markdown("X holds a toy embedding per word (the same word always gets the "
                     "same vector); the W matrices are seeded projections.")
-        cols = st.columns(4)
-        for col, (name, m) in zip(cols, [("X", example.x), ("W_Q", example.w_q),
-                                         ("W_K", example.w_k), ("W_V", example.w_v)],
-                                  strict=True):
-            with col:
+        panels = st.columns(4)
+        x_and_weights = [("X", example.x), ("W_Q", example.w_q), ("W_K", example.w_k),
+                         ("W_V", example.w_v)]
+        for panel, (name, m) in zip(panels, x_and_weights, strict=True):
+            with panel:
                 st.markdown(f"**{name}** {m.shape}")
-                rows = list(example.tokens) if name == "X" else [f"d{r + 1}" for r in
-                                                                  range(m.shape[0])]
-                show_matrix(m, rows, [f"{c + 1}" for c in range(m.shape[1])], decimals)
+                row_labels = list(example.tokens) if name == "X" else [f"d{r + 1}" for r in
+                                                                        range(m.shape[0])]
+                show_matrix(m, row_labels, [f"{c + 1}" for c in range(m.shape[1])], decimals)
 
 font = figure_font(presenter)
 div = scale_text(trace)
@@ -220,11 +187,11 @@ shapes = {"scores": (T, T), "scaled": (T, T), "weights": (T, T), "output": (T, d
 answers = {}
 tabs = st.tabs([title for _, title in STEPS])
 for tab, (step, _title) in zip(tabs, STEPS, strict=True):
-    rows, cols = shapes[step]
+    n_rows, n_cols = shapes[step]
     with tab:
-        frame = pd.DataFrame(np.full((rows, cols), np.nan),
-                             columns=[f"{n + 1}" for n in range(cols)],
-                             index=[f"{n + 1}" for n in range(rows)])
+        frame = pd.DataFrame(np.full((n_rows, n_cols), np.nan),
+                             columns=[f"{n + 1}" for n in range(n_cols)],
+                             index=[f"{n + 1}" for n in range(n_rows)])
         given = st.data_editor(frame, key=editor_key(f"we_check_{step}", *signature),
                                num_rows="fixed", placeholder="",
                                column_config={c: st.column_config.NumberColumn(c, format="%.6g")
@@ -236,11 +203,12 @@ work = check_work(trace, answers, decimals)
 if work.n_attempted == 0:
     st.info("Fill in some cells above and they are marked here.")
 else:
-    for step in work.steps:
-        if step.n_attempted:
-            right = step.n_attempted - step.n_wrong
-            st.markdown(f"**{step.title}:** {right} of {step.n_attempted} filled cells right.")
-            marks = np.where(~step.attempted, "", np.where(step.correct, "✓", "✗"))
+    for marked in work.steps:
+        if marked.n_attempted:
+            n_right = marked.n_attempted - marked.n_wrong
+            st.markdown(f"**{marked.title}:** {n_right} of {marked.n_attempted} filled cells "
+                        "right.")
+            marks = np.where(~marked.attempted, "", np.where(marked.correct, "✓", "✗"))
             st.dataframe(pd.DataFrame(marks, index=[f"{n + 1}" for n in range(marks.shape[0])],
                                       columns=[f"{n + 1}" for n in range(marks.shape[1])]),
                          width="content")

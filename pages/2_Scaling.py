@@ -4,17 +4,17 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attncore import experiments as ex
+from attncore import scaling as ex
 from attncore.analysis import effective_keys, entropy, max_weight
 from pages.ui.controls import URL, seed_input
 from pages.ui.figures import SERIES_COLOURS, bar_chart, histogram, line_chart
 from pages.ui.layout import (
+    bad_input_stops_page,
     bullet_list,
     figure_font,
     lesson_header,
     practice_questions,
     setup_page,
-    show_error,
 )
 from pages.ui.tables import downloads
 
@@ -57,11 +57,8 @@ def curves(n_keys: int, trials: int, sigma2: float, seed: int) -> ex.ScalingCurv
     return ex.scaling_curves(D_KS, n_keys, trials, np.random.default_rng(seed), sigma2)
 
 
-try:
-    stats = sample_stats(int(d_k), int(n_samples), float(sigma2), int(seed))
-except ValueError as exc:
-    show_error(exc)
-    st.stop()
+with bad_input_stops_page():
+    stats = sample_stats(d_k, n_samples, sigma2, seed)
 
 st.header("1 · Dot products grow with d_k")
 st.markdown(
@@ -95,7 +92,7 @@ st.caption("Theory: Var[qᵀk] = d_k·σ⁴ and Var[qᵀk/√d_k] = σ⁴; the d
            "normal). The empirical values wobble by about ±"
            f"{100 * np.sqrt(2 / (n_samples - 1)):.0f}% at {n_samples} samples.")
 
-var_raw, var_scaled = variance_curve(float(sigma2), int(seed))
+var_raw, var_scaled = variance_curve(sigma2, seed)
 st.plotly_chart(line_chart(
     D_KS, {"Var[qᵀk], sampled": var_raw, "Var[qᵀk/√d_k], sampled": var_scaled,
            "d_k·σ⁴ (theory)": np.array(D_KS) * sigma2**2,
@@ -106,7 +103,7 @@ st.plotly_chart(line_chart(
 
 st.header("2 · Large scores saturate the softmax")
 n_keys = st.slider("Keys n", 1, 64, 16, key="sc_nkeys", **URL)
-sat = ex.saturation(int(d_k), int(n_keys), np.random.default_rng(int(seed) + 1), float(sigma2))
+sat = ex.saturation(d_k, n_keys, np.random.default_rng(seed + 1), sigma2)
 st.markdown(f"One query against {n_keys} keys at d_k = {d_k}: the same scores under the "
             "three scalings.")
 cols = st.columns(3)
@@ -129,11 +126,8 @@ st.caption("The Jacobian norm measures how much the weights move when the scores
 st.header("3 · Averaged over many queries, against d_k")
 trials = st.select_slider("Trials per point", [20, 50, 100, 200], value=50, key="sc_trials",
                           **URL)
-try:
-    cv = curves(int(n_keys), int(trials), float(sigma2), int(seed))
-except ValueError as exc:
-    show_error(exc)
-    st.stop()
+with bad_input_stops_page():
+    cv = curves(n_keys, trials, sigma2, seed)
 named = lambda d: {LABEL[k]: v for k, v in d.items()}  # noqa: E731
 c1, c2, c3 = st.columns(3)
 with c1:
@@ -151,7 +145,7 @@ with c3:
 st.markdown(
     f"Without scaling the mean max weight climbs from {cv.max_weight['none'][0]:.2f} to "
     f"{cv.max_weight['none'][-1]:.2f} and the gradient signal falls from "
-    f"{cv.jacobian_norm['none'][0]:.3f} to {cv.jacobian_norm['none'][-1]:.3f}; with 1/d_k the "
+    f"{cv.jacobian_norm['none'][0]:.3g} to {cv.jacobian_norm['none'][-1]:.3g}; with 1/d_k the "
     f"weights flatten (max weight {cv.max_weight['dk'][-1]:.3f}, uniform is "
     f"{1 / n_keys:.3f}); with 1/√d_k they stay where they were at d_k = 1."
 )

@@ -6,19 +6,20 @@ import streamlit as st
 
 from attncore import causal_mask, combine_masks, padding_mask, scaled_dot_product_attention
 from attncore import window_mask as local_window
-from attncore.experiments import leakage_test
+from attncore.init import normal_weights
+from attncore.masks import leakage_test
 from attncore.softmax import softmax_with_fill
 from attncore.text import PAD, pad_batch, tokenize, toy_embeddings
 from pages.ui.controls import URL
 from pages.ui.figures import matrix_heatmap
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
+    bad_input_stops_page,
     bullet_list,
     figure_font,
     lesson_header,
     practice_questions,
     setup_page,
-    show_error,
 )
 from pages.ui.tables import downloads, editor_key
 
@@ -54,11 +55,8 @@ if len(lines) > MAX_SENTENCES:
     lines = lines[:MAX_SENTENCES]
 if any(len(tokenize(line)) > MAX_TOKENS for line in lines):
     st.warning(f"Sentences longer than {MAX_TOKENS} tokens are cut to {MAX_TOKENS}.")
-try:
+with bad_input_stops_page():
     batch, lengths = pad_batch(lines, max_tokens=MAX_TOKENS)
-except ValueError as exc:
-    show_error(exc)
-    st.stop()
 B, T = len(batch), len(batch[0])
 st.markdown(f"**The batch** (B = {B} sentences, padded with `{PAD}` to T = {T} tokens):")
 st.dataframe(pd.DataFrame(batch, index=[f"sentence {b + 1}" for b in range(B)],
@@ -82,7 +80,7 @@ length = int(lengths[b])
 pad_keys = padding_mask(lengths, T, queries=pad_queries)[b]  # (T, T) or (1, T)
 pad_m = np.broadcast_to(pad_keys, (T, T))
 causal = causal_mask(T)
-window = local_window(T, int(width))
+window = local_window(T, width)
 st.header("1 · The masks, for this sentence")
 st.markdown("Rows are queries, columns are keys; ✓ means *may attend*. A mask is a boolean "
             "matrix, and combining masks is a logical AND.")
@@ -110,7 +108,7 @@ for col, name in zip(cols, shown, strict=True):
                                        font_size=font - 2), key=f"mk_fig_mask_{name}")
 
 rng = np.random.default_rng(0)
-w_q, w_k, w_v = (rng.standard_normal((D_MODEL, D_MODEL)) / np.sqrt(D_MODEL) for _ in range(3))
+w_q, w_k, w_v = (normal_weights(rng, (D_MODEL, D_MODEL)) for _ in range(3))
 x = toy_embeddings(tokens, D_MODEL, decimals=None)
 trace = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask=mask)
 st.header(f"2 · Attention with the {kind} mask")
@@ -196,7 +194,7 @@ else:
 
 st.header("5 · Masking is not dropout")
 p = st.slider("Attention dropout p", 0.0, 0.9, 0.5, 0.1, key="mk_dropout", **URL)
-dropped = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask=mask, dropout=float(p),
+dropped = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask=mask, dropout=p,
                                        rng=np.random.default_rng(1))
 st.dataframe(pd.DataFrame({"after masking": trace.weights.sum(axis=1),
                            "after masking and dropout": dropped.dropout_weights.sum(axis=1)},

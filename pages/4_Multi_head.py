@@ -11,12 +11,12 @@ from attncore.text import SENTENCES, toy_embeddings
 from pages.ui.controls import URL, capped_tokens, seed_input
 from pages.ui.figures import SERIES_COLOURS, bar_chart, matrix_heatmap
 from pages.ui.layout import (
+    bad_input_stops_page,
     bullet_list,
     figure_font,
     lesson_header,
     practice_questions,
     setup_page,
-    show_error,
 )
 from pages.ui.tables import downloads
 
@@ -38,7 +38,7 @@ sentence = st.text_input("Sentence", DEFAULT_SENTENCE, key="mha_sentence", max_c
                          **URL)
 c1, c2, c3, c4 = st.columns(4)
 d_model = c1.select_slider("d_model", D_MODELS, value=32, key="mha_dmodel", **URL)
-allowed = mh.divisors(int(d_model))
+allowed = mh.divisors(d_model)
 n_heads = c2.selectbox("Heads H (divisors of d_model)", allowed,
                        index=allowed.index(4) if 4 in allowed else 0, key="mha_heads", **URL)
 weights_kind = c3.radio("Weights", ["random", "designed"], key="mha_weights", horizontal=True,
@@ -54,21 +54,18 @@ tokens = capped_tokens(sentence, "sentence", MAX_TOKENS)
 if not tokens:
     st.info("Type a sentence to see its attention heads.")
     st.stop()
-T, H = len(tokens), int(n_heads)
-d_k = int(d_model) // H
-rng = np.random.default_rng(int(seed))
-try:
+T, H = len(tokens), n_heads
+d_k = d_model // H
+rng = np.random.default_rng(seed)
+with bad_input_stops_page():
     if weights_kind == "designed":
-        x = mh.designed_input(tokens, int(d_model), H)
-        params = mh.designed_params(int(d_model), H, rng)
+        x = mh.designed_input(tokens, d_model, H)
+        params = mh.designed_params(d_model, H, rng)
     else:
-        x = toy_embeddings(tokens, int(d_model), seed=int(seed), decimals=None)
+        x = toy_embeddings(tokens, d_model, seed=seed, decimals=None)
         if use_pe:
-            x = x + sinusoidal(T, int(d_model))
-        params = mh.init_params(int(d_model), H, rng)
-except ValueError as exc:
-    show_error(exc)
-    st.stop()
+            x = x + sinusoidal(T, d_model)
+        params = mh.init_params(d_model, H, rng)
 mask = causal_mask(T) if causal else None
 trace = mh.multi_head_attention(x, params, mask=mask)
 w = trace.weights  # (H, T, T)
@@ -87,7 +84,7 @@ st.markdown(
 )
 head = st.selectbox("Head to inspect", range(H), format_func=lambda h: f"head {h + 1}",
                     key="mha_head", **URL)
-wq_h, wk_h, wv_h = params.head_weights(int(head))
+wq_h, wk_h, wv_h = params.head_weights(head)
 st.markdown(
     f"Head {head + 1} owns columns {head * d_k + 1} to {(head + 1) * d_k} of W_Q, W_K and W_V: "
     f"W_Qʰ, W_Kʰ, W_Vʰ are ({d_model}, {d_k}) slices. Its queries X W_Qʰ equal the head's "
@@ -95,7 +92,7 @@ st.markdown(
     f"{np.max(np.abs(x @ wq_h - trace.heads.q[head])):.1e})."
 )
 cols = st.columns(3)
-dims = [f"{r + 1}" for r in range(int(d_model))]
+dims = [f"{r + 1}" for r in range(d_model)]
 for col, (name, m) in zip(cols, [("W_Q", wq_h), ("W_K", wk_h), ("W_V", wv_h)], strict=True):
     with col:
         st.plotly_chart(matrix_heatmap(m, dims, [f"{head * d_k + c + 1}" for c in range(d_k)],
@@ -125,14 +122,8 @@ with left:
                                    font_size=font), key="mha_fig_average")
 if patterns:
     with right:
-        checks = {
-            "previous": lambda a: bool(np.all(a[1:] == np.arange(T - 1))),
-            "self": lambda a: bool(np.all(a == np.arange(T))),
-            "first": lambda a: bool(np.all(a == 0)),
-            "same word": lambda a: bool(np.all(mh.words_equal(tokens)[np.arange(T), a])),
-        }
         rows = [(f"head {h + 1}", patterns[h],
-                 "✓" if checks[patterns[h]](w[h].argmax(axis=1)) else "✗ (masked)")
+                 "✓" if mh.pattern_holds(w[h], patterns[h], tokens) else "✗ (masked)")
                 for h in range(shown)]
         st.markdown("Each designed head's largest weight in every row is where its pattern "
                     "says:")
@@ -157,12 +148,12 @@ with c2:
                     key="mha_fig_similarity")
 
 st.header("4 · One head against H heads: the same parameters")
-one = mh.init_params(int(d_model), 1, np.random.default_rng(int(seed)))
+one = mh.init_params(d_model, 1, np.random.default_rng(seed))
 st.markdown(
     f"| | heads | d_k | W_Q, W_K, W_V, W_O | parameters |\n|---|---|---|---|---|\n"
     f"| one head | 1 | {d_model} | 4 × ({d_model} × {d_model}) | {one.n_parameters:,} |\n"
     f"| this layer | {H} | {d_k} | 4 × ({d_model} × {d_model}) | {params.n_parameters:,} |\n\n"
-    f"Both have 4·d_model² = 4 × {d_model}² = {4 * int(d_model) ** 2:,} parameters: the heads "
+    f"Both have 4·d_model² = 4 × {d_model}² = {4 * d_model ** 2:,} parameters: the heads "
     "split the same matrices instead of adding new ones. One head must average everything "
     "into a single pattern; H heads can each look somewhere else."
 )
@@ -178,9 +169,9 @@ tgt = capped_tokens(target, "target", MAX_TOKENS)
 if not src or not tgt:
     st.info("Type both a source and a target sentence.")
 else:
-    cross_params = mh.init_params(int(d_model), H, np.random.default_rng(int(seed) + 1))
-    x_src = toy_embeddings(src, int(d_model), seed=int(seed), decimals=None)
-    x_tgt = toy_embeddings(tgt, int(d_model), seed=int(seed), decimals=None)
+    cross_params = mh.init_params(d_model, H, np.random.default_rng(seed + 1))
+    x_src = toy_embeddings(src, d_model, seed=seed, decimals=None)
+    x_tgt = toy_embeddings(tgt, d_model, seed=seed, decimals=None)
     cross = mh.multi_head_attention(x_tgt, cross_params, x_kv=x_src)
     st.markdown(f"Queries come from the target ({len(tgt)} tokens), keys and values from the "
                 f"source ({len(src)} tokens): each head's map is {len(tgt)} × {len(src)}, "

@@ -5,17 +5,18 @@ import pandas as pd
 import streamlit as st
 
 from attncore import positional as pos
-from attncore.experiments import permutation_test
+from attncore.init import normal_weights
+from attncore.positional import permutation_test
 from attncore.text import SENTENCES, toy_embeddings
 from pages.ui.controls import URL, bounded_slider, capped_tokens, seed_input
 from pages.ui.figures import line_chart, matrix_heatmap
 from pages.ui.layout import (
+    bad_input_stops_page,
     bullet_list,
     figure_font,
     lesson_header,
     practice_questions,
     setup_page,
-    show_error,
 )
 from pages.ui.tables import downloads
 
@@ -34,21 +35,16 @@ c1, c2, c3 = st.columns(3)
 max_len = c1.slider("Positions (max length)", 8, 512, 64, key="pe_len", **URL)
 d_model = c2.slider("d_model (even)", 2, 512, 64, step=2, key="pe_dmodel", **URL)
 base = c3.select_slider("Base", BASES, value=10000, key="pe_base", **URL)
-T, d = int(max_len), int(d_model)
+T, d = max_len, d_model
 if d % 2:  # a link can carry an odd value past the slider's step of 2
     even = max(d - 1, 2)
     st.info(f"d_model must be even (sin/cos pairs): using {even} instead of {d}.")
     d = even
-try:
-    pe = pos.sinusoidal(T, d, float(base))
-except ValueError as exc:
-    show_error(exc)
-    st.stop()
+with bad_input_stops_page():
+    pe = pos.sinusoidal(T, d, base)
 dims = [f"{c}" for c in range(d)]
 positions = [f"{p}" for p in range(T)]
-sim = pe @ pe.T
-norms = np.linalg.norm(pe, axis=1)
-cosine = sim / np.outer(norms, norms)
+sim = pe @ pe.T  # (T, T): the offset check below reads it; the figures build their own
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -71,7 +67,7 @@ def table_figures(T: int, d: int, base: float, font: int) -> dict:
     }
 
 
-figures = table_figures(T, d, float(base), font)
+figures = table_figures(T, d, base, font)
 
 st.header("1 · The sinusoidal table")
 st.latex(r"PE_{p,\,2i} = \sin\!\left(\frac{p}{b^{2i/d_{model}}}\right),\qquad "
@@ -93,7 +89,7 @@ with left:
     else:
         st.info("Choose at least one pair to plot.")
 with right:
-    lengths = pos.wavelengths(d, float(base))
+    lengths = pos.wavelengths(d, base)
     st.plotly_chart(line_chart(np.arange(d // 2), {"wavelength 2π·b^(2i/d)": lengths},
                                title="Wavelength of each pair", x_title="pair i",
                                y_title="positions (log)", log_y=True, font_size=font),
@@ -114,8 +110,8 @@ st.markdown(
 
 st.header("3 · The shift property: one rotation per offset")
 k = bounded_slider(st, "Offset k", 1, T - 1, 3, key="pe_offset")
-R = pos.shift_rotation(int(k), d, float(base))
-err = np.max(np.abs(pe[int(k):] - pe[:-int(k)] @ R.T)) if T > int(k) else 0.0
+R = pos.shift_rotation(k, d, base)
+err = np.max(np.abs(pe[k:] - pe[:-k] @ R.T)) if T > k else 0.0
 left, right = st.columns(2)
 with left:
     shown = min(d, 16)
@@ -127,7 +123,7 @@ with left:
 with right:
     st.latex(r"PE(p + k) = R_k\, PE(p)\quad\text{for every } p")
     st.markdown(f"R_k is block diagonal: one 2×2 rotation by k·ωᵢ per pair, the same for "
-                f"every position. Checked on all {max(T - int(k), 0)} positions: the largest "
+                f"every position. Checked on all {max(T - k, 0)} positions: the largest "
                 f"error is **{err:.1e}** (rounding).")
 
 st.header("4 · Without positions, attention ignores word order")
@@ -140,9 +136,9 @@ if len(tokens) < 2:
 else:
     n = len(tokens)
     x = toy_embeddings(tokens, d, decimals=None)
-    rng = np.random.default_rng(int(seed))
-    w_q, w_k, w_v = (rng.standard_normal((d, d)) / np.sqrt(d) for _ in range(3))
-    perm_test = permutation_test(x, pos.sinusoidal(n, d, float(base)), w_q, w_k, w_v, rng)
+    rng = np.random.default_rng(seed)
+    w_q, w_k, w_v = (normal_weights(rng, (d, d)) for _ in range(3))
+    perm_test = permutation_test(x, pos.sinusoidal(n, d, base), w_q, w_k, w_v, rng)
     shuffled = [tokens[i] for i in perm_test.perm]
     st.dataframe(pd.DataFrame([tokens, shuffled], index=["original", "shuffled"],
                               columns=[f"{p}" for p in range(n)]), width="stretch")
@@ -161,13 +157,13 @@ heads = c2.slider("ALiBi heads", 1, 16, 8, key="pe_heads", **URL)
 small = min(T, 16)
 labels = positions[:small]
 learned = pos.learned_table(small, min(d, 16), np.random.default_rng(0))
-rel = pos.relative_positions(small, clip=int(clip))
+rel = pos.relative_positions(small, clip=clip)
 rng = np.random.default_rng(1)
 q_vec, k_vec = rng.standard_normal(min(d, 16)), rng.standard_normal(min(d, 16))
-rope_scores = (pos.rope(np.tile(q_vec, (small, 1)), base=float(base))
-               @ pos.rope(np.tile(k_vec, (small, 1)), base=float(base)).T)
-bias = pos.alibi_bias(small, int(heads))
-slopes = pos.alibi_slopes(int(heads))
+rope_scores = (pos.rope(np.tile(q_vec, (small, 1)), base=base)
+               @ pos.rope(np.tile(k_vec, (small, 1)), base=base).T)
+bias = pos.alibi_bias(small, heads)
+slopes = pos.alibi_slopes(heads)
 c1, c2 = st.columns(2)
 with c1:
     st.plotly_chart(matrix_heatmap(learned, labels, dims[:learned.shape[1]],
@@ -179,7 +175,7 @@ with c2:
     st.plotly_chart(matrix_heatmap(rel, labels, labels, title=f"Relative j − i, clipped at "
                                    f"±{clip}", kind="scores", decimals=0, x_title="key j",
                                    y_title="query i", font_size=font - 2), key="pe_fig_relative")
-    st.caption(f"{2 * int(clip) + 1} distance vectors serve any length.")
+    st.caption(f"{2 * clip + 1} distance vectors serve any length.")
 c1, c2 = st.columns(2)
 with c1:
     st.plotly_chart(matrix_heatmap(rope_scores, labels, labels,
@@ -190,9 +186,9 @@ with c1:
     st.caption(f"The score depends on m − n only (largest spread along a diagonal: "
                f"{pos.offset_spread(rope_scores):.1e}).")
 with c2:
-    head = st.selectbox("ALiBi head shown", range(1, int(heads) + 1), key="pe_alibi_head",
+    head = st.selectbox("ALiBi head shown", range(1, heads + 1), key="pe_alibi_head",
                         **URL)
-    st.plotly_chart(matrix_heatmap(bias[int(head) - 1], labels, labels,
+    st.plotly_chart(matrix_heatmap(bias[head - 1], labels, labels,
                                    title=f"ALiBi bias, head {head} (slope {slopes[head - 1]:.4g})",
                                    kind="scores", decimals=2, x_title="key j",
                                    y_title="query i", font_size=font - 2), key="pe_fig_alibi")
@@ -231,7 +227,7 @@ if not presenter:
         f"Rotation R_{k}": (R, dims, dims),
         "Relative positions": (rel, labels, labels),
         "RoPE scores": (rope_scores, labels, labels),
-        "ALiBi bias (head shown)": (bias[int(head) - 1], labels, labels),
+        "ALiBi bias (head shown)": (bias[head - 1], labels, labels),
     }, {
         "max_len": T, "d_model": d, "base": base, "pe": pe, "wavelengths": lengths,
         "offset": k, "rotation": R, "shift_error": err, "alibi_slopes": slopes,

@@ -5,24 +5,24 @@ import pandas as pd
 import streamlit as st
 
 from attncore import seq2seq as s2s
+from attncore.scores import SCORE_LABELS, SCORE_NAMES
 from attncore.softmax import softmax
 from attncore.text import SENTENCES
 from pages.ui.controls import URL, bounded_slider, capped_tokens, seed_input
 from pages.ui.figures import SERIES_COLOURS, bar_chart, matrix_heatmap
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
+    bad_input_stops_page,
     bullet_list,
     figure_font,
     lesson_header,
     practice_questions,
     setup_page,
-    show_error,
 )
 from pages.ui.tables import downloads
 
 MAX_TOKENS = 20
 D = 16  # size of the toy encoder and decoder states
-SCORES = ["dot", "scaled dot", "general", "additive"]
 
 presenter = setup_page("Scoring and seq2seq", "🔤")
 font = figure_font(presenter)
@@ -44,13 +44,10 @@ tgt = capped_tokens(target, "target", MAX_TOKENS)
 if not src or not tgt:
     st.info("Type both a source and a target sentence (at least one word each).")
     st.stop()
-params = s2s.init_seq2seq(D, np.random.default_rng(int(seed)))
-try:
+params = s2s.init_seq2seq(D, np.random.default_rng(seed))
+with bad_input_stops_page():
     h = s2s.encode(src, params)
     s = s2s.decoder_states(tgt, params)
-except ValueError as exc:
-    show_error(exc)
-    st.stop()
 S, T = len(src), len(tgt)
 
 st.header("1 · Four ways to score a query against keys")
@@ -62,11 +59,12 @@ st.markdown(f"Query: the decoder state of “{md_escape(tgt[t])}”; keys: the {
 counts = params.parameter_counts()
 cols = st.columns(4 if not presenter else 2)
 all_weights = {}
-for n, name in enumerate(SCORES):
+for n, name in enumerate(SCORE_NAMES):
     w = softmax(s2s.score(name, s[t:t + 1], h, params))[0]
     all_weights[name] = w
     with cols[n % len(cols)]:
-        st.plotly_chart(bar_chart(src, w, title=f"{name} ({counts[name]:,} parameters)",
+        st.plotly_chart(bar_chart(src, w, title=f"{SCORE_LABELS[name]} ({counts[name]:,} "
+                                                f"parameters)",
                                   x_title="source token", y_title="weight", y_range=(0, 1.1),
                                   colour=SERIES_COLOURS[n], decimals=2, font_size=font - 2),
                         key=f"s2s_fig_score_{n}")
@@ -118,7 +116,7 @@ if half >= S:
 p_t = (s2s.monotonic_position(t, S) if mode == "monotonic"
        else s2s.predictive_position(s[t], params, S))
 dot_scores = s2s.score("dot", s[t:t + 1], h, params)[0]
-local = s2s.local_attention(dot_scores, h, p_t, int(half))
+local = s2s.local_attention(dot_scores, h, p_t, half)
 left, right = st.columns(2)
 with left:
     st.plotly_chart(bar_chart(src, softmax(dot_scores), title="Global (dot score)",

@@ -1,25 +1,31 @@
 """Lesson 7: the cost of attention, measured live on this machine."""
 
+import time
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attncore import experiments as ex
-from attncore import scaled_dot_product_attention
+from attncore import cost
 from pages.ui.controls import URL
 from pages.ui.figures import line_chart
 from pages.ui.layout import (
+    bad_input_stops_page,
     bullet_list,
     figure_font,
     lesson_header,
     practice_questions,
     setup_page,
-    show_error,
 )
 from pages.ui.tables import downloads
 
-MAX_NS = [256, 512, 1024, 2048]
+LENGTHS = (64, 128, 256, 512, 1024, 2048)
 CHUNK_N = 512  # sequence length of the chunking experiment
+# The loop over heads against one vectorised call, at the user's heads and where many
+# small heads make the loop's per-head Python overhead show.
+LOOP_N = 512
+MANY_HEADS = {"n": 64, "heads": 64, "d_k": 8}
+MIB = cost.MIB
 
 presenter = setup_page("The cost of attention", "⏱️")
 font = figure_font(presenter)
@@ -28,77 +34,105 @@ lesson_header(
     "measure on this machine how time and memory grow with the sequence length n, and see "
     "two ways to pay less: computing in chunks and vectorising over heads.",
 )
-st.caption(f"Limits that keep the server safe: n ≤ {MAX_NS[-1]}, H ≤ 8, H·n² ≤ "
-           f"{ex.MAX_WEIGHT_ELEMENTS:,} weights ({ex.MAX_WEIGHT_ELEMENTS * 8 / 2**20:.0f} MB of "
-           "float64) per call, at most 3 repeats. Results are kept for the same settings; "
-           "“Measure again” repeats them.")
+st.caption(f"Limits that keep the server safe: n ≤ {LENGTHS[-1]}, H ≤ 8, H·n² ≤ "
+           f"{cost.MAX_WEIGHT_ELEMENTS:,} weights "
+           f"({cost.MAX_WEIGHT_ELEMENTS * 8 / MIB:.0f} MiB of float64) per call, at most 9 "
+           "rounds. Timings run on one BLAS thread, warm up first, interleave the lengths and "
+           "keep the best of each.")
 
 c1, c2, c3, c4 = st.columns(4)
-max_n = c1.select_slider("Largest n", MAX_NS, value=512, key="cost_max_n", **URL)
+max_n = c1.select_slider("Largest n", LENGTHS[2:], value=512, key="cost_max_n", **URL)
 heads = c2.slider("Heads H", 1, 8, 4, key="cost_heads", **URL)
 d_k = c3.select_slider("d_k", [16, 32, 64], value=64, key="cost_dk", **URL)
-repeats = c4.slider("Repeats (best of)", 1, 3, 2, key="cost_repeats", **URL)
-if st.button("Measure again", key="cost_again"):
-    st.session_state["cost_run"] = st.session_state.get("cost_run", 0) + 1
-run = st.session_state.get("cost_run", 0)
+rounds = c4.slider("Rounds (interleaved)", 3, 9, 5, key="cost_rounds", **URL)
+wanted = [n for n in LENGTHS if n <= max_n]
+ns = [n for n in wanted if heads * n * n <= cost.MAX_WEIGHT_ELEMENTS]
+if len(ns) < len(wanted):
+    st.warning(f"With H = {heads}, n stops at {ns[-1]}: n = {wanted[len(ns)]} would hold "
+               f"{heads * wanted[len(ns)] ** 2:,} weights, over the cap of "
+               f"{cost.MAX_WEIGHT_ELEMENTS:,}. Fewer heads reach a longer n.")
+again = st.button("Measure again", key="cost_again")
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def measure(n: int, heads: int, d_k: int, repeats: int, run: int) -> ex.CostPoint:
-    """One measurement, cached on its settings (``run`` forces a new one)."""
-    return ex.cost_point(n, heads, d_k, repeats, np.random.default_rng(n))
+@st.cache_resource(show_spinner=False)
+def conclusive_runs() -> dict:
+    """Measurements shared by every visitor of this server: only conclusive ones are kept,
+    so a run disturbed by other work is never shown to the next visitor as the result."""
+    return {}
 
 
-ns = [n for n in (64, 128, 256, 512, 1024, 2048) if n <= max_n]
-points = []
+def measured(key: tuple, measure, force: bool):
+    """This visitor's result for ``key``, else a conclusive one from another visitor, else a
+    new measurement (kept for this visitor; shared only when conclusive)."""
+    mine = st.session_state.setdefault("cost_results", {})
+    if not force and key in mine:
+        return mine[key]
+    shared = conclusive_runs()
+    if not force and key in shared:
+        return shared[key]
+    result = measure()
+    mine[key] = (result, time.strftime("%H:%M:%S"))
+    if getattr(result, "conclusive", False):
+        shared[key] = mine[key]
+    return mine[key]
+
+
 progress = st.progress(0.0, text="Measuring…")
-try:
-    for i, n in enumerate(ns):
-        if heads * n * n > ex.MAX_WEIGHT_ELEMENTS:
-            st.warning(f"n = {n} with H = {heads} would hold {heads * n * n:,} weights, over "
-                       f"the cap: stopped at n = {ns[i - 1] if i else 0}.")
-            break
-        progress.progress((i + 0.5) / len(ns), text=f"Measuring n = {n}…")
-        points.append(measure(n, int(heads), int(d_k), int(repeats), run))
-except ValueError as exc:
-    show_error(exc)
-    st.stop()
-progress.progress(1.0, text=f"Measured {len(points)} lengths on this machine.")
+with bad_input_stops_page():
+    growth, when = measured(
+        ("growth", tuple(ns), heads, d_k, rounds),
+        lambda: cost.measure_growth(ns, heads, d_k, rounds, np.random.default_rng(0),
+                                    progress=lambda f: progress.progress(
+                                        f, text=f"Measuring: round {round(f * rounds)} of "
+                                                f"{rounds}…")),
+        again)
+progress.progress(1.0, text=f"Measured {len(ns)} lengths × {rounds} rounds on this server at "
+                            f"{when}.")
 
 st.header("1 · Time and memory grow like n²")
-n_arr = np.array([p.n for p in points], dtype=float)
-secs = np.array([p.seconds for p in points])
-peak = np.array([p.peak_bytes for p in points], dtype=float)
-weights_mb = np.array([p.weights_bytes for p in points], dtype=float) / 2**20
-ref = secs[-1] * (n_arr / n_arr[-1]) ** 2  # an n² line through the last point
+n_arr = growth.ns.astype(float)
+ms = growth.seconds * 1e3
+ref = ms[-1] * (n_arr / n_arr[-1]) ** 2  # an n² line through the last point
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(line_chart(n_arr, {"measured": secs * 1e3, "∝ n² (reference)": ref * 1e3},
+    st.plotly_chart(line_chart(n_arr, {"measured (best)": ms, "∝ n² (reference)": ref},
                                title="Time of one attention call", x_title="n",
                                y_title="milliseconds", log_x=True, log_y=True,
                                dashed=("∝ n² (reference)",), font_size=font),
                     key="cost_fig_time")
 with right:
-    st.plotly_chart(line_chart(n_arr, {"peak, measured": peak / 2**20,
-                                       "weights H·n²·8 bytes": weights_mb},
-                               title="Memory of one call", x_title="n", y_title="MB",
+    st.plotly_chart(line_chart(n_arr, {"peak, measured": growth.peak_bytes / MIB,
+                                       "weights H·n²·8 bytes": growth.weights_bytes / MIB},
+                               title="Memory of one call", x_title="n", y_title="MiB",
                                log_x=True, log_y=True, dashed=("weights H·n²·8 bytes",),
                                font_size=font), key="cost_fig_memory")
 table = pd.DataFrame({
-    "n": [p.n for p in points],
-    "time (ms)": secs * 1e3,
-    "weights H·n² (MB)": weights_mb,
-    "peak measured (MB)": peak / 2**20,
-    "peak / weights": peak / np.array([p.weights_bytes for p in points]),
+    "n": growth.ns,
+    "best time (ms)": ms,
+    "slowest round's best (ms)": growth.round_seconds.max(axis=0) * 1e3,
+    "weights H·n² (MiB)": growth.weights_bytes / MIB,
+    "peak measured (MiB)": growth.peak_bytes / MIB,
+    "peak / weights": growth.peak_bytes / growth.weights_bytes,
 })
-st.dataframe(table.style.format({"time (ms)": "{:.2f}", "weights H·n² (MB)": "{:.2f}",
-                                 "peak measured (MB)": "{:.2f}", "peak / weights": "{:.2f}"}),
+st.dataframe(table.style.format({c: "{:.3g}" for c in table.columns if c != "n"}),
              hide_index=True, width="stretch")
-if len(points) >= 2:
-    growth = secs[-1] / secs[-2]
-    st.markdown(f"Doubling n from {points[-2].n} to {points[-1].n} multiplied the time by "
-                f"{growth:.1f} (n² predicts 4) and the weights by 4. At small n fixed costs "
-                "dominate; at large n the n² terms take over.")
+fitted = ", ".join(str(n) for n in growth.fit_ns)
+spread = (f"the {rounds} rounds fitted one by one give {growth.exponent_low:.2f} to "
+          f"{growth.exponent_high:.2f}")
+if growth.conclusive:
+    st.markdown(
+        f"Fitted over n = {fitted}: time grows like **n^{growth.exponent:.2f}** ({spread}). "
+        "The arithmetic of attention grows like n² (H·n²·d_k multiply-adds and H·n² "
+        "exponentials); an exponent above 2 usually means the larger matrices no longer fit "
+        "in the processor's caches. Below n = 128 the fixed cost of each call hides the "
+        "growth, so those points are left out of the fit.")
+else:
+    st.warning(
+        f"Too noisy to conclude: fitted over n = {fitted} the exponent is "
+        f"{growth.exponent:.2f}, but {spread}, a spread over "
+        f"{cost.EXPONENT_SPREAD_LIMIT}. Other work on this machine disturbed the timings; "
+        "this run is not shared with other visitors. Press “Measure again” when the "
+        "machine is quieter.")
 
 st.header("2 · Chunks of queries: the same output, a fraction of the memory")
 chunk = st.select_slider("Chunk (query rows at a time)", [16, 64, 256, CHUNK_N], value=64,
@@ -106,74 +140,95 @@ chunk = st.select_slider("Chunk (query rows at a time)", [16, 64, 256, CHUNK_N],
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def chunk_experiment(chunk: int, heads: int, d_k: int, run: int) -> dict:
-    rng = np.random.default_rng(0)
-    q, k, v = (rng.standard_normal((heads, CHUNK_N, d_k)) for _ in range(3))
-    full, full_peak = ex.peak_memory(lambda: scaled_dot_product_attention(q, k, v).output)
-    parts, part_peak = ex.peak_memory(lambda: ex.chunked_attention(q, k, v, chunk))
-    return {"diff": float(np.max(np.abs(full - parts))), "full_peak": full_peak,
-            "chunk_peak": part_peak}
+def chunk_result(chunk: int, heads: int, d_k: int) -> cost.ChunkExperiment:
+    """Memory is counted, not timed: the same on a busy machine, so it is cached."""
+    return cost.chunk_experiment(CHUNK_N, heads, d_k, chunk, np.random.default_rng(0))
 
 
-cx = chunk_experiment(int(chunk), int(heads), int(d_k), run)
+cx = chunk_result(chunk, heads, d_k)
 c1, c2, c3 = st.columns(3)
-c1.metric("Peak memory, all rows", f"{cx['full_peak'] / 2**20:.1f} MB")
-c2.metric(f"Peak memory, {chunk} rows at a time", f"{cx['chunk_peak'] / 2**20:.1f} MB")
-c3.metric("Largest difference in the output", f"{cx['diff']:.1e}")
+c1.metric("Peak memory, all rows", f"{cx.full_peak_bytes / MIB:.1f} MiB")
+c2.metric(f"Peak memory, {chunk} rows at a time", f"{cx.chunk_peak_bytes / MIB:.1f} MiB")
+c3.metric("Largest difference in the output", f"{cx.max_difference:.1e}")
 st.markdown(f"n = {CHUNK_N}, H = {heads}: the full call holds H·n² = {heads * CHUNK_N**2:,} "
             f"weights; a chunk holds H·chunk·n = {heads * chunk * CHUNK_N:,}. Each row's "
             "softmax needs only that row's scores, so the rows can be done in any grouping.")
 
 st.header("3 · Vectorised against a loop over heads")
+with bad_input_stops_page():
+    here, _ = measured(("loop", LOOP_N, heads, d_k, rounds),
+                       lambda: cost.loop_experiment(LOOP_N, heads, d_k, rounds,
+                                                    np.random.default_rng(1)), again)
+    many, _ = measured(("loop", *MANY_HEADS.values(), rounds),
+                       lambda: cost.loop_experiment(**MANY_HEADS, rounds=rounds,
+                                                    rng=np.random.default_rng(2)), again)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def loop_experiment(heads: int, d_k: int, repeats: int, run: int) -> dict:
-    rng = np.random.default_rng(1)
-    q, k, v = (rng.standard_normal((heads, 512, d_k)) for _ in range(3))
-    vec = ex.best_time(lambda: scaled_dot_product_attention(q, k, v), repeats)
-    loop = ex.best_time(lambda: ex.textbook_attention(q, k, v), repeats)
-    diff = float(np.max(np.abs(scaled_dot_product_attention(q, k, v).output
-                               - ex.textbook_attention(q, k, v)[1])))
-    return {"vectorised": vec, "loop": loop, "diff": diff}
+def speedup_text(lx: cost.LoopExperiment) -> str:
+    low, high = float(np.min(lx.ratios)), float(np.max(lx.ratios))
+    verdict = ("faster in every round" if low > 1 else "slower in every round" if high < 1
+               else "no clear winner: the rounds disagree")
+    return f"{lx.speedup:.2f}× (rounds: {low:.2f}× to {high:.2f}×; {verdict})"
 
 
-lx = loop_experiment(int(heads), int(d_k), int(repeats), run)
-c1, c2, c3 = st.columns(3)
-c1.metric("Loop over heads", f"{lx['loop'] * 1e3:.1f} ms")
-c2.metric("Vectorised (attncore)", f"{lx['vectorised'] * 1e3:.1f} ms")
-c3.metric("Speed-up", f"{lx['loop'] / lx['vectorised']:.2f}×")
-st.caption(f"n = 512, H = {heads}, d_k = {d_k}; largest difference {lx['diff']:.1e}. The "
-           "speed-up is modest on a CPU, where one big matrix product is already efficient; "
-           "on a GPU the loop would also launch H times as many small kernels.")
+loop_table = pd.DataFrame({
+    "setting": [f"your settings: n = {LOOP_N}, H = {heads}, d_k = {d_k}",
+                "many small heads: n = {n}, H = {heads}, d_k = {d_k}".format(**MANY_HEADS)],
+    "loop over heads (ms)": [here.loop_seconds * 1e3, many.loop_seconds * 1e3],
+    "vectorised (ms)": [here.vectorised_seconds * 1e3, many.vectorised_seconds * 1e3],
+    "speed-up": [speedup_text(here), speedup_text(many)],
+    "largest difference": [here.max_difference, many.max_difference],
+})
+st.dataframe(loop_table.style.format({"loop over heads (ms)": "{:.3g}",
+                                      "vectorised (ms)": "{:.3g}",
+                                      "largest difference": "{:.1e}"}),
+             hide_index=True, width="stretch")
+st.markdown(
+    "The loop pays a fixed Python cost for each head; one vectorised call pays it once. "
+    "With a few large heads the matrix products dominate and both do the same arithmetic, "
+    "so the speed-up is small; with many small heads the per-head cost dominates and "
+    "vectorising pays. On a GPU the loop would also launch H times as many small kernels.")
 
 bullet_list("What to notice", [
     "Doubling n quadruples the weights: memory is exactly H·n²·8 bytes for float64.",
     "Chunking changes the memory, not the answer: the difference is rounding (or 0).",
-    "Vectorising over heads removes Python overhead; the arithmetic is the same.",
+    "Vectorising over heads removes per-head overhead; the arithmetic is the same.",
+    "A timing is a measurement: the page says how much the rounds disagreed.",
 ])
 st.subheader("The formulas")
 st.latex(r"\text{time} \propto H\, n^2 d_k, \qquad \text{memory of } W = H\, n^2 \times "
          r"8 \text{ bytes}, \qquad \text{with chunks: } H \cdot \text{chunk} \cdot n \times 8")
 if not presenter:
     bullet_list("Try this", [
-        "Set the largest n to 2048 with H = 2 and compare the last two points with n².",
-        "Set the chunk to 16 and to 1024: the difference stays at rounding level.",
-        "Set H = 1: vectorising over heads can't help, and the speed-up drops to about 1.",
+        "Set the largest n to 2048 with H = 1 and read the fitted exponent.",
+        "Set the chunk to 16 and to 512: the difference stays at rounding level.",
+        "Set H = 1: with one head there is nothing to vectorise over.",
     ], expanded=False)
+    mib_8_heads = 8 * 1024**2 * 8 / MIB
     practice_questions("cost", [
-        {"q": "How many megabytes (2²⁰ bytes) do the float64 weights of 8 heads at n = 1024 "
-              "take?", "value": 64.0, "tol": 0.01,
-         "a": "8 × 1024² × 8 bytes = 67,108,864 bytes = 64 MB."},
+        {"q": "How many MiB (2²⁰ bytes) do the float64 weights of 8 heads at n = 1024 take?",
+         "value": mib_8_heads, "tol": 0.01,
+         "a": f"8 × 1024² × 8 bytes = {8 * 1024**2 * 8:,} bytes = {mib_8_heads:g} MiB."},
         {"q": "By what factor does the memory of the weights grow when n triples?",
-         "value": 9.0, "tol": 1e-9, "a": "n² grows by 3² = 9."},
+         "value": 3.0**2, "tol": 1e-9, "a": "n² grows by 3² = 9."},
         {"q": "Why does chunking not change the output?",
          "a": "Each output row depends only on its own row of scores and on all keys and "
               "values; computing rows in groups performs the same arithmetic."},
     ])
     st.subheader("Download")
-    downloads("cost", {"Measurements": (table.to_numpy(), [f"n={p.n}" for p in points],
+    downloads("cost", {"Measurements": (table.to_numpy(), [f"n={n}" for n in growth.ns],
                                         list(table.columns))},
-              {"machine": "this server", "heads": heads, "d_k": d_k, "repeats": repeats,
-               "points": [p.__dict__ for p in points], "chunk": {"size": chunk, **cx},
-               "loop_vs_vectorised": lx})
+              {"machine": "this server", "measured_at": when, "heads": heads, "d_k": d_k,
+               "rounds": rounds, "ns": growth.ns, "best_seconds": growth.seconds,
+               "round_seconds": growth.round_seconds, "peak_bytes": growth.peak_bytes,
+               "weights_bytes": growth.weights_bytes, "fit_ns": growth.fit_ns,
+               "exponent": growth.exponent, "exponent_range": [growth.exponent_low,
+                                                               growth.exponent_high],
+               "conclusive": growth.conclusive,
+               "chunk": {"size": chunk, "max_difference": cx.max_difference,
+                         "full_peak_bytes": cx.full_peak_bytes,
+                         "chunk_peak_bytes": cx.chunk_peak_bytes},
+               "loop_vs_vectorised": [
+                   {"n": lx.n, "heads": lx.heads, "d_k": lx.d_k, "loop_seconds": lx.loop_seconds,
+                    "vectorised_seconds": lx.vectorised_seconds, "round_ratios": lx.ratios,
+                    "max_difference": lx.max_difference} for lx in (here, many)]})

@@ -95,7 +95,6 @@ def _pool_labels(labels, block: int) -> list[str]:
             for i in range(0, len(labels), block)]
 
 
-
 def matrix_heatmap(
     m,
     row_labels,
@@ -135,22 +134,70 @@ def matrix_heatmap(
     rows = [plotly_safe(x) for x in row_names]
     cols = [plotly_safe(x) for x in unique_labels(_pool_labels(col_labels, block))]
     masked = np.isneginf(shown)
-    # float32 halves the bytes on the wire; clip first so huge values stay finite.
-    z = np.clip(np.where(masked, np.nan, shown), -1e38, 1e38).astype(np.float32)
-    fmt = f"{{:.{decimals}f}}"
     # Large matrices carry no text array, which would outweigh the rest of the figure on
     # the wire; their hover reads the value from z instead.
     has_text = max(shown.shape) <= TEXT_CELLS
     small = has_text and not compact  # numbers printed in the cells
-    text = None
-    if has_text:
-        text = [["−∞" if masked[i, j] else "" if np.isnan(shown[i, j])
-                 else fmt.format(shown[i, j]) for j in range(shown.shape[1])]
-                for i in range(shown.shape[0])]
-    colour: dict = {}
+    text = _cell_text(shown, kind, decimals) if has_text else None
+    value = "%{text}" if has_text else f"%{{z:.{decimals}f}}"
+    cell_font = _cell_font(font_size, shown.shape, row_names, text if small else None)
+    traces = [
+        dict(
+            type="heatmap",
+            # float32 halves the bytes on the wire; clip first so huge values stay finite.
+            z=np.clip(np.where(masked, np.nan, shown), -1e38, 1e38).astype(np.float32),
+            x=cols,
+            y=rows,
+            text=text,
+            texttemplate="%{text}" if small else None,
+            textfont={"size": cell_font, **({"color": "#ffffff"} if kind == "mask" else {})},
+            hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>value {value}<extra></extra>",
+            colorbar={"thickness": 12},
+            xgap=1 if small else 0,
+            ygap=1 if small else 0,
+            **_colour_settings(shown, kind, compact),
+        )
+    ]
+    if masked.any():
+        traces.append(_masked_layer(masked, cols, rows, small, font_size))
+    if block > 1:
+        title += f" (pooled {block}×{block} for display)"
+    return figure(traces, _heatmap_layout(title, x_title, y_title, font_size, len(rows), height))
+
+
+def _cell_text(shown: np.ndarray, kind: str, decimals: int) -> list[list[str]]:
+    """The text of each cell: its number, "−∞" when masked, blank when NaN; for a mask,
+    "✓" (may attend) or "✗"."""
     if kind == "mask":
-        if has_text:
-            text = [["✓" if x >= 0.5 else "✗" for x in row] for row in shown]
+        return [["✓" if x >= 0.5 else "✗" for x in row] for row in shown]
+    fmt = f"{{:.{decimals}f}}"
+    return [["−∞" if np.isneginf(x) else "" if np.isnan(x) else fmt.format(x) for x in row]
+            for row in shown]
+
+
+def _cell_font(font_size: int, shape: tuple[int, int], row_names: list[str],
+               printed: list[list[str]] | None) -> int:
+    """Font size of the cell text: a little smaller past 8 cells a side and, when numbers
+    are ``printed`` in the cells, small enough for the longest one to fit its cell."""
+    cell_font = font_size if max(shape) <= 8 else font_size - 2
+    if printed is None:
+        return cell_font
+    # Long numbers in many columns get a smaller font: 6 columns of "-3.190000" at 6
+    # decimals ran into each other, and presenter mode's larger type overflowed the
+    # masks lesson's cells.
+    return min(cell_font, fitting_cell_font(
+        font_size, max((len(r) for r in row_names), default=1), shape[1],
+        max((len(t) for row in printed for t in row), default=1)))
+
+
+def _colour_settings(shown: np.ndarray, kind: str, compact: bool) -> dict:
+    """Colour scale, range and colour bar of a heatmap of ``kind``.
+
+    weights: Viridis on a fixed 0..1; scores and values: diverging scales centred on 0
+    over ± the largest finite magnitude; mask: grey (masked) and teal (may attend).
+    Compact figures have no colour bar.
+    """
+    if kind == "mask":
         colour = {"colorscale": [[0, "#d0d0d0"], [1, "#21918c"]], "zmin": 0.0, "zmax": 1.0,
                   "showscale": False}
     elif kind == "weights":
@@ -163,63 +210,43 @@ def matrix_heatmap(
         colour = {"colorscale": scale, "zmin": -span, "zmax": span, "zmid": 0.0}
     if compact:
         colour["showscale"] = False
-    cell_font = font_size if max(shown.shape) <= 8 else font_size - 2
-    if small:
-        # Long numbers in many columns get a smaller font: 6 columns of "-3.190000" at 6
-        # decimals ran into each other, and presenter mode's larger type overflowed the
-        # masks lesson's cells.
-        cell_font = min(cell_font, fitting_cell_font(
-            font_size, max((len(r) for r in row_names), default=1), shown.shape[1],
-            max((len(t) for row in text for t in row), default=1)))
-    value = "%{text}" if has_text else f"%{{z:.{decimals}f}}"
-    traces = [
-        dict(
-            type="heatmap",
-            z=z,
-            x=cols,
-            y=rows,
-            text=text,
-            texttemplate="%{text}" if small else None,
-            textfont={"size": cell_font, **({"color": "#ffffff"} if kind == "mask" else {})},
-            hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>value {value}<extra></extra>",
-            colorbar={"thickness": 12},
-            xgap=1 if small else 0,
-            ygap=1 if small else 0,
-            **colour,
-        )
-    ]
-    if masked.any():
-        # Masked cells: a grey layer under the heatmap's gaps and NaNs.
-        traces.append(
-            dict(
-                type="heatmap",
-                z=np.where(masked, 1.0, np.nan).astype(np.float32),
-                x=cols,
-                y=rows,
-                colorscale=[[0, "#d0d0d0"], [1, "#d0d0d0"]],
-                showscale=False,
-                hoverinfo="skip",
-                text=[["−∞" if cell else "" for cell in row] for row in masked] if small else None,
-                texttemplate="%{text}" if small else None,
-                textfont={"size": font_size, "color": "#333"},
-                xgap=1,
-                ygap=1,
-            )
-        )
-    if block > 1:
-        title += f" (pooled {block}×{block} for display)"
+    return colour
+
+
+def _masked_layer(masked: np.ndarray, cols: list[str], rows: list[str], small: bool,
+                  font_size: int) -> dict:
+    """Masked cells: a grey layer under the heatmap's gaps and NaNs ("−∞" on small maps)."""
+    return dict(
+        type="heatmap",
+        z=np.where(masked, 1.0, np.nan).astype(np.float32),
+        x=cols,
+        y=rows,
+        colorscale=[[0, "#d0d0d0"], [1, "#d0d0d0"]],
+        showscale=False,
+        hoverinfo="skip",
+        text=[["−∞" if cell else "" for cell in row] for row in masked] if small else None,
+        texttemplate="%{text}" if small else None,
+        textfont={"size": font_size, "color": "#333"},
+        xgap=1,
+        ygap=1,
+    )
+
+
+def _heatmap_layout(title: str, x_title: str, y_title: str, font_size: int, n_rows: int,
+                    height: int | None) -> dict:
+    """Title, category axes (the first row on top) and a height that grows with the rows
+    up to 14 of them, unless ``height`` is given."""
     # The layout goes to the constructor: update_layout costs about 30 ms a figure.
-    layout = {
+    return {
         "title": {"text": title, "font": {"size": font_size + 2}},
         "xaxis": {"title": {"text": x_title}, "side": "bottom", "type": "category",
                   "tickfont": {"size": font_size}},
         "yaxis": {"title": {"text": y_title}, "autorange": "reversed", "type": "category",
                   "tickfont": {"size": font_size}},
         "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
-        "height": height or (120 + 3 * font_size * min(len(rows), 14)),
+        "height": height or (120 + 3 * font_size * min(n_rows, 14)),
         "font": {"size": font_size},
     }
-    return figure(traces, layout)
 
 
 # Okabe-Ito colours: distinguishable with every common colour-vision deficiency.

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import streamlit as st
 
 from .controls import URL
@@ -62,6 +65,21 @@ def lesson_header(title: str, goal: str) -> None:
 def show_error(exc: ValueError) -> None:
     """Show a core ValueError to the student, kindly, and keep the page working."""
     st.error(f"That input can't be used: {exc}", icon="⚠️")
+
+
+@contextmanager
+def bad_input_stops_page() -> Iterator[None]:
+    """Around core calls fed by the student's input: a ValueError is shown, then the page stops.
+
+    The rest of the page depends on what failed, so it is not drawn; the controls above
+    stay, and the next change of input reruns the page. Only ValueError (the core's
+    "bad input") is caught: any other exception is a bug and must surface.
+    """
+    try:
+        yield
+    except ValueError as exc:
+        show_error(exc)
+        st.stop()
 
 
 def bullet_list(title: str, items: list[str], *, expanded: bool = True) -> None:

@@ -21,6 +21,42 @@ def editor_key(prefix: str, *parts) -> str:
     return f"{prefix}_{'_'.join(str(p) for p in parts)}"
 
 
+def linked_editor(base: pd.DataFrame, key: str, settings: list, *, link: str,
+                  column_config: dict) -> pd.DataFrame:
+    """A fixed-size data editor whose edits are kept in the link; returns the edited table.
+
+    ``base`` is the table before any edit and ``settings`` the (JSON) values that its
+    rows and columns depend on. An edited table goes into the query parameter ``link``
+    with ``settings``, so a shared URL reproduces the edits too; a link saved under other
+    settings, or holding a table of another shape, is ignored and ``base`` is shown. The
+    editor's key is ``editor_key(key, *settings)``: edits of one table never land on
+    another.
+    """
+    settings = list(settings)
+    saved = _table_from_link(st.query_params.get(link), base, settings)
+    table = st.data_editor(base if saved is None else saved, key=editor_key(key, *settings),
+                           hide_index=True, num_rows="fixed", column_config=column_config)
+    if table.astype(str).equals(base.astype(str)):
+        st.query_params.pop(link, None)
+    else:
+        cells = table.astype(object).where(table.notna(), None)  # a cleared cell is null
+        st.query_params[link] = json.dumps({"settings": settings, "rows": cells.values.tolist()},
+                                           separators=(",", ":"))
+    return table
+
+
+def _table_from_link(raw: str | None, base: pd.DataFrame, settings: list) -> pd.DataFrame | None:
+    """The table saved in a link, if it belongs to these settings and has base's shape."""
+    try:
+        saved = json.loads(raw or "null")
+        if saved["settings"] != settings:
+            return None
+        table = pd.DataFrame(saved["rows"], columns=base.columns)
+    except (TypeError, ValueError, KeyError):  # not JSON, not our dict, or rows of bad width
+        return None
+    return table if table.shape == base.shape else None
+
+
 def matrix_frame(m, row_labels, col_labels) -> pd.DataFrame:
     """A matrix as a DataFrame with token labels (rows) and column names."""
     m = np.asarray(m, dtype=np.float64)

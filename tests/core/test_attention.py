@@ -413,3 +413,28 @@ def test_without_the_mask_the_future_does_leak():
     after = scaled_dot_product_attention(ex.q, ex.k, v2)
     # row 1 puts weight A / (2A + 1) = 0.40 on v3, so its output moves by 0.40 × 63 ≈ 25
     assert (np.abs(after.output[0] - before.output[0]) > 20).all()
+
+
+def test_trace_logits_include_the_temperature_and_the_mask():
+    # scores [[1, 0], [1, 1]] (Q = K = [[1, 0], [1, 1]] gives Q Kᵀ = [[1, 1], [1, 2]]),
+    # unscaled, T = 0.5, causal: logits = scores / 0.5 with -inf above the diagonal.
+    q = np.array([[1.0, 0.0], [1.0, 1.0]])
+    trace = scaled_dot_product_attention(q, q, np.eye(2), scale="none", temperature=0.5,
+                                         mask=np.tri(2, dtype=bool))
+    np.testing.assert_array_equal(trace.logits, [[2.0, -np.inf], [2.0, 4.0]])
+
+
+def test_hand_steps_skip_the_shift_only_while_exp_is_safe():
+    """Scores within ±30: exp(s) as written by hand (shift 0), same weights. Past 30: the
+    stable shift by the row maximum, still the same weights."""
+    calm = scaled_dot_product_attention([[1.0, 2.0]], [[3.0, 1.0], [0.0, 2.0]], np.eye(2),
+                                        scale="none")  # scores [[5, 4]]
+    steps = calm.softmax_steps(subtract_max="if_needed")
+    np.testing.assert_array_equal(steps.shift, [[0.0]])
+    np.testing.assert_allclose(steps.exps, [[np.exp(5.0), np.exp(4.0)]], rtol=1e-15)
+    np.testing.assert_allclose(steps.weights, calm.weights, rtol=1e-15)
+    wild = scaled_dot_product_attention([[10.0, 0.0]], [[4.0, 0.0], [0.0, 1.0]], np.eye(2),
+                                        scale="none")  # scores [[40, 0]]
+    steps = wild.softmax_steps(subtract_max="if_needed")
+    np.testing.assert_array_equal(steps.shift, [[40.0]])
+    np.testing.assert_allclose(steps.weights, wild.weights, rtol=1e-15)

@@ -1,61 +1,133 @@
-"""The cost experiments: chunked attention, peak memory, measurements and caps."""
+"""Lesson 7's core: the memory-lean attention, chunking, the loop over heads, and the
+measurements (their structure and caps; their timings are printed by benchmarks, not
+asserted)."""
+
+import dataclasses
 
 import numpy as np
 import pytest
 
-from attncore import experiments as ex
-from attncore import scaled_dot_product_attention
+from attncore import cost, measure
+from attncore import scaled_dot_product_attention as plain
+
+
+@pytest.mark.parametrize("shape, spread", [((7, 3), 1.0), ((2, 3, 40, 8), 1.0),
+                                           ((4, 64, 16), 30.0)])
+def test_lean_attention_equals_the_plain_one(shape, spread):
+    """Same weights and output to 1e-12; spread 30 makes scores past the ±30 bound, so the
+    lean form takes its shifted branch too."""
+    rng = np.random.default_rng(len(shape))
+    q, k, v = (rng.standard_normal(shape) * spread for _ in range(3))
+    weights, output = cost.lean_attention(q, k, v)
+    trace = plain(q, k, v)
+    np.testing.assert_allclose(weights, trace.weights, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(output, trace.output, rtol=0, atol=1e-12 * spread)
+
+
+def test_lean_attention_holds_little_more_than_the_weights_at_1024_tokens():
+    H, T, d_k = 4, 1024, 64
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((H, T, d_k)) for _ in range(3))
+    (weights, _), peak = measure.peak_memory(lambda: cost.lean_attention(q, k, v))
+    assert weights.nbytes == H * T * T * 8  # 32 MiB
+    assert weights.nbytes <= peak <= 1.3 * weights.nbytes
+    _, plain_peak = measure.peak_memory(lambda: plain(q, k, v))
+    assert plain_peak > 2 * weights.nbytes  # the readable form keeps its intermediates
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 64, 100, 1000])
 def test_chunked_output_equals_the_full_output(chunk):
     rng = np.random.default_rng(chunk)
     q, k, v = (rng.standard_normal((3, 100, 16)) for _ in range(3))
-    full = scaled_dot_product_attention(q, k, v).output
-    np.testing.assert_allclose(ex.chunked_attention(q, k, v, chunk), full, rtol=0, atol=1e-12)
+    full = plain(q, k, v).output
+    np.testing.assert_allclose(cost.chunked_attention(q, k, v, chunk), full, rtol=0, atol=1e-12)
 
 
-def test_chunked_peak_memory_is_about_chunk_times_n():
-    rng = np.random.default_rng(0)
+def test_chunk_experiment_same_output_a_fraction_of_the_memory():
     H, n, d, chunk = 4, 512, 16, 32
-    q, k, v = (rng.standard_normal((H, n, d)) for _ in range(3))
-    _, full_peak = ex.peak_memory(lambda: scaled_dot_product_attention(q, k, v).output)
-    _, chunk_peak = ex.peak_memory(lambda: ex.chunked_attention(q, k, v, chunk))
+    result = cost.chunk_experiment(n, H, d, chunk, np.random.default_rng(0))
     weights = H * n * n * 8  # 8 MiB of float64 weights
-    # The full call must hold all the weights (and at most ~1.5 times that in all).
-    assert weights <= full_peak <= 1.5 * weights
+    assert result.max_difference <= 1e-12
+    # The full call holds all the weights, and little more (the lean form).
+    assert weights <= result.full_peak_bytes <= 1.3 * weights
     # A chunk holds H·chunk·n weights (0.5 MiB) plus the output (H·n·d·8 = 0.25 MiB) and
     # its pieces; allow four times the chunk's weights plus twice the output.
-    assert chunk_peak <= 4 * H * chunk * n * 8 + 2 * H * n * d * 8
-    assert chunk_peak < full_peak / 4
+    assert result.chunk_peak_bytes <= 4 * H * chunk * n * 8 + 2 * H * n * d * 8
+    assert result.chunk_peak_bytes < result.full_peak_bytes / 4
 
 
 def test_peak_memory_sees_numpy_allocations():
-    result, peak = ex.peak_memory(lambda: np.ones(1_000_000))  # 8,000,000 bytes
+    result, peak = measure.peak_memory(lambda: np.ones(1_000_000))  # 8,000,000 bytes
     assert result.shape == (1_000_000,) and 8_000_000 <= peak < 8_100_000
-
-
-def test_cost_point_weights_bytes_and_cap():
-    point = ex.cost_point(64, 2, 8, 1, np.random.default_rng(0))
-    assert point.weights_bytes == 2 * 64 * 64 * 8  # H·n²·8 = 65,536
-    assert point.seconds > 0 and point.peak_bytes >= point.weights_bytes
-    with pytest.raises(ValueError, match="exceeds the cap"):
-        ex.cost_point(2048, 2, 8, 1, np.random.default_rng(0))  # 2·2048² > 4·1024²
 
 
 def test_textbook_loop_matches_attncore():
     rng = np.random.default_rng(2)
     q, k, v = (rng.standard_normal((3, 20, 8)) for _ in range(3))
-    w, out = ex.textbook_attention(q, k, v)
-    trace = scaled_dot_product_attention(q, k, v)
+    w, out = cost.textbook_attention(q, k, v)
+    trace = plain(q, k, v)
     np.testing.assert_allclose(w, trace.weights, atol=1e-15)
     np.testing.assert_allclose(out, trace.output, atol=1e-14)
 
 
+def test_growth_exponent_of_exact_powers():
+    ns = np.array([64, 128, 256, 512])
+    assert cost.growth_exponent(ns, 3e-9 * ns**2.0) == pytest.approx(2.0, abs=1e-12)
+    assert cost.growth_exponent(ns, 5e-7 * ns) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_measure_growth_records_every_round_and_the_memory():
+    g = cost.measure_growth([128, 32, 64], heads=2, d_k=8, rounds=3,
+                            rng=np.random.default_rng(0), fit_from=64, min_round=0.0)
+    assert g.ns.tolist() == [32, 64, 128]
+    assert g.round_seconds.shape == (3, 3) and np.all(g.round_seconds > 0)
+    np.testing.assert_array_equal(g.seconds, g.round_seconds.min(axis=0))
+    assert g.weights_bytes.tolist() == [2 * n * n * 8 for n in (32, 64, 128)]
+    assert np.all(g.peak_bytes >= g.weights_bytes)
+    assert g.fit_ns.tolist() == [64, 128]
+    # Each round's slope lies between the extremes, and the minima's slope is reported.
+    assert g.exponent_low <= g.exponent_high
+    assert g.exponent == pytest.approx(cost.growth_exponent(g.fit_ns, g.seconds[1:]))
+
+
+def test_conclusive_only_when_the_rounds_agree():
+    g = cost.measure_growth([32, 64], heads=1, d_k=4, rounds=2,
+                            rng=np.random.default_rng(0), min_round=0.0)
+    agree = dataclasses.replace(g, exponent_low=1.9, exponent_high=1.9 + cost.EXPONENT_SPREAD_LIMIT)
+    differ = dataclasses.replace(g, exponent_low=1.2, exponent_high=2.6)
+    assert agree.conclusive and not differ.conclusive
+
+
+def test_measurements_refuse_work_over_the_cap():
+    with pytest.raises(ValueError, match="exceeds the cap"):
+        cost.measure_growth([64, 2048], 2, 8, 2, np.random.default_rng(0))  # 2·2048² > 4·1024²
+    with pytest.raises(ValueError, match="at least two lengths"):
+        cost.measure_growth([64, 64], 2, 8, 2, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="heads must lie in"):
+        cost.loop_experiment(64, 0, 8, 2, np.random.default_rng(0))
+
+
+def test_loop_experiment_compares_equal_outputs():
+    lx = cost.loop_experiment(32, 16, 4, 3, np.random.default_rng(0), min_round=0.0)
+    assert lx.max_difference <= 1e-14
+    assert lx.ratios.shape == (3,) and np.all(lx.ratios > 0)
+    assert lx.speedup == lx.loop_seconds / lx.vectorised_seconds
+
+
 def test_best_time_calls_at_least_repeats_and_keeps_going_for_min_total():
     calls = []
-    ex.best_time(lambda: calls.append(1), 3)
+    measure.best_time(lambda: calls.append(1), 3)
     assert len(calls) == 3
     calls.clear()
-    ex.best_time(lambda: calls.append(1), 1, min_total=0.01, max_calls=50)
+    measure.best_time(lambda: calls.append(1), 1, min_total=0.01, max_calls=50)
     assert len(calls) == 50  # each call takes far less than 0.01/50 s
+
+
+def test_one_blas_thread_limits_blas_inside_only():
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():
+        return [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+
+    with measure.one_blas_thread():
+        assert set(blas_threads()) <= {1}

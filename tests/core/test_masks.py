@@ -4,7 +4,14 @@ import numpy as np
 import pytest
 
 from attncore.attention import scaled_dot_product_attention
-from attncore.masks import causal_mask, combine_masks, padding_mask, window_mask
+from attncore.masks import (
+    causal_mask,
+    combine_masks,
+    padding_mask,
+    query_positions,
+    window_mask,
+)
+from attncore.positional import relative_positions
 
 
 @pytest.mark.parametrize("t", [1, 2, 5])
@@ -64,12 +71,35 @@ def test_padding_mask_in_attention_ignores_padding_keys():
 
 @pytest.mark.parametrize("t_q, width, t_k", [(5, 0, None), (5, 1, None), (4, 2, 6), (3, 10, None)])
 def test_window_allows_exactly_the_band(t_q, width, t_k):
+    # Query i sits at position p = i + (Tk - Tq), as in the causal mask, and sees keys
+    # with |j - p| <= width.
     m = window_mask(t_q, width, t_k)
     n_k = t_q if t_k is None else t_k
     assert m.shape == (t_q, n_k)
     for i in range(t_q):
+        p = i + (n_k - t_q)
         for j in range(n_k):
-            assert m[i, j] == (abs(i - j) <= width)
+            assert m[i, j] == (abs(j - p) <= width)
+
+
+@pytest.mark.parametrize("t_q, t_k", [(3, 3), (2, 5), (1, 4)])
+def test_causal_window_and_relative_positions_place_each_query_at_one_position(t_q, t_k):
+    """One alignment for all three: the causal mask's last allowed key of each row is the
+    key at distance 0, which is the only key a window of width 0 allows."""
+    rel = relative_positions(t_q, t_k)
+    np.testing.assert_array_equal(causal_mask(t_q, t_k), rel <= 0)
+    np.testing.assert_array_equal(window_mask(t_q, 0, t_k), rel == 0)
+    last_allowed = [max(np.flatnonzero(row)) for row in causal_mask(t_q, t_k)]
+    assert last_allowed == query_positions(t_q, t_k).tolist()
+    # Combined, causal and a window of width w keep the w + 1 keys ending at the query.
+    both = combine_masks(causal_mask(t_q, t_k), window_mask(t_q, 1, t_k))
+    assert [np.flatnonzero(row).tolist() for row in both] == \
+        [[j for j in (p - 1, p) if j >= 0] for p in query_positions(t_q, t_k)]
+
+
+def test_more_queries_than_keys_is_refused():
+    with pytest.raises(ValueError, match="Tk >= Tq"):
+        causal_mask(4, 2)
 
 
 def test_combine_masks_is_logical_and():

@@ -114,18 +114,33 @@ def test_designed_heads_have_their_patterns(tokens, d_model, H):
     x = mh.designed_input(tokens, d_model, H)
     params = mh.designed_params(d_model, H, np.random.default_rng(0))
     w = mh.multi_head_attention(x, params).weights
-    T = len(tokens)
-    equal = mh.words_equal(tokens)
     for h, pattern in enumerate(mh.head_patterns(H)):
-        top = w[h].argmax(axis=1)
-        if pattern == "previous":
-            assert all(top[i] == i - 1 for i in range(1, T)), h
-        elif pattern == "self":
-            assert np.array_equal(top, np.arange(T)), h
-        elif pattern == "first":
-            assert np.all(top == 0), h
-        else:
-            assert all(equal[i, top[i]] for i in range(T)), h
+        assert mh.pattern_holds(w[h], pattern, tokens), (h, pattern)
+
+
+# One-hot rows for "a b a": row i's largest weight is on key ONE_HOT[name][i].
+PATTERN_TOKENS = ["a", "b", "a"]
+ONE_HOT = {"previous": [2, 0, 1], "self": [0, 1, 2], "first": [0, 0, 0],
+           "same word": [2, 1, 0]}
+
+
+@pytest.mark.parametrize("built", ONE_HOT)
+@pytest.mark.parametrize("pattern", ONE_HOT)
+def test_pattern_check_accepts_its_own_pattern_only(built, pattern):
+    """Each row of np.eye(3)[keys] is one-hot on keys[i], so the check holds exactly when
+    those keys are where ``pattern`` says: previous needs keys[1:] = [0, 1], self [0, 1, 2],
+    first [0, 0, 0], same word keys[i] with the same token as i ("a b a": 0/2 and 1)."""
+    w = np.eye(3)[ONE_HOT[built]]
+    where = {"previous": lambda k: k[1:] == [0, 1], "self": lambda k: k == [0, 1, 2],
+             "first": lambda k: k == [0, 0, 0],
+             "same word": lambda k: all(PATTERN_TOKENS[i] == PATTERN_TOKENS[j]
+                                        for i, j in enumerate(k))}
+    assert mh.pattern_holds(w, pattern, PATTERN_TOKENS) == where[pattern](ONE_HOT[built])
+
+
+def test_pattern_check_names_an_unknown_pattern():
+    with pytest.raises(ValueError, match="pattern must be one of"):
+        mh.pattern_holds(np.eye(2), "next", ["a", "b"])
 
 
 def test_designed_heads_are_sharp_and_random_heads_are_not():

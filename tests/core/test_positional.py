@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attncore import positional as pos
-from attncore.experiments import permutation_test
+from attncore.positional import permutation_test
 
 PROPERTY = settings(max_examples=50, deadline=None)
 

@@ -33,7 +33,7 @@ def test_additive_score_by_hand_in_two_dimensions():
     assert score[0, 0] == pytest.approx(math.tanh(1) - math.tanh(2), rel=1e-14)
 
 
-@pytest.mark.parametrize("which", ["bahdanau", "dot", "general", "concat"])
+@pytest.mark.parametrize("which", ["bahdanau", "dot", "general", "additive"])
 def test_every_alpha_sums_to_one_and_contexts_are_weighted_sums(model, which):
     params, h, s = model
     align = s2s.bahdanau(h, s, params) if which == "bahdanau" else s2s.luong(h, s, params, which)
@@ -51,9 +51,9 @@ def test_bahdanau_asks_with_the_previous_state_and_luong_with_the_current(model)
     b = s2s.bahdanau(h, s, params)
     np.testing.assert_array_equal(b.queries[0], h.mean(axis=0))  # before step 1
     np.testing.assert_array_equal(b.queries[1:], s[:-1])
-    np.testing.assert_array_equal(s2s.luong(h, s, params, "concat").queries, s)
-    # Same (additive) score, shifted queries: Bahdanau's step t+1 is Luong-concat's step t.
-    np.testing.assert_allclose(b.weights[1:], s2s.luong(h, s, params, "concat").weights[:-1])
+    np.testing.assert_array_equal(s2s.luong(h, s, params, "additive").queries, s)
+    # Same (additive) score, shifted queries: Bahdanau's step t+1 is Luong-additive's step t.
+    np.testing.assert_allclose(b.weights[1:], s2s.luong(h, s, params, "additive").weights[:-1])
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -117,5 +117,5 @@ def test_bad_inputs_raise_clear_errors(model):
 def test_parameter_counts():
     params = s2s.init_seq2seq(16, np.random.default_rng(0))
     # general: 16 × 16 = 256; additive with d_a = 16: 16 · (16 + 16 + 1) = 528.
-    assert params.parameter_counts() == {"dot": 0, "scaled dot": 0, "general": 256,
+    assert params.parameter_counts() == {"dot": 0, "scaled_dot": 0, "general": 256,
                                          "additive": 528}

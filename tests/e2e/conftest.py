@@ -287,10 +287,3 @@ def chromium_launch_options(chromium_path: Path) -> dict:
     with Playwright's async API."""
     return {"executable_path": str(chromium_path), "args": list(CHROMIUM_ARGS), "headless": True}
 
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers",
-        "load: the 20-browser load test (2 to 3.5 minutes on 2 cores); "
-        "`-m 'e2e and not load'` leaves it out",
-    )

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from attncore import analysis
-from attncore import experiments as ex
+from attncore import scaling as ex
 from attncore.softmax import softmax, softmax_jacobian
 
 
@@ -137,3 +137,29 @@ def test_temperature_limits():
     np.testing.assert_allclose(sweep[1], softmax(s), rtol=1e-15)
     with pytest.raises(ValueError, match="temperatures"):
         ex.temperature_sweep(s, [0.0])
+
+
+@pytest.mark.parametrize("gap", [0, 1, 5, 17, 20, 36, 50, 100, 300, 700])
+def test_jacobian_norm_keeps_its_digits_on_saturated_rows(gap):
+    """‖diag(w) − wwᵀ‖_F against the matrix formed directly in 800-digit decimal arithmetic
+    from the scores [gap, 0, -1, 0.5]: softmax([20, 0]) has norm 4.1e-9, not 0.0, and at a
+    gap of 700 the smallest weights are about 1e-304."""
+    from decimal import Decimal, localcontext
+
+    scores = [float(gap), 0.0, -1.0, 0.5]
+    with localcontext() as ctx:
+        ctx.prec = 800
+        e = [Decimal(s).exp() for s in scores]
+        p = [x / sum(e) for x in e]
+        n = len(p)
+        exact = sum(((p[i] if i == j else 0) - p[i] * p[j]) ** 2
+                    for i in range(n) for j in range(n)).sqrt()
+    ours = analysis.jacobian_norm(softmax(np.array(scores)))
+    assert float(ours) == pytest.approx(float(exact), rel=1e-12)
+
+
+def test_jacobian_norm_of_two_scores_twenty_apart_is_not_zero():
+    # w = (1 - e, e) with e = 1/(1 + e^20): J = e(1 - e) [[1, -1], [-1, 1]], ‖J‖ = 2 e (1 - e).
+    e = 1 / (1 + np.exp(20.0))
+    assert analysis.jacobian_norm(softmax([20.0, 0.0])) == pytest.approx(2 * e * (1 - e),
+                                                                         rel=1e-13)

@@ -1,0 +1,322 @@
+r"""Lesson 7's experiments: what attention costs in time and memory, measured here.
+
+What is here:
+
+* :func:`lean_attention`, the memory-lean form of scaled dot-product attention (one
+  (..., Tq, Tk) array alive at a time), equal to
+  :func:`attncore.attention.scaled_dot_product_attention` up to rounding;
+* :func:`textbook_attention`, the same computation as a Python loop over heads, and
+  :func:`chunked_attention`, a few query rows at a time;
+* :func:`growth_exponent`, the slope of time against n on log-log axes;
+* the lesson's three experiments, each returning a frozen result:
+  :func:`measure_growth` (time and memory against n, with the fitted growth exponent
+  and its spread), :func:`chunk_experiment` and :func:`loop_experiment`.
+
+Timings on a shared machine are noisy, so every measurement here runs on one BLAS
+thread (:mod:`attncore.measure` says why), warms up first, interleaves the sizes so a
+burst of load hits them all alike, keeps the minimum of many calls, and reports its
+spread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._checks import whole_number
+from .attention import check_qkv
+from .measure import best_time, one_blas_thread, peak_memory
+
+#: Largest H·n² (weights held at once) a measurement may ask for: 4 heads of 1024².
+MAX_WEIGHT_ELEMENTS = 4 * 1024 * 1024
+
+#: The growth exponent is called conclusive when the per-round fits agree within this.
+EXPONENT_SPREAD_LIMIT = 0.3
+
+MIB = 2**20
+
+
+def lean_attention(q, k, v) -> tuple[np.ndarray, np.ndarray]:
+    r"""softmax(Q Kᵀ/√d_k) V holding a single (..., Tq, Tk) array: the weights.
+
+    Same result as :func:`attncore.attention.scaled_dot_product_attention` (to
+    rounding, about 1e-16), with three memory savings that make it hard to read, which
+    is why the lesson's function is the plain one:
+
+    * 1/√d_k is folded into Q (the small array) instead of Q Kᵀ;
+    * the softmax runs in place, subtracting the row maximum only when some score could
+      exceed 30 in size (bounded by Cauchy–Schwarz, \|s_ij\| <= \|q_i\| \|k_j\|): below
+      that, exp stays within [1e-13, 1e13] and the shift cancels in exact arithmetic;
+    * one product with V augmented by a column of ones gives both E V and the row sums.
+
+    Parameters
+    ----------
+    q, k, v : array_like (..., Tq, d_k), (..., Tk, d_k), (..., Tk, d_v)
+
+    Returns
+    -------
+    weights : ndarray (..., Tq, Tk), rows summing to 1
+    output : ndarray (..., Tq, d_v)
+    """
+    q, k, v = check_qkv(q, k, v)
+    q = q / np.sqrt(q.shape[-1])
+    s = q @ np.swapaxes(k, -1, -2)  # (..., Tq, d_k) x (..., d_k, Tk) -> (..., Tq, Tk)
+    bound = _max_row_norm(q) * _max_row_norm(k)
+    if not bound < 1e300 and not np.all(np.isfinite(s)):
+        raise ValueError("the scores Q Kᵀ/√d_k overflowed float64; use smaller inputs")
+    if not bound <= _EXP_SAFE:
+        s -= np.max(s, axis=-1, keepdims=True)
+    np.exp(s, out=s)
+    ones = np.ones(v.shape[:-1] + (1,))
+    ev = s @ np.concatenate([v, ones], axis=-1)  # (..., Tq, Tk) x (..., Tk, d_v + 1)
+    inv = 1.0 / ev[..., -1:]  # (..., Tq, 1): one over each row sum
+    s *= inv
+    return s, ev[..., :-1] * inv
+
+
+# exp(s) for |s| <= 30 lies in [1e-13, 1e13]: E V cannot overflow where W V would not.
+_EXP_SAFE = 30.0
+
+
+def _max_row_norm(x: np.ndarray) -> float:
+    with np.errstate(over="ignore"):
+        return float(np.sqrt(np.max(np.sum(x * x, axis=-1))))
+
+
+def textbook_attention(q, k, v) -> tuple[np.ndarray, np.ndarray]:
+    """Attention as a textbook writes it: a Python loop over the heads.
+
+    q, k, v : (H, T, d); returns weights (H, Tq, Tk) and outputs (H, Tq, d_v).
+    """
+    H, Tq, d_k = q.shape
+    weights = np.empty((H, Tq, k.shape[1]))
+    out = np.empty((H, Tq, v.shape[2]))
+    for h in range(H):
+        s = q[h] @ k[h].T / np.sqrt(d_k)  # (Tq, d_k) x (d_k, Tk) -> (Tq, Tk)
+        e = np.exp(s - s.max(axis=1, keepdims=True))
+        weights[h] = e / e.sum(axis=1, keepdims=True)
+        out[h] = weights[h] @ v[h]  # (Tq, Tk) x (Tk, d_v) -> (Tq, d_v)
+    return weights, out
+
+
+def chunked_attention(q, k, v, chunk: int) -> np.ndarray:
+    """The attention output computed ``chunk`` query rows at a time.
+
+    Each chunk's softmax needs only its own rows of scores, so at most
+    (..., chunk, Tk) weights exist at once instead of (..., Tq, Tk); the output is
+    the same (up to rounding).
+    """
+    q = np.asarray(q, dtype=np.float64)
+    chunk = whole_number(chunk, "chunk", 1)
+    parts = [lean_attention(q[..., i:i + chunk, :], k, v)[1]
+             for i in range(0, q.shape[-2], chunk)]
+    return np.concatenate(parts, axis=-2)
+
+
+def growth_exponent(ns, seconds) -> float:
+    """Least-squares slope of log(seconds) against log(n): time ∝ n^slope."""
+    return float(np.polyfit(np.log(np.asarray(ns, float)), np.log(np.asarray(seconds)), 1)[0])
+
+
+@dataclass(frozen=True)
+class Growth:
+    """Time and memory of :func:`lean_attention` against the sequence length n.
+
+    Attributes
+    ----------
+    ns : ndarray of int (m,)
+    heads, d_k, rounds : int
+    seconds : ndarray (m,)
+        Per n, the shortest of all its timed calls.
+    round_seconds : ndarray (rounds, m)
+        Per round, the best of that round's calls; the rounds interleave the sizes.
+    peak_bytes : ndarray of int (m,)
+        Peak memory of one call (tracemalloc).
+    weights_bytes : ndarray of int (m,)
+        H·n²·8 bytes: the float64 weights alone.
+    fit_ns : ndarray of int
+        The lengths the exponent is fitted over (those with n >= ``fit_from``, where
+        the n² work outweighs the fixed cost of a call).
+    exponent : float
+        Slope of log time against log n over ``fit_ns``, from the minima.
+    exponent_low, exponent_high : float
+        The smallest and largest slope among the rounds fitted one by one.
+    conclusive : bool
+        True when that spread is at most :data:`EXPONENT_SPREAD_LIMIT`.
+    """
+
+    ns: np.ndarray
+    heads: int
+    d_k: int
+    rounds: int
+    seconds: np.ndarray
+    round_seconds: np.ndarray
+    peak_bytes: np.ndarray
+    weights_bytes: np.ndarray
+    fit_ns: np.ndarray
+    exponent: float
+    exponent_low: float
+    exponent_high: float
+
+    @property
+    def conclusive(self) -> bool:
+        return self.exponent_high - self.exponent_low <= EXPONENT_SPREAD_LIMIT
+
+
+def check_cost_size(n: int, heads: int) -> None:
+    """Refuse H·n² above :data:`MAX_WEIGHT_ELEMENTS` with a message that says the cap."""
+    if heads * n * n > MAX_WEIGHT_ELEMENTS:
+        raise ValueError(
+            f"H·n² = {heads * n * n:,} weights exceeds the cap of {MAX_WEIGHT_ELEMENTS:,} "
+            f"({MAX_WEIGHT_ELEMENTS * 8 / MIB:.0f} MiB); use fewer heads or a shorter n"
+        )
+
+
+def measure_growth(ns, heads: int, d_k: int, rounds: int, rng: np.random.Generator,
+                   *, fit_from: int = 128, min_round: float = 0.02,
+                   progress=None) -> Growth:
+    """Time :func:`lean_attention` at every n in ``ns`` over ``rounds`` interleaved rounds.
+
+    Each round visits the sizes in a new random order and times each size until
+    ``min_round`` seconds (or 50 calls) have passed, keeping its best; one warm-up call
+    per size comes first, and everything runs on one BLAS thread.
+
+    Parameters
+    ----------
+    ns : sequence of int
+        At least two lengths, each 2..8192, with H·n² <= :data:`MAX_WEIGHT_ELEMENTS`.
+    heads, d_k, rounds : int
+        1..64, 1..1024, 2..20.
+    rng : numpy.random.Generator
+        For the inputs and the order of the sizes.
+    fit_from : int
+        The exponent is fitted over n >= fit_from (over all n if fewer than two qualify).
+    progress : callable, optional
+        Called with a fraction in [0, 1] after each round.
+    """
+    ns = np.array(sorted({whole_number(n, "n", 2, 8192) for n in ns}), dtype=int)
+    if ns.size < 2:
+        raise ValueError(f"measure_growth needs at least two lengths n; got {ns.tolist()}")
+    heads = whole_number(heads, "heads", 1, 64)
+    d_k = whole_number(d_k, "d_k", 1, 1024)
+    rounds = whole_number(rounds, "rounds", 2, 20)
+    for n in ns:
+        check_cost_size(int(n), heads)
+    inputs = [tuple(rng.standard_normal((heads, n, d_k)) for _ in range(3)) for n in ns]
+    round_seconds = np.empty((rounds, ns.size))
+    with one_blas_thread():
+        for qkv in inputs:  # warm-up: first-touch page faults, BLAS buffers
+            lean_attention(*qkv)
+        for r in range(rounds):
+            for i in rng.permutation(ns.size):
+                round_seconds[r, i] = best_time(lambda qkv=inputs[i]: lean_attention(*qkv),
+                                                1, min_total=min_round, max_calls=50)
+            if progress is not None:
+                progress((r + 1) / rounds)
+        peaks = np.array([peak_memory(lambda qkv=qkv: lean_attention(*qkv))[1]
+                          for qkv in inputs])
+    fit = ns >= fit_from if np.count_nonzero(ns >= fit_from) >= 2 else np.ones(ns.size, bool)
+    per_round = [growth_exponent(ns[fit], row[fit]) for row in round_seconds]
+    seconds = round_seconds.min(axis=0)
+    return Growth(ns=ns, heads=heads, d_k=d_k, rounds=rounds, seconds=seconds,
+                  round_seconds=round_seconds, peak_bytes=peaks,
+                  weights_bytes=heads * ns * ns * 8, fit_ns=ns[fit],
+                  exponent=growth_exponent(ns[fit], seconds[fit]),
+                  exponent_low=float(min(per_round)), exponent_high=float(max(per_round)))
+
+
+@dataclass(frozen=True)
+class ChunkExperiment:
+    """The full attention output against the same output computed a chunk of rows at a time.
+
+    Attributes
+    ----------
+    n, heads, d_k, chunk : int
+    max_difference : float
+        max |full − chunked| over the output.
+    full_peak_bytes, chunk_peak_bytes : int
+        Peak memory of each computation (tracemalloc).
+    """
+
+    n: int
+    heads: int
+    d_k: int
+    chunk: int
+    max_difference: float
+    full_peak_bytes: int
+    chunk_peak_bytes: int
+
+
+def chunk_experiment(n: int, heads: int, d_k: int, chunk: int,
+                     rng: np.random.Generator) -> ChunkExperiment:
+    """Compute one random (H, n, d_k) attention whole and in chunks; compare output and memory."""
+    n = whole_number(n, "n", 1, 8192)
+    heads = whole_number(heads, "heads", 1, 64)
+    d_k = whole_number(d_k, "d_k", 1, 1024)
+    chunk = whole_number(chunk, "chunk", 1, n)
+    check_cost_size(n, heads)
+    q, k, v = (rng.standard_normal((heads, n, d_k)) for _ in range(3))
+    full, full_peak = peak_memory(lambda: lean_attention(q, k, v)[1])
+    parts, chunk_peak = peak_memory(lambda: chunked_attention(q, k, v, chunk))
+    return ChunkExperiment(n, heads, d_k, chunk, float(np.max(np.abs(full - parts))),
+                           full_peak, chunk_peak)
+
+
+@dataclass(frozen=True)
+class LoopExperiment:
+    """One vectorised call over all heads against a Python loop over the heads.
+
+    Attributes
+    ----------
+    n, heads, d_k, rounds : int
+    vectorised_seconds, loop_seconds : float
+        The best time of each, interleaved over ``rounds`` rounds on one BLAS thread.
+    ratios : ndarray (rounds,)
+        loop / vectorised within each round: their spread says how sure the speed-up is.
+    max_difference : float
+        max |vectorised − loop| over the outputs.
+    """
+
+    n: int
+    heads: int
+    d_k: int
+    rounds: int
+    vectorised_seconds: float
+    loop_seconds: float
+    ratios: np.ndarray
+    max_difference: float
+
+    @property
+    def speedup(self) -> float:
+        return self.loop_seconds / self.vectorised_seconds
+
+
+def loop_experiment(n: int, heads: int, d_k: int, rounds: int,
+                    rng: np.random.Generator, *, min_round: float = 0.02) -> LoopExperiment:
+    """Time :func:`lean_attention` (one call for all heads) against :func:`textbook_attention`
+    (a Python loop over the heads) on the same random (H, n, d_k) inputs, interleaved."""
+    n = whole_number(n, "n", 1, 8192)
+    heads = whole_number(heads, "heads", 1, 256)
+    d_k = whole_number(d_k, "d_k", 1, 1024)
+    rounds = whole_number(rounds, "rounds", 1, 20)
+    check_cost_size(n, heads)
+    q, k, v = (rng.standard_normal((heads, n, d_k)) for _ in range(3))
+
+    def vectorised():
+        return lean_attention(q, k, v)[1]
+
+    def loop():
+        return textbook_attention(q, k, v)[1]
+
+    times = np.empty((rounds, 2))
+    with one_blas_thread():
+        vectorised(), loop()  # warm-up
+        for r in range(rounds):
+            order = (0, 1) if r % 2 == 0 else (1, 0)
+            for i in order:
+                times[r, i] = best_time((vectorised, loop)[i], 1, min_total=min_round,
+                                        max_calls=50)
+    diff = float(np.max(np.abs(vectorised() - loop())))
+    return LoopExperiment(n, heads, d_k, rounds, float(times[:, 0].min()),
+                          float(times[:, 1].min()), times[:, 1] / times[:, 0], diff)

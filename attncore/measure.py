@@ -1,0 +1,59 @@
+"""Measuring tools: time and peak memory of a call, and BLAS kept to one thread.
+
+OpenBLAS's worker threads spin while they wait for a core: on a busy 2-core machine small
+matrix products became about 15× slower, and one thread made them repeatable. Every
+timing shown to a student, and small-matrix work such as training, runs inside
+:func:`one_blas_thread`.
+"""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+
+def one_blas_thread():
+    """A context in which NumPy's BLAS uses one thread (threadpoolctl).
+
+    On a busy 2-core machine OpenBLAS's worker threads spin waiting for a core and
+    small products slow down many times over; one thread makes timings repeatable.
+    """
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def best_time(fn, repeats: int, min_total: float = 0.0, max_calls: int = 200) -> float:
+    """Shortest wall time of at least ``repeats`` calls of ``fn``.
+
+    Calls go on (up to ``max_calls``) until ``min_total`` seconds have passed, so a
+    fast call is timed many times and its minimum is not one disturbed sample.
+    """
+    best, total, calls = np.inf, 0.0, 0
+    while calls < repeats or (total < min_total and calls < max_calls):
+        start = time.perf_counter()
+        fn()
+        elapsed = time.perf_counter() - start
+        best, total, calls = min(best, elapsed), total + elapsed, calls + 1
+    return best
+
+
+def peak_memory(fn) -> tuple[object, int]:
+    """Call ``fn`` and return its result and the peak bytes allocated meanwhile.
+
+    tracemalloc sees NumPy's array allocations, so the peak includes every
+    temporary the call made, not just what it returned.
+    """
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    base, _ = tracemalloc.get_traced_memory()
+    try:
+        result = fn()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        if not was_tracing:
+            tracemalloc.stop()
+    return result, peak - base
