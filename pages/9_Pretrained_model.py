@@ -21,6 +21,7 @@ from pages.ui.figures import (
 )
 from pages.ui.labels import md_escape, plotly_safe, unique_labels
 from pages.ui.layout import (
+    bad_input_stops_page,
     bullet_list,
     figure_font,
     lesson_header,
@@ -66,7 +67,7 @@ except pt.ModelNotInstalledError:
     st.code(pt.INSTALL_COMMAND, language="bash")
     st.caption("Every other lesson works without it.")
     st.stop()
-except pt.ModelFilesError as exc:
+except pt.ModelFilesError as exc:  # a ValueError: files that fail their checks
     show_error(exc)
     st.stop()
 cfg = model.config
@@ -77,12 +78,9 @@ text = st.text_input("Your sentence (any language, symbols, HTML: all shown as t
 if not text.strip():
     st.info("Type a sentence to run the model on it.")
     st.stop()
-try:
+with bad_input_stops_page():
     # encode() caches its traces per text, so moving any other control reuses this one.
     trace = pt.encode(text, max_tokens=PAGE_MAX_TOKENS)
-except ValueError as exc:
-    show_error(exc)
-    st.stop()
 tokens = list(trace.tokens)
 T = len(tokens)
 if trace.truncated:
