@@ -29,6 +29,7 @@ from pages.ui.layout import (
     setup_page,
     show_error,
 )
+from pages.ui.tables import to_csv
 
 PAGE_MAX_TOKENS = 64  # WordPieces read here ([CLS] and [SEP] included); the core allows 256
 MAX_CHARS = 400
@@ -396,29 +397,24 @@ if not presenter:
               "later; the ablation chart measures the effect instead of guessing it."},
     ])
     st.subheader("Download")
-
-
-    def attention_csv() -> str:
-        """Layer ``layer``'s attention, one line per (head, query, key)."""
-        a = trace.attentions[l]
-        hh, qq, kk = np.meshgrid(np.arange(H), np.arange(T), np.arange(T), indexing="ij")
-        return pd.DataFrame({"head": hh.ravel() + 1, "query_position": qq.ravel() + 1,
-                             "query_token": np.array(tokens)[qq.ravel()],
-                             "key_position": kk.ravel() + 1,
-                             "key_token": np.array(tokens)[kk.ravel()],
-                             "weight": a.ravel()}).to_csv(index=False, float_format="%.17g")
+    st.markdown(f"**CSV**: layer {layer}'s attention, its {H} heads stacked (a row per head and "
+                f"query token, a column per key token: {H * T} × {T}). **Whole trace**: every "
+                "array of the forward pass and the tokens, in NumPy's .npz format "
+                "(`np.load`).")
 
     def trace_npz() -> bytes:
         buffer = io.BytesIO()
         np.savez_compressed(buffer, tokens=np.array(tokens), **trace.arrays())
         return buffer.getvalue()
 
+    rows = [f"head {n + 1} | {t}" for n in range(H) for t in tokens]
     c1, c2 = st.columns(2)
-    c1.download_button(f"Layer {layer} attention, all heads (CSV)", attention_csv,
-                       file_name=f"minilm_layer{layer}_attention.csv", mime="text/csv",
+    # Callables: the files are built only when a button is clicked, not on every rerun.
+    c1.download_button("CSV", lambda: to_csv(trace.attentions[l].reshape(H * T, T), rows,
+                                             tokens),
+                       file_name=f"pre_layer{layer}_attention.csv", mime="text/csv",
                        key="pre_dl_csv", on_click="ignore")
-    c2.download_button("Whole trace (.npz, every intermediate)", trace_npz,
-                       file_name="minilm_trace.npz", mime="application/octet-stream",
-                       key="pre_dl_npz", on_click="ignore")
+    c2.download_button("Whole trace (.npz)", trace_npz, file_name="pre_trace.npz",
+                       mime="application/octet-stream", key="pre_dl_npz", on_click="ignore")
 st.caption(f"Model: all-MiniLM-L6-v2 (Apache-2.0), from the pinned package, sha256-checked; "
            f"run here in NumPy (float64). {L} layers × {H} heads, d_model {cfg.d_model}.")
