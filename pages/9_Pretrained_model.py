@@ -40,7 +40,6 @@ DEFAULT_PARAPHRASE = "At night my kitten plays with moonlight on the kitchen flo
 DEFAULT_UNRELATED = "Interest rates rose sharply last quarter."
 
 
-
 def tex(x: float, digits: int = 6) -> str:
     """A number for LaTeX with significant digits: tiny weights stay visible (3.2 × 10⁻⁵)."""
     text = f"{x:.{digits}g}"
@@ -91,7 +90,8 @@ if trace.truncated:
 st.markdown(f"**{T} WordPieces:** " + " · ".join(f"`{t}`" if "`" not in t else md_escape(t)
                                                   for t in tokens))
 st.caption("[CLS] and [SEP] are added by the tokenizer; ## marks a piece that continues the "
-           "word before it; [UNK] is a character the 30,522-piece vocabulary does not have.")
+           f"word before it; [UNK] stands for text the {cfg.vocab_size:,}-piece vocabulary "
+           "cannot spell.")
 
 c1, c2, c3 = st.columns(3)
 layer = c1.selectbox("Layer", list(range(1, L + 1)), key="pre_layer", **URL)
@@ -120,7 +120,7 @@ with right:
     st.markdown(f"Row {query} (“{md_escape(tokens[i])}”) puts most weight on " + ", ".join(
         f"“{md_escape(tokens[j])}” ({w[i, j]:.4g})" for j in top) + ".")
 
-st.header("2 · Model view: all 72 heads")
+st.header(f"2 · Model view: all {L * H} heads")
 sinks = pt.special_token_mass(trace)  # (L, H, 2): [CLS], [SEP]
 entropy = analysis.entropy(trace.attentions).mean(axis=-1)  # (L, H)
 stats = {
@@ -172,11 +172,12 @@ def small_multiples(a: np.ndarray, labels: list[str]) -> dict:
 st.plotly_chart(small_multiples(trace.attentions, tokens), key="pre_fig_grid")
 pooled = "" if T <= GRID_CELLS else (f" With {T} tokens each small map is average-pooled to "
                                      f"at most {GRID_CELLS} × {GRID_CELLS} cells.")
-st.caption("Rows L1–L6 are layers, columns H1–H12 heads; each small map is T × T (queries "
+st.caption(f"Rows L1–L{L} are layers, columns H1–H{H} heads; each small map is T × T (queries "
            "down, keys across), on the same 0–1 colour scale. Hover for tokens and weights."
            + pooled)
 
 layer_sink = sinks.mean(axis=1)  # (L, 2), averaged over heads
+n_special = sum(t in pt.SPECIAL_TOKENS for t in tokens)  # 2, unless the text types more
 left, right = st.columns(2)
 with left:
     stat = st.selectbox("Statistic per head", list(stats), key="pre_stat", **URL)
@@ -192,8 +193,8 @@ with right:
         x_title="layer", y_title="mean weight", font_size=font), key="pre_fig_sinks")
 shares = ", ".join(f"L{r + 1} {layer_sink[r].sum():.0%}" for r in range(L))
 st.markdown(f"Share of all attention that lands on [CLS] or [SEP], per layer (averaged over "
-            f"heads and query rows): {shares}. Two tokens out of {T} get "
-            f"{layer_sink.sum(axis=1).max():.0%} at most.")
+            f"heads and query rows): {shares}. {n_special} tokens out of {T} get up to "
+            f"{layer_sink.sum(axis=1).max():.0%} of it.")
 if not presenter:
     with st.expander("Every head's statistics, as a table"):
         table = pd.DataFrame({"layer": np.repeat(np.arange(1, L + 1), H),
