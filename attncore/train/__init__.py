@@ -6,7 +6,8 @@ Modules, each one idea:
 * ``attention`` — multi-head self-attention, attention pooling, cross-attention;
 * ``optim`` — Adam and AdamW; ``run`` — the shared training loop and its result;
 * ``sentiment``, ``alignment``, ``induction`` — the three lessons' tasks;
-* ``collapse`` — attention collapse and over-sparsity under bad settings.
+* ``collapse`` — attention collapse and over-sparsity under bad settings;
+* ``bench`` — steps per second and seconds to threshold of the three default runs.
 
 The attention score each task reports:
 
