@@ -73,7 +73,7 @@ class AlignmentConfig:
     weight_decay: float = 0.1
     batch: int = 64
     n_train: int = 4000
-    n_held_out: int = 500
+    n_held_out: int = 250
 
     def __post_init__(self):
         if self.kind not in KINDS:

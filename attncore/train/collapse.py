@@ -29,14 +29,14 @@ SETTINGS = {
 }
 
 
-def train_setting(name: str, seed: int = 0, progress=None) -> TrainingRun:
-    """Train the pooling-only sentiment model under ``SETTINGS[name]`` for STEPS steps.
+def train_setting(name: str, seed: int = 0, steps: int = STEPS, progress=None) -> TrainingRun:
+    """Train the pooling-only sentiment model under ``SETTINGS[name]`` (the sentiment
+    defaults otherwise) for ``steps`` steps.
 
     ``run.curves["pool_entropy"]`` is the mean normalised entropy at each checkpoint,
     ``run.curves["max_weight"]`` the mean largest weight.
     """
     if name not in SETTINGS:
         raise ValueError(f"name must be one of {list(SETTINGS)}; got {name!r}")
-    config = SentimentConfig(model="pooling", seed=seed, steps=STEPS, decay=False,
-                             **SETTINGS[name])
+    config = SentimentConfig(model="pooling", seed=seed, steps=steps, **SETTINGS[name])
     return train_sentiment(config, progress=progress)

@@ -91,26 +91,32 @@ class SentimentConfig:
 
 def make_corpus(rng: np.random.Generator, n: int):
     """``n`` random sentences: ids (n, MAX_LEN) padded with 0, lengths (n,),
-    labels (n,) with 1 = positive, negated (n,) bool."""
+    labels (n,) with 1 = positive, negated (n,) bool.
+
+    Each sentence: 1-5 filler words, "not"/"never" (40%), an intensifier (40%), one
+    sentiment word, 0-4 filler words."""
     ids = np.zeros((n, MAX_LEN), dtype=np.int64)
-    lengths = np.zeros(n, dtype=np.int64)
-    labels = np.zeros(n, dtype=np.int64)
     negated = rng.random(n) < 0.4
+    positive = rng.random(n) < 0.5
+    intensified = rng.random(n) < 0.4
+    first = {kind: WORD_ID[words[0]] for kind, words in GROUPS.items()}
+    word = rng.integers(0, len(POSITIVE), n)  # as many positive words as negative ones
+    sentiment = np.where(positive, first["positive"], first["negative"]) + word
+    negation = first["negation"] + rng.integers(0, len(NEGATIONS), n)
+    intensifier = first["intensifier"] + rng.integers(0, len(INTENSIFIERS), n)
+    filler = first["filler"] + rng.integers(0, len(FILLER), (n, MAX_LEN))
+    before = rng.integers(1, 6, n)
+    after = rng.integers(0, 5, n)
+    lengths = np.zeros(n, dtype=np.int64)
     for i in range(n):
-        positive = rng.random() < 0.5
-        core = [rng.choice(POSITIVE if positive else NEGATIVE)]
-        if rng.random() < 0.4:
-            core.insert(0, rng.choice(INTENSIFIERS))
-        if negated[i]:
-            core.insert(0, rng.choice(NEGATIONS))
-        room = MAX_LEN - len(core)
-        before = rng.integers(1, min(5, room) + 1)
-        after = rng.integers(0, min(4, room - before) + 1)
-        words = list(rng.choice(FILLER, before)) + core + list(rng.choice(FILLER, after))
-        ids[i, : len(words)] = [WORD_ID[w] for w in words]
-        lengths[i] = len(words)
-        labels[i] = int(positive != negated[i])
-    return ids, lengths, labels, negated
+        core = [negation[i]] * int(negated[i]) + [intensifier[i]] * int(intensified[i])
+        core.append(sentiment[i])
+        b = min(before[i], MAX_LEN - len(core))
+        a = min(after[i], MAX_LEN - len(core) - b)
+        row = [*filler[i, :b], *core, *filler[i, b : b + a]]
+        ids[i, : len(row)] = row
+        lengths[i] = len(row)
+    return ids, lengths, (positive != negated).astype(np.int64), negated
 
 
 def encode(text: str):
