@@ -99,12 +99,12 @@ def trained_settings() -> set:
     return set()
 
 
-def committed(name: str, defaults: dict) -> dict:
-    """The settings of a section as last submitted by its Train button (the link's
-    values on the first run of a session)."""
+def committed(name: str, current: dict) -> dict:
+    """The settings of a section as last submitted by its Train button; on a session's
+    first run, the values the link gave the controls (or their defaults)."""
     key = f"learn_{name}_committed"
     if key not in st.session_state:
-        st.session_state[key] = defaults
+        st.session_state[key] = current
     return st.session_state[key]
 
 
@@ -121,19 +121,22 @@ def new_seed(name: str, seed_key: str) -> None:
     commit(name, values)
 
 
-def settings_form(name: str, default_steps: int, extra=None) -> None:
-    """Seed and steps (and ``extra`` controls) in a form: nothing trains until Train."""
+def settings_form(name: str, default_steps: int, extra=None) -> dict:
+    """Seed and steps (and ``extra`` controls) in a form: nothing trains until Train.
+
+    Returns the settings to train with (see :func:`committed`)."""
     with st.form(f"learn_{name}_form", border=True):
         cols = st.columns(3)
         seed = seed_input(cols[0], f"learn_{name}_seed")
         steps = cols[1].number_input(
             f"Training steps (1 to {MAX_STEPS[name]})", 1, MAX_STEPS[name], default_steps,
             key=f"learn_{name}_steps", **URL)
-        more = extra(cols[2]) if extra else {}
+        current = {"seed": int(seed), "steps": int(steps), **(extra(cols[2]) if extra else {})}
         if st.form_submit_button("Train", key=f"learn_{name}_train", type="primary"):
-            commit(name, {"seed": int(seed), "steps": int(steps), **more})
+            commit(name, current)
     st.button("Train again with a new seed", key=f"learn_{name}_again",
               on_click=new_seed, args=(name, f"learn_{name}_seed"))
+    return committed(name, current)
 
 
 def curves_chart(runs: dict, key: str, title: str) -> None:
@@ -187,8 +190,7 @@ st.markdown(
     "residual) before the pooling; its pooling scores are computed from the layer's input "
     "and it pools the layer's output."
 )
-settings_form("sentiment", SentimentConfig.steps)
-chosen = committed("sentiment", {"seed": 0, "steps": SentimentConfig.steps})
+chosen = settings_form("sentiment", SentimentConfig.steps)
 try:
     runs = {
         "pooling only": sentiment_run("pooling", chosen["seed"], chosen["steps"]),
@@ -310,9 +312,7 @@ def alignment_extra(col) -> dict:
     return {"kind": kind}
 
 
-settings_form("alignment", AlignmentConfig.steps, alignment_extra)
-chosen = committed("alignment", {"seed": 0, "steps": AlignmentConfig.steps,
-                                 "kind": "additive"})
+chosen = settings_form("alignment", AlignmentConfig.steps, alignment_extra)
 try:
     align_run = alignment_run(chosen["kind"], chosen["seed"], chosen["steps"])
 except ValueError as exc:
@@ -357,8 +357,7 @@ st.markdown(
     f"{InductionConfig.max_period}) learns it with a **previous-token head** in layer 1 and an "
     "**induction head** in layer 2. This one trains only when you press Train (about 5–20 s)."
 )
-settings_form("induction", InductionConfig.steps)
-chosen = committed("induction", {"seed": 0, "steps": InductionConfig.steps})
+chosen = settings_form("induction", InductionConfig.steps)
 key = ("induction", chosen["seed"], chosen["steps"])
 pressed = st.session_state.get("learn_induction_train") or st.session_state.get(
     "learn_induction_again")

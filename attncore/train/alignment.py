@@ -209,7 +209,7 @@ def train_alignment(config: AlignmentConfig = AlignmentConfig(), progress=None) 
     params = init_params(config, np.random.default_rng([config.seed, 2]))
     kind = config.kind
 
-    def loss_and_grads(p, rng):
+    def loss_and_grads(p, rng, step):
         pick = rng.integers(0, len(src), config.batch)
         logits, caches = forward(p, src[pick], dec[pick], kind)
         V = logits.shape[-1]

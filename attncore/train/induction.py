@@ -158,7 +158,7 @@ def train_induction(config: InductionConfig = InductionConfig(), progress=None) 
     params = init_params(config, np.random.default_rng([config.seed, 2]))
     H, V = config.heads, config.vocab
 
-    def loss_and_grads(p, rng):
+    def loss_and_grads(p, rng, step):
         ids, period = make_sequences(rng, config.batch, config)
         logits, caches = forward(p, ids[:, :-1], H)
         loss, c = cross_entropy_forward(logits.reshape(-1, V), ids[:, 1:].ravel(),

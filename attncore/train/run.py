@@ -1,6 +1,6 @@
 """The training loop shared by the three tasks, and the frozen result it returns.
 
-A task supplies ``loss_and_grads(params, step_rng)`` (one mini-batch) and
+A task supplies ``loss_and_grads(params, rng, step)`` (one mini-batch) and
 ``measure(params)`` (held-out accuracy, attention score and the attention snapshots);
 :func:`train` runs Adam(W) for the given number of steps, measures at the
 checkpoints, and returns a :class:`TrainingRun`. Small matrices train fastest on one
@@ -114,7 +114,8 @@ def train(
 ) -> TrainingRun:
     """Train ``params`` (a dict of arrays, updated in place) and measure at checkpoints.
 
-    ``loss_and_grads(params, rng) -> (loss, grads)`` draws one mini-batch from ``rng``;
+    ``loss_and_grads(params, rng, step) -> (loss, grads)`` draws one mini-batch from
+    ``rng``;
     ``measure(params) -> Measure``. With ``decay`` the step size falls along half a
     cosine from ``lr`` to ``lr / 10``. ``progress(step, steps)`` is called after each
     checkpoint (for a progress bar). Seeded: the same arguments give the same run.
@@ -136,7 +137,7 @@ def train(
                     progress(step, steps)
             if step == steps:
                 break
-            losses[step], grads = loss_and_grads(params, rng)
+            losses[step], grads = loss_and_grads(params, rng, step)
             rate = lr * (0.55 + 0.45 * np.cos(np.pi * step / steps)) if decay else lr
             adam_step(params, grads, state, rate, weight_decay)
     names = measures[0].snapshots.keys()

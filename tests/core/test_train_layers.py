@@ -154,7 +154,7 @@ def model_check(params, loss, grads):
 
 @pytest.mark.parametrize("model", sentiment.MODELS)
 def test_sentiment_model(rng, model):
-    config = sentiment.SentimentConfig(model=model, d_model=4, heads=2)
+    config = sentiment.SentimentConfig(model=model, d_model=4, heads=2, pool_first=0)
     p = sentiment.init_params(config, rng)
     ids = np.array([[1, 30, 20, 0], [5, 6, 7, 8]])  # padding in the first sentence
     labels = np.array([1, 0])

@@ -27,6 +27,14 @@ PAGES_DIR = ROOT / "pages"
 # The shared sidebar switch (pages/ui/layout.py); the one widget without a page prefix.
 PRESENTER_KEY = "presenter"
 
+# Buttons the fuzz test must not click, each with the reason: they start work that takes
+# seconds by design (a page test of their own presses them at tiny settings).
+NOT_FUZZED: dict[str, str] = {
+    **{f"learn_{task}_{button}": "trains a model (seconds); tests/pages/test_page_learning.py"
+       for task in ("sentiment", "alignment", "induction") for button in ("train", "again")},
+    "learn_collapse_train": "trains five models (seconds); tests/pages/test_page_learning.py",
+}
+
 
 def app_scripts() -> list[Path]:
     """``dashboard.py`` and every top-level ``pages/*.py``, sorted; absolute paths.
