@@ -25,7 +25,7 @@ def test_opens_with_the_numbers_the_core_computes():
     b = train_sentiment(SentimentConfig(model="self-attention", steps=20))
     a = train_alignment(AlignmentConfig(steps=15))
     assert shown["B: held-out accuracy"] == f"{b.final_accuracy:.3f}"
-    assert shown["B: weight on sentiment + negation words"] == f"{b.attention_score:.3f}"
+    assert shown["B: pooling weight on key words"] == f"{b.attention_score:.3f}"
     assert shown["Alignment score"] == f"{a.attention_score:.3f}"
     assert any("Press **Train**" in i.value for i in at.info)  # induction waits for a click
 
