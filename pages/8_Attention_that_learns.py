@@ -40,11 +40,13 @@ lesson_header(
     "attention move from random to meaningful: onto sentiment words, into an alignment "
     "with crossings, into a previous-token head and an induction head.",
 )
-st.caption(
-    f"Caps: at most {MAX_STEPS['sentiment']} training steps per run (about 30 s at most "
-    "on a slow machine). Each result is cached on its settings: a class opening the same "
-    "link sees it without retraining. Seconds shown are measured on this server."
-)
+if not presenter:
+    st.caption(
+        f"Caps: at most {MAX_STEPS['induction']} training steps per run; the slowest task "
+        "(induction) took about 5 s for that many steps on a quiet machine here and up to "
+        "about 30 s on a busy one. Each result is cached on its settings: a class opening the "
+        "same link sees it without retraining. Seconds shown are measured on this server."
+    )
 
 
 # ---- cached training (small arguments only) ---------------------------------------------
@@ -121,22 +123,26 @@ def new_seed(name: str, seed_key: str) -> None:
     commit(name, values)
 
 
-def settings_form(name: str, default_steps: int, extra=None) -> dict:
+def settings_form(name: str, default_steps: int, extra=None) -> tuple[dict, bool]:
     """Seed and steps (and ``extra`` controls) in a form: nothing trains until Train.
 
-    Returns the settings to train with (see :func:`committed`)."""
-    with st.form(f"learn_{name}_form", border=True):
+    Returns the settings to train with (see :func:`committed`) and whether a Train
+    button was pressed in this run."""
+    # on a projector the settings fold away so that the figures reach the first screen
+    box = st.expander("Training settings") if presenter else st.container()
+    with box, st.form(f"learn_{name}_form", border=True):
         cols = st.columns(3)
         seed = seed_input(cols[0], f"learn_{name}_seed")
         steps = cols[1].number_input(
             f"Training steps (1 to {MAX_STEPS[name]})", 1, MAX_STEPS[name], default_steps,
             key=f"learn_{name}_steps", **URL)
         current = {"seed": int(seed), "steps": int(steps), **(extra(cols[2]) if extra else {})}
-        if st.form_submit_button("Train", key=f"learn_{name}_train", type="primary"):
+        pressed = st.form_submit_button("Train", key=f"learn_{name}_train", type="primary")
+        if pressed:
             commit(name, current)
-    st.button("Train again with a new seed", key=f"learn_{name}_again",
-              on_click=new_seed, args=(name, f"learn_{name}_seed"))
-    return committed(name, current)
+    again = box.button("Train again with a new seed", key=f"learn_{name}_again",
+                      on_click=new_seed, args=(name, f"learn_{name}_seed"))
+    return committed(name, current), bool(pressed or again)
 
 
 def curves_chart(runs: dict, key: str, title: str) -> None:
@@ -182,7 +188,7 @@ def words_of(ids) -> list[str]:
 # ---- 1 · sentiment ----------------------------------------------------------------------
 
 st.header("1 · Sentiment: attention pooling learns which words matter")
-st.markdown(
+(st.caption if presenter else st.markdown)(
     "A synthetic corpus: filler words, one sentiment word (*great*, *awful* …), sometimes an "
     "intensifier (*very*) and sometimes a negation (*not*, *never*) that flips the label. "
     "Model A, **pooling only**: word + position vectors → attention pooling with one learned "
@@ -193,7 +199,7 @@ st.markdown(
     "0), so the pooling first finds the sentiment words, as A does; then the layer learns "
     "negation."
 )
-chosen = settings_form("sentiment", SentimentConfig.steps)
+chosen, _ = settings_form("sentiment", SentimentConfig.steps)
 try:
     runs = {
         "pooling only": sentiment_run("pooling", chosen["seed"], chosen["steps"]),
@@ -318,7 +324,7 @@ def alignment_extra(col) -> dict:
     return {"kind": kind}
 
 
-chosen = settings_form("alignment", AlignmentConfig.steps, alignment_extra)
+chosen, _ = settings_form("alignment", AlignmentConfig.steps, alignment_extra)
 try:
     align_run = alignment_run(chosen["kind"], chosen["seed"], chosen["steps"])
 except ValueError as exc:
@@ -363,10 +369,8 @@ st.markdown(
     f"{InductionConfig.max_period}) learns it with a **previous-token head** in layer 1 and an "
     "**induction head** in layer 2. This one trains only when you press Train (about 5–20 s)."
 )
-chosen = settings_form("induction", InductionConfig.steps)
+chosen, pressed = settings_form("induction", InductionConfig.steps)
 key = ("induction", chosen["seed"], chosen["steps"])
-pressed = st.session_state.get("learn_induction_train") or st.session_state.get(
-    "learn_induction_again")
 if key in trained_settings() or pressed:
     try:
         ind_run = induction_run(chosen["seed"], chosen["steps"])
@@ -375,10 +379,14 @@ if key in trained_settings() or pressed:
         st.stop()
     trained_settings().add(key)
     cols = st.columns(4)
-    cols[0].metric("Held-out accuracy (predictable tokens)", f"{ind_run.final_accuracy:.3f}")
-    cols[1].metric("Best layer-2 induction score", f"{ind_run.attention_score:.3f}")
+    cols[0].metric("Held-out accuracy", f"{ind_run.final_accuracy:.3f}",
+                   help="Next-token predictions from the second copy of the segment on.")
+    cols[1].metric("Layer-2 induction score", f"{ind_run.attention_score:.3f}",
+                   help="The best layer-2 head's weight on the tokens that followed earlier "
+                        "copies of the current token.")
     prev = max(v[-1] for n, v in ind_run.curves.items() if "previous" in n)
-    cols[2].metric("Best layer-1 previous-token score", f"{prev:.3f}")
+    cols[2].metric("Layer-1 previous-token score", f"{prev:.3f}",
+                   help="The best layer-1 head's weight on the token just before.")
     cols[3].metric("Training time (measured)", f"{ind_run.seconds:.1f} s")
     curves_chart({"2-layer attention-only": ind_run}, "learn_fig_ind", "Induction")
     st.plotly_chart(line_chart(ind_run.checkpoints, ind_run.curves,
