@@ -67,7 +67,7 @@ class AlignmentConfig:
 
     kind: str = "additive"
     seed: int = 0
-    steps: int = 150
+    steps: int = 250
     d_model: int = 32
     lr: float = 0.015
     weight_decay: float = 0.1
