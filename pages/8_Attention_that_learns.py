@@ -346,14 +346,14 @@ src_labels, tgt_labels = [*english, al.EOS], [*french, al.EOS]
 snap = align_run.snapshots["alignment"][:, example, : len(tgt_labels), : len(src_labels)]
 k = checkpoint_slider(align_run, "learn_align_checkpoint")
 left, right = st.columns(2)
-for col, (index, label) in zip((left, right), ((0, "untrained (step 0)"),
-                                                (k, f"step {align_run.checkpoints[k]}")),
-                               strict=True):
+panels = (("untrained", 0, "untrained (step 0)"),
+          ("checkpoint", k, f"step {align_run.checkpoints[k]}"))
+for col, (name, index, label) in zip((left, right), panels, strict=True):
     with col:
         st.plotly_chart(matrix_heatmap(snap[index], tgt_labels, src_labels, decimals=2,
                                        title=f"Alignment, {label}", x_title="English (key)",
                                        y_title="French (query)", font_size=font - 2),
-                        key=f"learn_fig_align_{'before' if index == 0 else 'after'}")
+                        key=f"learn_fig_align_{name}")
 curves_chart({chosen["kind"]: align_run}, "learn_fig_align", "Translation")
 
 
