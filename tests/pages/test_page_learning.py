@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import NOT_FUZZED, assert_no_exception, open_page
+from conftest import NOT_FUZZED, assert_no_exception, chart_array, open_page
 
 from attncore.train import AlignmentConfig, SentimentConfig, train_alignment, train_sentiment
+from attncore.train.alignment import DISPLAY, translate_words
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "8_Attention_that_learns.py")
 FAST = {"learn_sentiment_steps": "20", "learn_alignment_steps": "15"}
@@ -61,3 +62,11 @@ def test_presenter_mode_hides_the_practice_questions():
 
 def test_expensive_buttons_are_kept_from_the_fuzz():
     assert {"learn_induction_train", "learn_collapse_train"} <= set(NOT_FUZZED)
+
+
+def test_lesson_6_shows_trained_scores_that_align_the_words():
+    at = open_page(Path(PAGE).with_name("6_Scoring_and_seq2seq.py"))
+    order = translate_words(DISPLAY[0].split())[1]  # "the big dog ..." -> le chien grand ...
+    for kind in ("additive", "general"):
+        weights = chart_array(at, f"s2s_fig_trained_{kind}")
+        assert list(weights.argmax(axis=1)[: len(order)]) == order, kind
