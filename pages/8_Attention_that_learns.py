@@ -133,10 +133,13 @@ def settings_form(name: str, default_steps: int, extra=None) -> tuple[dict, bool
     with box, st.form(f"learn_{name}_form", border=True):
         cols = st.columns(3)
         seed = seed_input(cols[0], f"learn_{name}_seed")
+        # a float input shown as a whole number, as seed_input does: Streamlit 1.67's
+        # integer input raises OverflowError on a link carrying "inf"
         steps = cols[1].number_input(
-            f"Training steps (1 to {MAX_STEPS[name]})", 1, MAX_STEPS[name], default_steps,
-            key=f"learn_{name}_steps", **URL)
-        current = {"seed": int(seed), "steps": int(steps), **(extra(cols[2]) if extra else {})}
+            f"Training steps (1 to {MAX_STEPS[name]})", 1.0, float(MAX_STEPS[name]),
+            float(default_steps), step=10.0, format="%.0f", key=f"learn_{name}_steps", **URL)
+        current = {"seed": int(seed), "steps": int(round(steps)),
+                   **(extra(cols[2]) if extra else {})}
         pressed = st.form_submit_button("Train", key=f"learn_{name}_train", type="primary")
         if pressed:
             commit(name, current)
@@ -324,37 +327,40 @@ def alignment_extra(col) -> dict:
     return {"kind": kind}
 
 
-chosen, _ = settings_form("alignment", AlignmentConfig.steps, alignment_extra)
-try:
+chosen, pressed = settings_form("alignment", AlignmentConfig.steps, alignment_extra)
+key = ("alignment", chosen["kind"], chosen["seed"], chosen["steps"])
+if key in trained_settings() or pressed:
     align_run = alignment_run(chosen["kind"], chosen["seed"], chosen["steps"])
-except ValueError as exc:
-    show_error(exc)
-    st.stop()
-cols = st.columns(4)
-cols[0].metric("Held-out token accuracy", f"{align_run.final_accuracy:.3f}")
-cols[1].metric("Alignment score", f"{align_run.attention_score:.3f}")
-cols[2].metric("…on moved words only", f"{align_run.curves['moved_score'][-1]:.3f}")
-cols[3].metric("Training time (measured)", f"{align_run.seconds:.2f} s")
-st.caption(f"{chosen['kind']} score, seed {chosen['seed']}, {chosen['steps']} steps. Alignment "
-           "score: the fraction of held-out French words whose largest attention weight is "
-           "on their English word.")
-example = st.selectbox("Sentence", range(len(al.DISPLAY)), format_func=lambda i: al.DISPLAY[i],
-                       key="learn_align_example", **URL)
-english = al.DISPLAY[example].split()
-french, _ = al.translate_words(english)
-src_labels, tgt_labels = [*english, al.EOS], [*french, al.EOS]
-snap = align_run.snapshots["alignment"][:, example, : len(tgt_labels), : len(src_labels)]
-k = checkpoint_slider(align_run, "learn_align_checkpoint")
-left, right = st.columns(2)
-panels = (("untrained", 0, "untrained (step 0)"),
-          ("checkpoint", k, f"step {align_run.checkpoints[k]}"))
-for col, (name, index, label) in zip((left, right), panels, strict=True):
-    with col:
-        st.plotly_chart(matrix_heatmap(snap[index], tgt_labels, src_labels, decimals=2,
-                                       title=f"Alignment, {label}", x_title="English (key)",
-                                       y_title="French (query)", font_size=font - 2),
-                        key=f"learn_fig_align_{name}")
-curves_chart({chosen["kind"]: align_run}, "learn_fig_align", "Translation")
+    trained_settings().add(key)
+else:
+    align_run = None
+    st.info("Press **Train** above to train the encoder-decoder (about 1–5 s).")
+if align_run is not None:
+    cols = st.columns(4)
+    cols[0].metric("Held-out token accuracy", f"{align_run.final_accuracy:.3f}")
+    cols[1].metric("Alignment score", f"{align_run.attention_score:.3f}")
+    cols[2].metric("…on moved words only", f"{align_run.curves['moved_score'][-1]:.3f}")
+    cols[3].metric("Training time (measured)", f"{align_run.seconds:.2f} s")
+    st.caption(f"{chosen['kind']} score, seed {chosen['seed']}, {chosen['steps']} steps. "
+               "Alignment score: the fraction of held-out French words whose largest attention "
+               "weight is on their English word.")
+    example = st.selectbox("Sentence", range(len(al.DISPLAY)),
+                           format_func=lambda i: al.DISPLAY[i], key="learn_align_example", **URL)
+    english = al.DISPLAY[example].split()
+    french, _ = al.translate_words(english)
+    src_labels, tgt_labels = [*english, al.EOS], [*french, al.EOS]
+    snap = align_run.snapshots["alignment"][:, example, : len(tgt_labels), : len(src_labels)]
+    k = checkpoint_slider(align_run, "learn_align_checkpoint")
+    left, right = st.columns(2)
+    panels = (("untrained", 0, "untrained (step 0)"),
+              ("checkpoint", k, f"step {align_run.checkpoints[k]}"))
+    for col, (name, index, label) in zip((left, right), panels, strict=True):
+        with col:
+            st.plotly_chart(matrix_heatmap(snap[index], tgt_labels, src_labels, decimals=2,
+                                           title=f"Alignment, {label}", x_title="English (key)",
+                                           y_title="French (query)", font_size=font - 2),
+                            key=f"learn_fig_align_{name}")
+    curves_chart({chosen["kind"]: align_run}, "learn_fig_align", "Translation")
 
 
 # ---- 3 · induction ----------------------------------------------------------------------
@@ -490,14 +496,16 @@ if not presenter:
     st.subheader("Download")
     matrices = {"Sentiment B: checkpoints": curves_table(attn_run),
                 "Sentiment A: checkpoints": curves_table(pool_run),
-                "Alignment: checkpoints": curves_table(align_run),
-                "Alignment (trained)": (snap[-1], tgt_labels, src_labels)}
+                }
+    if align_run is not None:
+        matrices["Alignment: checkpoints"] = curves_table(align_run)
+        matrices["Alignment (trained)"] = (snap[-1], tgt_labels, src_labels)
     if ind_run is not None:
         matrices["Induction: checkpoints"] = curves_table(ind_run)
     downloads("learn", matrices, {
         "sentiment_loss_A": pool_run.loss, "sentiment_loss_B": attn_run.loss,
-        "alignment_loss": align_run.loss, "alignment_snapshots": align_run.snapshots,
-        "checkpoints": {"sentiment": attn_run.checkpoints, "alignment": align_run.checkpoints},
+        "sentiment_checkpoints": attn_run.checkpoints,
+        "sentiment_snapshots": attn_run.snapshots,
     })
     st.download_button("Trained weights of model B (.npz)", lambda: npz_bytes(attn_run.params),
                        file_name="sentiment_model_B.npz", key="learn_dl_npz",
