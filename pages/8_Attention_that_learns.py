@@ -191,17 +191,20 @@ def words_of(ids) -> list[str]:
 # ---- 1 · sentiment ----------------------------------------------------------------------
 
 st.header("1 · Sentiment: attention pooling learns which words matter")
-(st.caption if presenter else st.markdown)(
-    "A synthetic corpus: filler words, one sentiment word (*great*, *awful* …), sometimes an "
-    "intensifier (*very*) and sometimes a negation (*not*, *never*) that flips the label. "
-    "Model A, **pooling only**: word + position vectors → attention pooling with one learned "
-    "query → linear classifier. Model B adds **one self-attention layer** (2 heads, d = 16, "
-    "residual) before the pooling; its pooling scores are computed from the layer's input "
-    "and it pools the layer's output. B learns in two stages: for its first "
-    f"{SentimentConfig.pool_first} steps the layer is held off (its output projection stays "
-    "0), so the pooling first finds the sentiment words, as A does; then the layer learns "
-    "negation."
-)
+if presenter:  # the short version: the figures must reach the first screen
+    st.markdown("A: pooling only. B: one self-attention layer, then pooling.")
+else:
+    st.markdown(
+        "A synthetic corpus: filler words, one sentiment word (*great*, *awful* …), sometimes an "
+        "intensifier (*very*) and sometimes a negation (*not*, *never*) that flips the label. "
+        "Model A, **pooling only**: word + position vectors → attention pooling with one learned "
+        "query → linear classifier. Model B adds **one self-attention layer** (2 heads, d = 16, "
+        "residual) before the pooling; its pooling scores are computed from the layer's input "
+        "and it pools the layer's output. B learns in two stages: for its first "
+        f"{SentimentConfig.pool_first} steps the layer is held off (its output projection stays "
+        "0), so the pooling first finds the sentiment words, as A does; then the layer learns "
+        "negation."
+    )
 chosen, _ = settings_form("sentiment", SentimentConfig.steps)
 try:
     runs = {
@@ -218,8 +221,9 @@ cols[0].metric("A: held-out accuracy", f"{pool_run.final_accuracy:.3f}")
 cols[1].metric("B: held-out accuracy", f"{attn_run.final_accuracy:.3f}")
 cols[2].metric("B: pooling weight on key words", f"{attn_run.attention_score:.3f}")
 cols[3].metric("Training time A + B (measured)", f"{pool_run.seconds + attn_run.seconds:.2f} s")
-st.caption(f"Seed {chosen['seed']}, {chosen['steps']} Adam steps of 64 sentences; held-out: "
-           f"{SentimentConfig.n_held_out} sentences never trained on, about 40 % negated.")
+if not presenter:
+    st.caption(f"Seed {chosen['seed']}, {chosen['steps']} Adam steps of 64 sentences; held-out: "
+               f"{SentimentConfig.n_held_out} sentences never trained on, about 40 % negated.")
 curves_chart(runs, "learn_fig_sent", "Sentiment")
 
 st.subheader("Where the pooling looks, before and after training")
