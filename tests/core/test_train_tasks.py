@@ -147,3 +147,16 @@ def test_the_command_line_prints_one_json_line(capsys, monkeypatch):
     last = capsys.readouterr().out.strip().splitlines()[-1]
     summary = json.loads(last)
     assert summary["task"] == "induction" and summary["seed"] == 3 and summary["steps"] == 3
+
+
+def test_the_training_package_stays_numpy_only():
+    # tests/core/test_imports.py looks at attncore/*.py only; this covers attncore/train/
+    import ast
+    from pathlib import Path
+
+    forbidden = {"streamlit", "plotly", "pandas"}
+    for path in (Path(__file__).resolve().parents[2] / "attncore" / "train").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            assert not forbidden & {n.split(".")[0] for n in names}, path.name
