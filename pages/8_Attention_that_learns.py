@@ -1,0 +1,522 @@
+"""Lesson 8: attention that learns — small models trained live, patterns that form."""
+
+import io
+
+import numpy as np
+import streamlit as st
+
+from attncore.train import (
+    AlignmentConfig,
+    InductionConfig,
+    SentimentConfig,
+    collapse,
+    train_alignment,
+    train_induction,
+    train_sentiment,
+)
+from attncore.train import alignment as al
+from attncore.train import sentiment as sa
+from pages.ui.controls import URL, seed_input
+from pages.ui.figures import bar_chart, line_chart, matrix_heatmap
+from pages.ui.layout import (
+    bullet_list,
+    figure_font,
+    lesson_header,
+    practice_questions,
+    setup_page,
+    show_error,
+)
+from pages.ui.tables import downloads, to_csv
+
+# Caps: no control starts more than about 30 s of training on this machine.
+MAX_STEPS = {"sentiment": 600, "alignment": 600, "induction": 600}
+MAX_INPUT_CHARS = 200
+
+presenter = setup_page("Attention that learns", "🌱")
+font = figure_font(presenter)
+lesson_header(
+    "8 · Attention that learns",
+    "train three small models live (NumPy, hand-written gradients) and watch their "
+    "attention move from random to meaningful: onto sentiment words, into an alignment "
+    "with crossings, into a previous-token head and an induction head.",
+)
+if not presenter:
+    st.caption(
+        f"Caps: at most {MAX_STEPS['induction']} training steps per run; the slowest task "
+        "(induction) took about 5 s for that many steps on a quiet machine here and up to "
+        "about 30 s on a busy one. Each result is cached on its settings: a class opening the "
+        "same link sees it without retraining. Seconds shown are measured on this server."
+    )
+
+
+# ---- cached training (small arguments only) ---------------------------------------------
+# The progress bar is made inside each cached function: on a cache hit Streamlit replays
+# it (created, filled, removed) in an instant instead of training again.
+
+def train_with_bar(label: str, trainer, config):
+    """Run ``trainer(config, progress)`` under a progress bar that goes away after."""
+    bar = st.progress(0.0, text=label)
+
+    def progress(step, steps):
+        bar.progress(step / steps, text=f"{label}: step {step} of {steps}")
+
+    result = trainer(config, progress)
+    bar.empty()
+    return result
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def sentiment_run(model: str, seed: int, steps: int):
+    return train_with_bar(f"Training the {model} model", train_sentiment,
+                          SentimentConfig(model=model, seed=seed, steps=steps))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def alignment_run(kind: str, seed: int, steps: int):
+    return train_with_bar("Training the encoder-decoder", train_alignment,
+                          AlignmentConfig(kind=kind, seed=seed, steps=steps))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def induction_run(seed: int, steps: int):
+    return train_with_bar("Training the 2-layer transformer", train_induction,
+                          InductionConfig(seed=seed, steps=steps))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def collapse_runs(seed: int):
+    bar = st.progress(0.0, text="Training five pooling models")
+    runs = {}
+    for n, name in enumerate(collapse.SETTINGS):
+        runs[name] = collapse.train_setting(name, seed)
+        bar.progress((n + 1) / len(collapse.SETTINGS), text=f"Trained: {name}")
+    bar.empty()
+    return runs
+
+
+@st.cache_resource
+def trained_settings() -> set:
+    """Settings already trained on this server, shared by every session: a slow task
+    opened by a link whose settings were trained before shows at once."""
+    return set()
+
+
+def committed(name: str, current: dict) -> dict:
+    """The settings of a section as last submitted by its Train button; on a session's
+    first run, the values the link gave the controls (or their defaults)."""
+    key = f"learn_{name}_committed"
+    if key not in st.session_state:
+        st.session_state[key] = current
+    return st.session_state[key]
+
+
+def commit(name: str, values: dict) -> None:
+    st.session_state[f"learn_{name}_committed"] = values
+
+
+def new_seed(name: str, seed_key: str) -> None:
+    """'Train again': the next seed, committed at once."""
+    seed = (int(st.session_state.get(seed_key) or 0) + 1) % 10000
+    st.session_state[seed_key] = float(seed)
+    values = dict(st.session_state[f"learn_{name}_committed"])
+    values["seed"] = seed
+    commit(name, values)
+
+
+def settings_form(name: str, default_steps: int, extra=None) -> tuple[dict, bool]:
+    """Seed and steps (and ``extra`` controls) in a form: nothing trains until Train.
+
+    Returns the settings to train with (see :func:`committed`) and whether a Train
+    button was pressed in this run."""
+    # on a projector the settings fold away so that the figures reach the first screen
+    box = st.expander("Training settings") if presenter else st.container()
+    with box, st.form(f"learn_{name}_form", border=True):
+        cols = st.columns(3)
+        seed = seed_input(cols[0], f"learn_{name}_seed")
+        # a float input shown as a whole number, as seed_input does: Streamlit 1.67's
+        # integer input raises OverflowError on a link carrying "inf"
+        steps = cols[1].number_input(
+            f"Training steps (1 to {MAX_STEPS[name]})", 1.0, float(MAX_STEPS[name]),
+            float(default_steps), step=10.0, format="%.0f", key=f"learn_{name}_steps", **URL)
+        current = {"seed": int(seed), "steps": int(round(steps)),
+                   **(extra(cols[2]) if extra else {})}
+        pressed = st.form_submit_button("Train", key=f"learn_{name}_train", type="primary")
+        if pressed:
+            commit(name, current)
+    again = box.button("Train again with a new seed", key=f"learn_{name}_again",
+                      on_click=new_seed, args=(name, f"learn_{name}_seed"))
+    return committed(name, current), bool(pressed or again)
+
+
+def curves_chart(runs: dict, key: str, title: str) -> None:
+    """Held-out accuracy at the checkpoints of each run, and the training loss."""
+    left, right = st.columns(2)
+    first = next(iter(runs.values()))
+    with left:
+        st.plotly_chart(line_chart(first.checkpoints, {n: r.accuracy for n, r in runs.items()},
+                                   title=f"{title}: held-out accuracy", x_title="step",
+                                   y_title="accuracy", font_size=font), key=f"{key}_acc")
+    with right:
+        steps = np.arange(1, len(first.loss) + 1)
+        st.plotly_chart(line_chart(steps, {n: r.loss for n, r in runs.items()},
+                                   title=f"{title}: training loss (one batch per step)",
+                                   x_title="step", y_title="cross-entropy", font_size=font),
+                        key=f"{key}_loss")
+
+
+def checkpoint_slider(run, key: str) -> int:
+    """A slider over the checkpoints; returns the checkpoint's index."""
+    steps = [int(s) for s in run.checkpoints]
+    step = st.select_slider("Checkpoint (training step)", steps, value=steps[-1], key=key)
+    return steps.index(int(step))
+
+
+def curves_table(run) -> tuple:
+    """Checkpoint measures as (matrix, row labels, column labels) for a CSV."""
+    names = ["accuracy", "held-out loss", "attention score", "seconds", *run.curves]
+    cols = [run.accuracy, run.held_out_loss, run.scores, run.seconds_at, *run.curves.values()]
+    return np.column_stack(cols), [str(s) for s in run.checkpoints], names
+
+
+def npz_bytes(params: dict) -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, **params)
+    return buffer.getvalue()
+
+
+def words_of(ids) -> list[str]:
+    return [sa.VOCAB[i] for i in ids if i != 0]
+
+
+# ---- 1 · sentiment ----------------------------------------------------------------------
+
+st.header("1 · Sentiment: attention pooling learns which words matter")
+if presenter:  # the short version: the figures must reach the first screen
+    st.markdown("A: pooling only. B: one self-attention layer, then pooling.")
+else:
+    st.markdown(
+        "A synthetic corpus: filler words, one sentiment word (*great*, *awful* …), sometimes an "
+        "intensifier (*very*) and sometimes a negation (*not*, *never*) that flips the label. "
+        "Model A, **pooling only**: word + position vectors → attention pooling with one learned "
+        "query → linear classifier. Model B adds **one self-attention layer** (2 heads, d = 16, "
+        "residual) before the pooling; its pooling scores are computed from the layer's input "
+        "and it pools the layer's output. B learns in two stages: for its first "
+        f"{SentimentConfig.pool_first} steps the layer is held off (its output projection stays "
+        "0), so the pooling first finds the sentiment words, as A does; then the layer learns "
+        "negation."
+    )
+chosen, _ = settings_form("sentiment", SentimentConfig.steps)
+try:
+    runs = {
+        "pooling only": sentiment_run("pooling", chosen["seed"], chosen["steps"]),
+        "self-attention + pooling": sentiment_run("self-attention", chosen["seed"],
+                                                  chosen["steps"]),
+    }
+except ValueError as exc:
+    show_error(exc)
+    st.stop()
+pool_run, attn_run = runs["pooling only"], runs["self-attention + pooling"]
+cols = st.columns(4)
+cols[0].metric("A: held-out accuracy", f"{pool_run.final_accuracy:.3f}")
+cols[1].metric("B: held-out accuracy", f"{attn_run.final_accuracy:.3f}")
+cols[2].metric("B: pooling weight on key words", f"{attn_run.attention_score:.3f}")
+cols[3].metric("Training time A + B (measured)", f"{pool_run.seconds + attn_run.seconds:.2f} s")
+if not presenter:
+    st.caption(f"Seed {chosen['seed']}, {chosen['steps']} Adam steps of 64 sentences; held-out: "
+               f"{SentimentConfig.n_held_out} sentences never trained on, about 40 % negated.")
+curves_chart(runs, "learn_fig_sent", "Sentiment")
+
+st.subheader("Where the pooling looks, before and after training")
+sentence_index = st.selectbox("Example sentence", range(len(sa.DISPLAY)),
+                              format_func=lambda i: sa.DISPLAY[i], key="learn_sent_example",
+                              **URL)
+words = sa.DISPLAY[sentence_index].split()
+T = len(words)
+left, right = st.columns(2)
+for col, (name, run) in zip((left, right), runs.items(), strict=True):
+    pool = run.snapshots["pool"][:, sentence_index, :T]  # (checkpoints, T)
+    rows = [f"step {s}" for s in run.checkpoints]
+    shown = np.linspace(0, len(rows) - 1, min(len(rows), 6)).round().astype(int)
+    with col:
+        st.plotly_chart(matrix_heatmap(pool[shown], [rows[i] for i in shown], words,
+                                       title=f"{name}: pooling weights over training",
+                                       x_title="word", y_title="checkpoint", decimals=2,
+                                       font_size=font - 2),
+                        key=f"learn_fig_pool_{name[:4]}")
+share = {"B: sentiment + negation words": attn_run.scores,
+         "B: filler words": attn_run.curves["filler_share"],
+         "A: sentiment + negation words": pool_run.scores,
+         "A: filler words": pool_run.curves["filler_share"]}
+st.plotly_chart(line_chart(attn_run.checkpoints, share, title="Share of pooling weight, "
+                           "held-out sentences", x_title="step", y_title="share of weight",
+                           font_size=font), key="learn_fig_share")
+st.caption("A and B start from the same numbers, and B's layer is off for its first "
+           f"{SentimentConfig.pool_first} steps, so where a line of B is missing it lies "
+           "under A's.")
+
+st.subheader("Negation: what pooling alone cannot do")
+neg = {n: r.curves["negated_accuracy"][-1] for n, r in runs.items()}
+plain = {n: r.curves["plain_accuracy"][-1] for n, r in runs.items()}
+st.markdown(
+    f"Held-out accuracy on sentences **without** negation: A {plain['pooling only']:.3f}, "
+    f"B {plain['self-attention + pooling']:.3f}; **with** negation: A "
+    f"{neg['pooling only']:.3f}, B {neg['self-attention + pooling']:.3f}. A weighted average "
+    "of word vectors cannot turn *bad* into its opposite: *not* adds the same vector whatever "
+    "follows it, so model A guesses on negated sentences. Self-attention lets one word's "
+    "vector depend on another's, so *not* can carry the flipped meaning of the word it negates."
+)
+neg_index = sa.DISPLAY.index("the plot was not good")
+neg_words = sa.DISPLAY[neg_index].split()
+k = checkpoint_slider(attn_run, "learn_sent_checkpoint")
+heads = attn_run.snapshots["attn"].shape[2]
+cols = st.columns(heads)
+for h, col in enumerate(cols):
+    a = attn_run.snapshots["attn"][k, neg_index, h, : len(neg_words), : len(neg_words)]
+    with col:
+        st.plotly_chart(matrix_heatmap(a, neg_words, neg_words, decimals=2,
+                                       title=f"B's self-attention, head {h + 1}, step "
+                                             f"{attn_run.checkpoints[k]}", font_size=font - 2),
+                        key=f"learn_fig_selfattn_{h}")
+not_row = neg_words.index("not")
+best = [int(np.argmax(attn_run.snapshots["attn"][k, neg_index, h, not_row, : len(neg_words)]))
+        for h in range(heads)]
+st.caption("Row *not*: the word each head's query at *not* attends to most — "
+           + ", ".join(f"head {h + 1}: *{neg_words[b]}*" for h, b in enumerate(best)) + ".")
+
+st.subheader("Your sentence")
+with st.expander("The vocabulary (other words are marked and left out)"):
+    for kind, group in sa.GROUPS.items():
+        if kind != "pad":
+            st.markdown(f"**{kind}:** " + ", ".join(group))
+text = st.text_input("A sentence from the vocabulary", "the acting was not very good",
+                     max_chars=MAX_INPUT_CHARS, key="learn_sent_text", **URL)
+try:
+    ids, known, unknown = sa.encode(text)
+except ValueError as exc:
+    show_error(exc)
+else:
+    if unknown:
+        st.warning("Not in the vocabulary, left out: " + ", ".join(repr(w) for w in unknown))
+    if len(known) == sa.MAX_LEN:
+        st.info(f"Only the first {sa.MAX_LEN} known words are used (the models' longest input).")
+    cols = st.columns(2)
+    for col, (name, run) in zip(cols, runs.items(), strict=True):
+        out = sa.predict(run.params, ids[None, :])
+        p = float(out["positive"][0])
+        with col:
+            st.markdown(f"**{name}**: P(positive) = {p:.3f} → "
+                        f"**{'positive' if p >= 0.5 else 'negative'}**")
+            st.plotly_chart(bar_chart(known, out["pool"][0], title="pooling weights",
+                                      x_title="word", y_title="weight", y_range=(0, 1.1),
+                                      decimals=2, font_size=font - 2),
+                            key=f"learn_fig_yours_{name[:4]}")
+
+
+# ---- 2 · alignment ----------------------------------------------------------------------
+
+st.header("2 · Alignment that emerges from the translation loss")
+st.markdown(
+    "A toy English → French task: *det [adj] noun verb det [adj] noun*, translated word for "
+    "word except that each adjective moves after its noun (*the big dog* → *le chien "
+    "grand*). The encoder-decoder sees only sentence pairs: no one tells it which source "
+    "word a French word comes from. Decoder state = previous French word + position; "
+    "output from [state; context]; d = 32; AdamW with weight decay 0.1."
+)
+
+
+def alignment_extra(col) -> dict:
+    kind = col.radio("Score", al.KINDS, key="learn_alignment_kind", horizontal=True,
+                     format_func=lambda k: {"additive": "Bahdanau (additive)",
+                                            "general": "Luong (general)"}[k], **URL)
+    return {"kind": kind}
+
+
+chosen, pressed = settings_form("alignment", AlignmentConfig.steps, alignment_extra)
+key = ("alignment", chosen["kind"], chosen["seed"], chosen["steps"])
+if key in trained_settings() or pressed:
+    align_run = alignment_run(chosen["kind"], chosen["seed"], chosen["steps"])
+    trained_settings().add(key)
+else:
+    align_run = None
+    st.info("Press **Train** above to train the encoder-decoder (about 1–5 s).")
+if align_run is not None:
+    cols = st.columns(4)
+    cols[0].metric("Held-out token accuracy", f"{align_run.final_accuracy:.3f}")
+    cols[1].metric("Alignment score", f"{align_run.attention_score:.3f}")
+    cols[2].metric("…on moved words only", f"{align_run.curves['moved_score'][-1]:.3f}")
+    cols[3].metric("Training time (measured)", f"{align_run.seconds:.2f} s")
+    st.caption(f"{chosen['kind']} score, seed {chosen['seed']}, {chosen['steps']} steps. "
+               "Alignment score: the fraction of held-out French words whose largest attention "
+               "weight is on their English word.")
+    example = st.selectbox("Sentence", range(len(al.DISPLAY)),
+                           format_func=lambda i: al.DISPLAY[i], key="learn_align_example", **URL)
+    english = al.DISPLAY[example].split()
+    french, _ = al.translate_words(english)
+    src_labels, tgt_labels = [*english, al.EOS], [*french, al.EOS]
+    snap = align_run.snapshots["alignment"][:, example, : len(tgt_labels), : len(src_labels)]
+    k = checkpoint_slider(align_run, "learn_align_checkpoint")
+    left, right = st.columns(2)
+    panels = (("untrained", 0, "untrained (step 0)"),
+              ("checkpoint", k, f"step {align_run.checkpoints[k]}"))
+    for col, (name, index, label) in zip((left, right), panels, strict=True):
+        with col:
+            st.plotly_chart(matrix_heatmap(snap[index], tgt_labels, src_labels, decimals=2,
+                                           title=f"Alignment, {label}", x_title="English (key)",
+                                           y_title="French (query)", font_size=font - 2),
+                            key=f"learn_fig_align_{name}")
+    curves_chart({chosen["kind"]: align_run}, "learn_fig_align", "Translation")
+
+
+# ---- 3 · induction ----------------------------------------------------------------------
+
+st.header("3 · Induction heads: a two-step algorithm forms, with a jump in the loss")
+st.markdown(
+    "Sequences are a random segment of distinct tokens repeated (*7 3 9 1 7 3 9 1 7 …*); from "
+    "the second copy on, the next token can be found by looking at what followed the current "
+    "token last time. A 2-layer, attention-only causal transformer (2 heads per layer, "
+    f"d = {InductionConfig.d_model}, vocabulary {InductionConfig.vocab}, length "
+    f"{InductionConfig.length}, periods {InductionConfig.min_period}–"
+    f"{InductionConfig.max_period}) learns it with a **previous-token head** in layer 1 and an "
+    "**induction head** in layer 2. This one trains only when you press Train (about 5–20 s)."
+)
+chosen, pressed = settings_form("induction", InductionConfig.steps)
+key = ("induction", chosen["seed"], chosen["steps"])
+if key in trained_settings() or pressed:
+    try:
+        ind_run = induction_run(chosen["seed"], chosen["steps"])
+    except ValueError as exc:
+        show_error(exc)
+        st.stop()
+    trained_settings().add(key)
+    cols = st.columns(4)
+    cols[0].metric("Held-out accuracy", f"{ind_run.final_accuracy:.3f}",
+                   help="Next-token predictions from the second copy of the segment on.")
+    cols[1].metric("Layer-2 induction score", f"{ind_run.attention_score:.3f}",
+                   help="The best layer-2 head's weight on the tokens that followed earlier "
+                        "copies of the current token.")
+    prev = max(v[-1] for n, v in ind_run.curves.items() if "previous" in n)
+    cols[2].metric("Layer-1 previous-token score", f"{prev:.3f}",
+                   help="The best layer-1 head's weight on the token just before.")
+    cols[3].metric("Training time (measured)", f"{ind_run.seconds:.1f} s")
+    curves_chart({"2-layer attention-only": ind_run}, "learn_fig_ind", "Induction")
+    st.plotly_chart(line_chart(ind_run.checkpoints, ind_run.curves,
+                               title="Each head's score over training", x_title="step",
+                               y_title="score (weight on the pattern's key)", font_size=font),
+                    key="learn_fig_ind_heads")
+    k = checkpoint_slider(ind_run, "learn_ind_checkpoint")
+    labels = [str(t) for t in ind_run.examples["ids"]]
+    cols = st.columns(2 if presenter else 4)
+    panels = [(layer, h) for layer in ("L1", "L2") for h in range(2)]
+    for n, (layer, h) in enumerate(panels):
+        with cols[n % len(cols)]:
+            st.plotly_chart(matrix_heatmap(ind_run.snapshots[layer][k, h], labels, labels,
+                                           title=f"layer {layer[1]}, head {h + 1}",
+                                           font_size=font - 4, compact=True),
+                            key=f"learn_fig_ind_{layer}_{h}")
+    st.caption(f"One held-out sequence (period {ind_run.examples['period']}), step "
+               f"{ind_run.checkpoints[k]}. A previous-token head is a line just below the "
+               "diagonal; an induction head is a line one place to the right of the earlier "
+               "copy of each token, i.e. period − 1 below the diagonal.")
+else:
+    ind_run = None
+    st.info("Press **Train** above to train the induction model at these settings.")
+
+
+# ---- 4 · collapse and over-sparsity -------------------------------------------------------
+
+st.header("4 · When attention goes wrong: collapse and over-sparsity")
+st.markdown(
+    "Model A trained under bad settings. The normalised entropy of its pooling weights is 1 "
+    "for uniform attention (collapse: nothing picked out) and 0 for one-hot attention "
+    "(over-sparse: one word takes all, the softmax saturates and its gradient vanishes)."
+)
+with st.form("learn_collapse_form"):
+    collapse_seed = seed_input(st, "learn_collapse_seed")
+    run_collapse = st.form_submit_button("Train the five settings (about 2–10 s)",
+                                         key="learn_collapse_train")
+collapse_key = ("collapse", int(collapse_seed))
+if run_collapse or collapse_key in trained_settings():
+    bad = collapse_runs(int(collapse_seed))
+    trained_settings().add(collapse_key)
+    steps = next(iter(bad.values())).checkpoints
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(line_chart(steps, {n: r.curves["pool_entropy"] for n, r in bad.items()},
+                                   title="Normalised entropy of the pooling weights",
+                                   x_title="step", y_title="entropy (0 one-hot, 1 uniform)",
+                                   font_size=font, height=420), key="learn_fig_entropy")
+    with right:
+        st.plotly_chart(line_chart(steps, {n: r.accuracy for n, r in bad.items()},
+                                   title="Held-out accuracy", x_title="step",
+                                   y_title="accuracy", font_size=font, height=420),
+                        key="learn_fig_collapse_acc")
+else:
+    bad = None
+    st.info("Press the button to train the five settings.")
+
+bullet_list("What to notice", [
+    "Before training every map is a blur; the pooling weights move onto the sentiment words "
+    "within a few dozen steps, and the weight on filler falls.",
+    "Pooling alone stays near chance on negated sentences however long it trains; one "
+    "self-attention layer fixes it, and *not* attends to the word it negates.",
+    "The alignment grows its crossing for adjective–noun pairs from the translation loss "
+    "alone: no one labelled which word goes with which.",
+    "The induction model's loss falls in a step when layer 1's previous-token head and layer "
+    "2's induction head form together.",
+    "A temperature too low or an initial scale too large makes attention one-hot from the "
+    "start and it never recovers; a temperature too high keeps it uniform.",
+])
+st.subheader("The formulas")
+st.latex(r"\text{pooling: } a = \mathrm{softmax}\!\left(\frac{(X W_k)\, q}{\sqrt{d}\,\tau}\right),"
+         r"\quad y = \sum_t a_t h_t \qquad \text{Adam: } \theta \leftarrow \theta - \eta\,"
+         r"\frac{\hat m}{\sqrt{\hat v} + \epsilon}")
+st.latex(r"\frac{\partial L}{\partial s_j} = a_j\Big(\frac{\partial L}{\partial a_j} - "
+         r"\sum_i a_i \frac{\partial L}{\partial a_i}\Big)\quad"
+         r"\text{(the softmax's backward pass, used by every attention layer here)}")
+if not presenter:
+    bullet_list("Try this", [
+        "Train with 20 steps: the pooling weights have barely moved from their random start.",
+        "Type *the film was not bad*: model A calls it negative, model B positive.",
+        "Switch the alignment to Luong (general) and compare its map with Bahdanau's.",
+        "Press *Train again with a new seed* a few times: the numbers change a little, the "
+        "patterns do not.",
+    ], expanded=False)
+    practice_questions("learn", [
+        {"q": "Model A's pooling weights on *the plot was not good* are 0.1, 0.1, 0.1, 0.3 and "
+              "0.4. What weight do sentiment and negation words get together?",
+         "value": 0.7, "tol": 1e-6, "a": "*not* (0.3) + *good* (0.4) = 0.7."},
+        {"q": "Why can a weighted average of word vectors not learn that *not bad* is "
+              "positive?",
+         "a": "Each word adds its own fixed vector times a weight: *not* adds the same "
+              "direction before *good* and before *bad*, so it cannot push one up and the "
+              "other down. The label depends on the pair (an XOR), which needs an interaction "
+              "such as self-attention."},
+        {"q": "In a sequence with period 5, at which earlier position does an induction head "
+              "at position 12 look?",
+         "value": 8.0, "tol": 1e-9,
+         "a": "Position 12 holds the same token as position 7; the token after it, at "
+              "12 − 5 + 1 = 8, is the one to copy."},
+    ])
+    st.subheader("Download")
+    matrices = {"Sentiment B: checkpoints": curves_table(attn_run),
+                "Sentiment A: checkpoints": curves_table(pool_run),
+                }
+    if align_run is not None:
+        matrices["Alignment: checkpoints"] = curves_table(align_run)
+        matrices["Alignment (trained)"] = (snap[-1], tgt_labels, src_labels)
+    if ind_run is not None:
+        matrices["Induction: checkpoints"] = curves_table(ind_run)
+    downloads("learn", matrices, {
+        "sentiment_loss_A": pool_run.loss, "sentiment_loss_B": attn_run.loss,
+        "sentiment_checkpoints": attn_run.checkpoints,
+        "sentiment_snapshots": attn_run.snapshots,
+    })
+    st.download_button("Trained weights of model B (.npz)", lambda: npz_bytes(attn_run.params),
+                       file_name="sentiment_model_B.npz", key="learn_dl_npz",
+                       on_click="ignore")
+    st.download_button("Training loss of model B (CSV)",
+                       lambda: to_csv(attn_run.loss[:, None],
+                                      [str(s) for s in range(1, len(attn_run.loss) + 1)],
+                                      ["loss"]),
+                       file_name="sentiment_model_B_loss.csv", key="learn_dl_loss",
+                       on_click="ignore")

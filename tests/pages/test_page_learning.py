@@ -1,0 +1,74 @@
+"""Lesson 8, attention that learns (AppTest). Links set few training steps so that each
+test trains in about a second; the page's default runs are checked by the benchmark."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import NOT_FUZZED, assert_no_exception, chart_array, open_page
+
+from attncore.train import AlignmentConfig, SentimentConfig, train_alignment, train_sentiment
+from attncore.train.alignment import DISPLAY, translate_words
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "8_Attention_that_learns.py")
+FAST = {"learn_sentiment_steps": "20", "learn_alignment_steps": "15"}
+
+
+def metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_opens_with_the_numbers_the_core_computes():
+    at = open_page(PAGE, **FAST)
+    shown = metrics(at)
+    # the same run, trained here without the page: the page must show its figures
+    b = train_sentiment(SentimentConfig(model="self-attention", steps=20))
+    assert shown["B: held-out accuracy"] == f"{b.final_accuracy:.3f}"
+    assert shown["B: pooling weight on key words"] == f"{b.attention_score:.3f}"
+    # alignment and induction wait for a click
+    assert sum("Press **Train**" in i.value for i in at.info) == 2
+    at.button(key="learn_alignment_train").click().run()
+    a = train_alignment(AlignmentConfig(steps=15))
+    assert metrics(at)["Alignment score"] == f"{a.attention_score:.3f}"
+
+
+@pytest.mark.parametrize("text, kind, words", [
+    ("<script>alert(1)</script>", "error", "no word from the vocabulary"),
+    ("   ", "error", "no word from the vocabulary"),
+    ("the zorgly film was great", "warning", "'zorgly'"),
+])
+def test_a_bad_sentence_gets_a_message(text, kind, words):
+    at = open_page(PAGE, **FAST)
+    at.text_input(key="learn_sent_text").input(text).run()
+    assert_no_exception(at, text)
+    assert any(words in m.value for m in getattr(at, kind))
+
+
+def test_train_buttons_train_at_tiny_settings():
+    at = open_page(PAGE, **FAST)
+    at.number_input(key="learn_induction_steps").set_value(4.0)
+    at.button(key="learn_induction_train").click().run()
+    assert_no_exception(at, "induction Train")
+    assert "Layer-2 induction score" in metrics(at)
+    at.button(key="learn_sentiment_again").click().run()  # seed 0 -> 1
+    assert_no_exception(at, "Train again")
+    assert at.number_input(key="learn_sentiment_seed").value == 1
+    assert any("Seed 1," in c.value for c in at.caption)
+
+
+def test_presenter_mode_hides_the_practice_questions():
+    at = open_page(PAGE, presenter="true", **FAST)
+    assert not any("Practice questions" in s.value for s in at.subheader)
+
+
+def test_expensive_buttons_are_kept_from_the_fuzz():
+    assert {"learn_induction_train", "learn_collapse_train"} <= set(NOT_FUZZED)
+
+
+def test_lesson_6_shows_trained_scores_that_align_the_words():
+    at = open_page(Path(PAGE).with_name("6_Scoring_and_seq2seq.py"))
+    order = translate_words(DISPLAY[0].split())[1]  # "the big dog ..." -> le chien grand ...
+    for kind in ("additive", "general"):
+        weights = chart_array(at, f"s2s_fig_trained_{kind}")
+        assert list(weights.argmax(axis=1)[: len(order)]) == order, kind
