@@ -11,21 +11,74 @@ from .controls import URL
 
 PRESENTER_KEY = "presenter"
 
-# Presenter mode for a projector: bigger type everywhere, wider content. The CSS
-# is ours; no user text ever goes through unsafe HTML.
+# Presenter mode for a projector at 1280 × 720: every text a student reads is at least
+# 18 px (the browser test tests/e2e/test_presenter.py measures it), captions are dark, and
+# tables drawn on a canvas (st.dataframe) are zoomed. The CSS is ours; no user text ever
+# goes through unsafe HTML.
+PRESENTER_MIN_PX = 18
 _PRESENTER_CSS = """
 <style>
-[data-testid="stMain"] [data-testid="stMarkdown"] p,
-[data-testid="stMain"] [data-testid="stMarkdown"] li,
-[data-testid="stMain"] [data-testid="stExpander"] li { font-size: 1.35rem; }
-[data-testid="stMain"] h1 { font-size: 2.8rem !important; }
-[data-testid="stMain"] h2 { font-size: 2.1rem !important; }
-[data-testid="stMain"] h3 { font-size: 1.7rem !important; }
-[data-testid="stMain"] [data-testid="stWidgetLabel"] p { font-size: 1.15rem !important; }
-[data-testid="stMain"] .katex { font-size: 1.45em !important; }
-[data-testid="stMetricValue"] { font-size: 2.6rem; }
+[data-testid="stMain"] { font-size: 20px; }
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] p,
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] li,
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] td,
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] th,
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] code,
+[data-testid="stMain"] [data-testid="stTable"] td,
+[data-testid="stMain"] [data-testid="stTable"] th,
+[data-testid="stMain"] [data-testid="stText"],
+[data-testid="stMain"] [data-testid="stCode"] code,
+[data-testid="stMain"] [data-testid="stCode"] pre { font-size: 20px !important; }
+[data-testid="stMain"] [data-testid="stCaptionContainer"],
+[data-testid="stMain"] [data-testid="stCaptionContainer"] p {
+  font-size: 19px !important; color: #262730 !important; }
+[data-testid="stMain"] h1 { font-size: 2.4rem !important; }
+[data-testid="stMain"] h2 { font-size: 1.9rem !important; }
+[data-testid="stMain"] h3 { font-size: 1.5rem !important; }
+/* Widgets: labels, values, options, tabs, sliders, metrics, expanders, buttons. */
+[data-testid="stMain"] [data-testid="stWidgetLabel"],
+[data-testid="stMain"] [data-testid="stWidgetLabel"] p,
+[data-testid="stMain"] input,
+[data-testid="stMain"] textarea,
+[data-testid="stMain"] [data-baseweb="select"] *,
+[data-testid="stMain"] [data-testid="stSelectbox"] *,
+[data-testid="stMain"] [data-testid="stMultiSelect"] *,
+[data-testid="stMain"] [data-testid="stRadio"] label p,
+[data-testid="stMain"] [data-testid="stCheckbox"] label p,
+[data-testid="stMain"] [data-testid="stTab"] p,
+[data-testid="stMain"] [data-testid="stSliderThumbValue"],
+[data-testid="stMain"] [data-testid="stSliderTickBarMin"],
+[data-testid="stMain"] [data-testid="stSliderTickBarMax"],
+[data-testid="stMain"] [data-testid="stMetricLabel"] p,
+[data-testid="stMain"] [data-testid="stMetricDelta"],
+[data-testid="stMain"] [data-testid="stExpander"] summary p,
+[data-testid="stMain"] [data-testid="stExpander"] summary span,
+[data-testid="stMain"] [data-testid="stPageLink"] p,
+[data-testid="stMain"] [data-testid="stPageLink"] span,
+[data-testid="stMain"] button p,
+[data-testid="stMain"] [data-testid="stAlert"] p { font-size: 20px !important; }
+[data-testid="stMain"] [data-testid="stMetricValue"] { font-size: 2.4rem !important; }
+[data-testid="stMain"] .katex { font-size: 1.35em !important; }
+/* st.dataframe and st.data_editor draw their cells on a canvas at 14 px: zoom them. */
+[data-testid="stMain"] [data-testid="stDataFrame"] { zoom: 1.3; }
 </style>
 """
+
+
+def _presenter_requested() -> bool:
+    """Presenter mode as this run will set it, known before the switch is drawn.
+
+    The switch's kept value once it exists, else the link's ``presenter=true``: the page
+    config (the sidebar's initial state) must be set before any element.
+    """
+    if PRESENTER_KEY in st.session_state:
+        return bool(st.session_state[PRESENTER_KEY])
+    return str(st.query_params.get(PRESENTER_KEY, "")).lower() == "true"
+
+
+def presenter_mode() -> bool:
+    """True while presenter mode is on (for helpers that hide secondary material)."""
+    return bool(st.session_state.get(PRESENTER_KEY, False))
 
 
 def setup_page(title: str, icon: str = "🔎") -> bool:
@@ -33,7 +86,8 @@ def setup_page(title: str, icon: str = "🔎") -> bool:
 
     Every page calls this first.
     """
-    st.set_page_config(page_title=f"{title} · Attention Lab", page_icon=icon, layout="wide")
+    st.set_page_config(page_title=f"{title} · Attention Lab", page_icon=icon, layout="wide",
+                       initial_sidebar_state="collapsed" if _presenter_requested() else "auto")
     with st.sidebar:
         presenter = st.toggle(
             "Presenter mode",
