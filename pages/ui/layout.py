@@ -136,8 +136,17 @@ def bad_input_stops_page() -> Iterator[None]:
         st.stop()
 
 
-def bullet_list(title: str, items: list[str], *, expanded: bool = True) -> None:
-    """A titled list such as "What to notice" or "Try this"."""
+def bullet_list(title: str, items: list[str], *, expanded: bool = True,
+                secondary: bool | None = None) -> None:
+    """A titled list such as "What to notice" or "Try this".
+
+    Secondary lists are not drawn in presenter mode; by default "Try this" lists are
+    secondary (things for a student to do alone), "What to notice" lists are not.
+    """
+    if secondary is None:
+        secondary = title.strip().lower().startswith("try this")
+    if secondary and presenter_mode():
+        return
     with st.expander(title, expanded=expanded):
         st.markdown("\n".join(f"- {item}" for item in items))
 
@@ -147,7 +156,10 @@ def practice_questions(prefix: str, questions: list[dict]) -> None:
 
     Each question is a dict with ``q`` (text), ``a`` (the answer, markdown) and
     optionally ``value`` (a number the student can type and check) with ``tol``.
+    Not drawn in presenter mode: questions are for students working alone.
     """
+    if presenter_mode():
+        return
     st.subheader("Practice questions")
     for n, item in enumerate(questions, start=1):
         st.markdown(f"**{n}.** {item['q']}")

@@ -24,7 +24,8 @@ closed expanders, zero size, visibility hidden, opacity 0); the glide grid's DOM
 an off-screen copy of the canvas for screen readers (measured through the canvas as
 above); Plotly's hover layer (empty until a pointer hovers) and mode bar (icons);
 KaTeX's sub- and superscripts and the limits of sums (``.msupsub``, ``.sizing``), which
-maths sets smaller than the line on purpose (and KaTeX's MathML copy for screen readers); and Material icons, drawn as ligature text ("keyboard_arrow_down").
+maths sets smaller than the line on purpose (and KaTeX's MathML copy for screen
+readers); and Material icons, drawn as ligature text ("keyboard_arrow_down").
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ MAIN = '[data-testid="stMain"]'
 ERROR_ALERT = '[data-testid="stAlertContentError"]'
 URL_TIMEOUT_MS = 30_000
 PROJECTOR = {"width": 1280, "height": 720}
+EXPAND_SIDEBAR = '[data-testid="stExpandSidebarButton"]'
 
 
 @dataclass(frozen=True)
@@ -260,9 +261,14 @@ def _move(page: Page, move: Move) -> None:
         thumb.focus()
         page.keyboard.press(move.key)
     elif move.kind == "switch":
-        # The input itself is visually hidden; its label is what a user clicks.
-        page.get_by_role("switch", name=move.label, exact=True).locator(
-            "xpath=ancestor::label[1]").click()
+        # The input itself is visually hidden; its label is what a user clicks. A switch
+        # in the collapsed sidebar (presenter mode collapses it) needs the sidebar opened.
+        label = page.get_by_role("switch", name=move.label, exact=True).locator(
+            "xpath=ancestor::label[1]")
+        if not label.is_visible() and page.locator(EXPAND_SIDEBAR).is_visible():
+            page.locator(EXPAND_SIDEBAR).click()
+            label.wait_for(state="visible")
+        label.click()
     else:
         raise AssertionError(f"unknown move {move.kind!r}")
 
