@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import streamlit as st
 
@@ -65,6 +67,48 @@ _PRESENTER_CSS = """
 """
 
 
+PAGES_DIR = Path(__file__).resolve().parents[1]
+HOME_SCRIPT = "dashboard.py"
+# Titles in the sidebar, by the page's URL name; a page not listed is named from its file
+# (``8_Some_lesson.py`` -> "Some lesson"), so a new lesson appears without an edit here.
+PAGE_TITLES = {
+    "Worked_example": "Worked example",
+    "Scaling": "Why divide by √d_k",
+    "Masks": "Causal and padding masks",
+    "Multi_head": "Multi-head attention",
+    "Positional_encoding": "Positional encodings",
+    "Scoring_and_seq2seq": "Scoring and seq2seq",
+    "Cost": "The cost of attention",
+}
+_LESSON_FILE = re.compile(r"^(\d+)_(.+)\.py$")
+
+
+def lessons() -> list[tuple[int, str, str, str]]:
+    """Every lesson in ``pages/``, in order: (number, script path for st.page_link, URL
+    name, title), found from the files named ``N_Name.py``."""
+    found = []
+    for script in PAGES_DIR.glob("*.py"):
+        match = _LESSON_FILE.match(script.name)
+        if match:
+            number, name = int(match.group(1)), match.group(2)
+            found.append((number, f"pages/{script.name}", name,
+                          PAGE_TITLES.get(name, name.replace("_", " "))))
+    return sorted(found)
+
+
+def nav_label(number: int, title: str) -> str:
+    """A lesson's name in the sidebar and on the home page: "4 · Multi-head attention"."""
+    return f"{number} · {title}"
+
+
+def _navigation() -> None:
+    """Our own page list (Streamlit's is hidden in .streamlit/config.toml): "Home", then
+    the lessons numbered."""
+    st.page_link(HOME_SCRIPT, label="Home", icon=":material/home:")
+    for number, script, _, title in lessons():
+        st.page_link(script, label=nav_label(number, title))
+
+
 def _presenter_requested() -> bool:
     """Presenter mode as this run will set it, known before the switch is drawn.
 
@@ -89,6 +133,8 @@ def setup_page(title: str, icon: str = "🔎") -> bool:
     st.set_page_config(page_title=f"{title} · Attention Lab", page_icon=icon, layout="wide",
                        initial_sidebar_state="collapsed" if _presenter_requested() else "auto")
     with st.sidebar:
+        _navigation()
+        st.divider()
         presenter = st.toggle(
             "Presenter mode",
             key=PRESENTER_KEY,

@@ -3,8 +3,8 @@
 
 ``MEASURE_JS`` returns, for the page as drawn:
 
-- ``sidebar``: whether the sidebar is collapsed (``aria-expanded`` of ``stSidebar`` is
-  "false", or it lies left of the window), and its visible width in px;
+- ``sidebar``: whether the sidebar is collapsed (``data-collapsed`` of ``stSidebar`` is
+  "true", or it lies left of the window), and its visible width in px;
 - ``smallest``: the visible text elements of the main area with the smallest computed
   font size, smallest first (size, tag, a selector-ish path and the text);
 - ``first_figure_top``: the top of the first Plotly figure, in px from the top of the
@@ -109,7 +109,7 @@ MEASURE_JS = r"""
   const figs = [...(main ? main.querySelectorAll('[data-testid="stPlotlyChart"]') : [])]
     .filter(shown).map((e) => e.getBoundingClientRect().top - origin);
   return {
-    sidebar: {collapsed: !bar || bar.getAttribute('aria-expanded') === 'false'
+    sidebar: {collapsed: !bar || bar.getAttribute('data-collapsed') === 'true'
                          || visibleWidth < 2, width: Math.round(visibleWidth)},
     smallest: found.slice(0, 8),
     count: found.length,
