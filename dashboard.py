@@ -6,7 +6,7 @@ import streamlit as st
 from attncore import scaled_dot_product_attention
 from attncore.text import worked_example
 from pages.ui.figures import matrix_heatmap
-from pages.ui.layout import figure_font, setup_page
+from pages.ui.layout import figure_font, finish_page, setup_page
 
 presenter = setup_page("Home", "🔎")
 
@@ -78,3 +78,4 @@ st.markdown(
     "- **Offline**: nothing is fetched from the internet; every number is computed on this "
     "machine by `attncore`, our small NumPy package."
 )
+finish_page()

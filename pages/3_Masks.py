@@ -17,6 +17,7 @@ from pages.ui.layout import (
     bad_input_stops_page,
     bullet_list,
     figure_font,
+    finish_page,
     lesson_header,
     practice_questions,
     setup_page,
@@ -246,3 +247,4 @@ if not presenter:
         "weights": trace.weights, "fully_masked_rows": trace.fully_masked,
         "output": trace.output,
     })
+finish_page()

@@ -14,6 +14,7 @@ from pages.ui.layout import (
     bad_input_stops_page,
     bullet_list,
     figure_font,
+    finish_page,
     lesson_header,
     practice_questions,
     setup_page,
@@ -219,3 +220,4 @@ if not presenter:
         "W_O": params.w_o, "weights": w, "head_outputs": trace.heads.output,
         "concat": trace.concat, "output": trace.output,
     })
+finish_page()

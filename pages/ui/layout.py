@@ -10,6 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from .controls import URL
+from .labels import md_escape
 
 PRESENTER_KEY = "presenter"
 
@@ -104,7 +105,12 @@ def nav_label(number: int, title: str) -> str:
 def _navigation() -> None:
     """Our own page list (Streamlit's is hidden in .streamlit/config.toml): "Home", then
     the lessons numbered."""
-    st.page_link(HOME_SCRIPT, label="Home", icon=":material/home:")
+    from streamlit.errors import StreamlitPageNotFoundError
+
+    try:
+        st.page_link(HOME_SCRIPT, label="Home", icon=":material/home:")
+    except StreamlitPageNotFoundError:
+        return  # a script run on its own (a test from a string): no app pages to link
     for number, script, _, title in lessons():
         st.page_link(script, label=nav_label(number, title))
 
@@ -148,7 +154,95 @@ def setup_page(title: str, icon: str = "🔎") -> bool:
         )
     if presenter:
         st.html(_PRESENTER_CSS)
+    _watch_link()
     return bool(presenter)
+
+
+# Settings a link can carry that are not widgets (read with st.query_params), and
+# Streamlit's own parameters.
+LINK_PARAMS_WITHOUT_WIDGET = {"we_data"}
+STREAMLIT_PARAMS = {"embed", "embed_options"}
+_LINK_STATE = "_link_check"  # session state: {"page": ..., "link": {...}, "slot": ...}
+
+
+def _page_id() -> str:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return getattr(ctx, "page_script_hash", "") if ctx else ""
+
+
+def _watch_link() -> None:
+    """On the run that opens a page (a new session, a link, a page change), note the link's
+    parameters; ``finish_page`` compares them with what the page used. A slot at the top
+    of the page holds the note to the teacher while they stay on the page."""
+    page = _page_id()
+    state = st.session_state.get(_LINK_STATE)
+    if state is None or state["page"] != page:
+        link = {k: st.query_params.get_all(k) for k in st.query_params}
+        st.session_state[_LINK_STATE] = state = {"page": page, "link": link, "note": None,
+                                                 "checked": False}
+    st.session_state[_LINK_STATE + "_slot"] = st.empty()
+    if state["note"]:
+        st.session_state[_LINK_STATE + "_slot"].info(state["note"], icon="🔗")
+
+
+def _link_value_used(linked: list[str], value) -> bool:
+    """Whether a widget's value is what the link asked for (the link's last value)."""
+    if not linked:
+        return False
+    if isinstance(value, (list, tuple)):
+        return sorted(map(str, value)) == sorted(linked)
+    last = linked[-1]
+    if isinstance(value, bool):
+        return last.lower() == str(value).lower()
+    if isinstance(value, (int, float)):
+        try:
+            return abs(float(last) - float(value)) <= 1e-9 * max(1.0, abs(float(value)))
+        except ValueError:
+            return False
+    return str(value) == last
+
+
+def ignored_link_params(link: dict[str, list[str]], now: dict[str, list[str]],
+                        is_bound, value_of) -> list[str]:
+    """The parameters of ``link`` that the page did not use: not bound to any of its
+    widgets (nor a known non-widget setting), or bound but not taken (Streamlit drops a
+    value a widget rejects, silently, and shows the default). ``now`` is the link after
+    the run; ``is_bound(name)`` and ``value_of(name)`` look at the page's widgets."""
+    ignored = []
+    for name, linked in link.items():
+        if name in STREAMLIT_PARAMS or name in LINK_PARAMS_WITHOUT_WIDGET:
+            continue
+        refused = now.get(name) != linked and not _link_value_used(linked, value_of(name))
+        if not is_bound(name) or refused:
+            ignored.append(name)
+    return ignored
+
+
+def finish_page() -> None:
+    """The last line of every page: tell the teacher which settings of the link the page
+    did not use (unknown names, values its controls refused), once per opening."""
+    state = st.session_state.get(_LINK_STATE)
+    if not state or state["checked"] or state["page"] != _page_id():
+        return
+    state["checked"] = True
+    from streamlit.runtime.state import get_session_state
+
+    with get_session_state().query_params() as qp:
+        bound = {name for name in state["link"] if qp.is_bound(name)}
+    now = {k: st.query_params.get_all(k) for k in st.query_params}
+    ignored = ignored_link_params(state["link"], now, bound.__contains__,
+                                  lambda name: st.session_state.get(name))
+    if not ignored:
+        return
+    shown = ", ".join(f"{md_escape(name[:40])}={md_escape(state['link'][name][-1][:40])}"
+                      for name in ignored[:8])
+    more = f" and {len(ignored) - 8} more" if len(ignored) > 8 else ""
+    state["note"] = (f"This link has settings this page does not know or could not use: "
+                     f"{shown}{more}. They were ignored: the page opened with its defaults "
+                     "for them.")
+    st.session_state[_LINK_STATE + "_slot"].info(state["note"], icon="🔗")
 
 
 def figure_font(presenter: bool) -> int:
