@@ -34,7 +34,9 @@ _PRESENTER_CSS = """
 [data-testid="stMain"] [data-testid="stCode"] pre { font-size: 20px !important; }
 [data-testid="stMain"] [data-testid="stCaptionContainer"],
 [data-testid="stMain"] [data-testid="stCaptionContainer"] p {
-  font-size: 19px !important; color: #262730 !important; }
+  font-size: 19px !important; color: #262730 !important; opacity: 1 !important; }
+/* Less empty space above the title: the first figure must fit on the first screen. */
+[data-testid="stMainBlockContainer"] { padding-top: 3rem !important; }
 [data-testid="stMain"] h1 { font-size: 2.4rem !important; }
 [data-testid="stMain"] h2 { font-size: 1.9rem !important; }
 [data-testid="stMain"] h3 { font-size: 1.5rem !important; }
