@@ -6,7 +6,7 @@ import streamlit as st
 from attncore import scaled_dot_product_attention
 from attncore.text import worked_example
 from pages.ui.figures import matrix_heatmap
-from pages.ui.layout import figure_font, setup_page
+from pages.ui.layout import figure_font, finish_page, lessons, nav_label, setup_page
 
 presenter = setup_page("Home", "🔎")
 
@@ -40,41 +40,40 @@ with right:
     )
 
 st.header("The lessons")
-LESSONS = [
-    ("pages/1_Worked_example.py", "1 · Worked example",
-     "attention for 3 tokens computed step by step, with every number written out; "
-     "check your own hand calculation."),
-    ("pages/2_Scaling.py", "2 · Why divide by √d_k",
-     "dot products grow with d_k; without scaling the softmax saturates and its gradient "
-     "vanishes, with 1/d_k it goes flat."),
-    ("pages/3_Masks.py", "3 · Causal and padding masks",
-     "a padded batch, masks as matrices, the fully masked row, and a test that the causal "
-     "mask leaks nothing from the future."),
-    ("pages/4_Multi_head.py", "4 · Multi-head attention",
-     "the shapes step by step, each head's own slice of the weights, designed heads, "
-     "statistics per head, and cross-attention between two sentences."),
-    ("pages/5_Positional_encoding.py", "5 · Positional encodings",
-     "the sinusoidal table, similarity by offset, the shift rotation, why attention needs "
-     "positions, and learned, relative, RoPE and ALiBi side by side."),
-    ("pages/6_Scoring_and_seq2seq.py", "6 · Scoring functions and encoder-decoder attention",
-     "dot, scaled dot, general and additive scores; Bahdanau and Luong step by step; local "
-     "and hard attention."),
-    ("pages/7_Cost.py", "7 · The cost of attention",
-     "time and memory against n measured live on this machine, chunked queries, and "
-     "vectorised heads against a loop."),
-]
-for path, name, what in LESSONS:
-    st.page_link(path, label=name, icon=":material/school:")
-    st.caption(what)
+# What each lesson covers, by its URL name; a lesson added to pages/ appears here by itself
+# (named from its file) until it gets a line.
+WHAT = {
+    "Worked_example": "attention for 3 tokens computed step by step, with every number "
+                      "written out; check your own hand calculation.",
+    "Scaling": "dot products grow with d_k; without scaling the softmax saturates and its "
+               "gradient vanishes, with 1/d_k it goes flat.",
+    "Masks": "a padded batch, masks as matrices, the fully masked row, and a test that the "
+             "causal mask leaks nothing from the future.",
+    "Multi_head": "the shapes step by step, each head's own slice of the weights, designed "
+                  "heads, statistics per head, and cross-attention between two sentences.",
+    "Positional_encoding": "the sinusoidal table, similarity by offset, the shift rotation, "
+                           "why attention needs positions, and learned, relative, RoPE and "
+                           "ALiBi side by side.",
+    "Scoring_and_seq2seq": "dot, scaled dot, general and additive scores; Bahdanau and Luong "
+                           "step by step; local and hard attention.",
+    "Cost": "time and memory against n measured live on this machine, chunked queries, and "
+            "vectorised heads against a loop.",
+}
+for number, script, name, title in lessons():
+    st.page_link(script, label=nav_label(number, title), icon=":material/school:")
+    if name in WHAT:
+        st.caption(WHAT[name])
 
-st.header("Using it in class")
-st.markdown(
-    "- **Presenter mode** (switch in the sidebar) enlarges type and figures for a projector "
-    "and hides secondary material.\n"
-    "- **Links hold the settings**: every control is stored in the address bar. Set up a "
-    "view the night before, copy the link into your slides, and it opens exactly so.\n"
-    "- **Exports**: every lesson downloads its matrices as CSV and the whole computation "
-    "as JSON.\n"
-    "- **Offline**: nothing is fetched from the internet; every number is computed on this "
-    "machine by `attncore`, our small NumPy package."
-)
+if not presenter:  # for the teacher preparing a class, not for the screen
+    st.header("Using it in class")
+    st.markdown(
+        "- **Presenter mode** (switch in the sidebar, or `?presenter=true` in a link) enlarges "
+        "type and figures for a projector, closes the sidebar and hides secondary material.\n"
+        "- **Links hold the settings**: every control is stored in the address bar. Set up a "
+        "view the night before, copy the link into your slides, and it opens exactly so.\n"
+        "- **Exports**: every lesson downloads its matrices as CSV and the whole computation "
+        "as JSON.\n"
+        "- **Offline**: nothing is fetched from the internet; every number is computed on this "
+        "machine by `attncore`, our small NumPy package."
+    )
+finish_page()

@@ -15,6 +15,7 @@ from pages.ui.layout import (
     bad_input_stops_page,
     bullet_list,
     figure_font,
+    finish_page,
     lesson_header,
     practice_questions,
     setup_page,
@@ -271,3 +272,4 @@ if not presenter:
         "exps": steps.exps, "row_sums": steps.row_sums[:, 0], "weights": trace.weights,
         "output": trace.output,
     })
+finish_page()

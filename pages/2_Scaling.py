@@ -12,6 +12,7 @@ from pages.ui.layout import (
     bad_input_stops_page,
     bullet_list,
     figure_font,
+    finish_page,
     lesson_header,
     practice_questions,
     setup_page,
@@ -232,3 +233,4 @@ if not presenter:
         "curves": {"d_k": D_KS, "max_weight": cv.max_weight, "entropy": cv.entropy,
                    "jacobian_norm": cv.jacobian_norm},
     })
+finish_page()

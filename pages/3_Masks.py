@@ -11,12 +11,13 @@ from attncore.masks import leakage_test
 from attncore.softmax import softmax_with_fill
 from attncore.text import PAD, pad_batch, tokenize, toy_embeddings
 from pages.ui.controls import URL
-from pages.ui.figures import matrix_heatmap
+from pages.ui.figures import heatmap_grid, matrix_heatmap
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
     bad_input_stops_page,
     bullet_list,
     figure_font,
+    finish_page,
     lesson_header,
     practice_questions,
     setup_page,
@@ -101,11 +102,8 @@ chosen = {
 mask = chosen[kind]
 shown = ["padding", "causal", "padding+causal", kind if kind not in
          ("padding", "causal", "padding+causal", "none") else "window"]
-cols = st.columns(len(shown))
-for col, name in zip(cols, shown, strict=True):
-    with col:
-        st.plotly_chart(matrix_heatmap(chosen[name], tokens, tokens, title=name, kind="mask",
-                                       font_size=font - 2), key=f"mk_fig_mask_{name}")
+st.plotly_chart(heatmap_grid([chosen[name] for name in shown], tokens, tokens, shown,
+                             kind="mask", font_size=font - 2), key="mk_fig_masks")
 
 rng = np.random.default_rng(0)
 w_q, w_k, w_v = (normal_weights(rng, (D_MODEL, D_MODEL)) for _ in range(3))
@@ -249,3 +247,4 @@ if not presenter:
         "weights": trace.weights, "fully_masked_rows": trace.fully_masked,
         "output": trace.output,
     })
+finish_page()

@@ -9,11 +9,12 @@ from attncore import multihead as mh
 from attncore.positional import sinusoidal
 from attncore.text import SENTENCES, toy_embeddings
 from pages.ui.controls import URL, capped_tokens, seed_input
-from pages.ui.figures import SERIES_COLOURS, bar_chart, matrix_heatmap
+from pages.ui.figures import SERIES_COLOURS, bar_chart, heatmap_grid, matrix_heatmap
 from pages.ui.layout import (
     bad_input_stops_page,
     bullet_list,
     figure_font,
+    finish_page,
     lesson_header,
     practice_questions,
     setup_page,
@@ -106,15 +107,10 @@ patterns = mh.head_patterns(H) if weights_kind == "designed" else None
 shown = min(H, MAX_SHOWN_HEADS)
 if shown < H:
     st.caption(f"Showing the first {shown} of {H} heads; the statistics below cover all.")
-per_row = 4 if not presenter else 2
-for start in range(0, shown, per_row):
-    cols = st.columns(per_row)
-    for col, h in zip(cols, range(start, min(shown, start + per_row)), strict=False):
-        title = f"head {h + 1}" + (f": {patterns[h]}" if patterns else "")
-        with col:
-            st.plotly_chart(matrix_heatmap(w[h], tokens, tokens, title=title, decimals=2,
-                                           font_size=font - 2, compact=True),
-                            key=f"mha_fig_head_{h}")
+st.plotly_chart(heatmap_grid(
+    [w[h] for h in range(shown)], tokens, tokens,
+    [f"head {h + 1}" + (f": {patterns[h]}" if patterns else "") for h in range(shown)],
+    decimals=2, font_size=font - 2, columns=2 if presenter else 4), key="mha_fig_heads")
 left, right = st.columns(2)
 with left:
     st.plotly_chart(matrix_heatmap(w.mean(axis=0), tokens, tokens,
@@ -224,3 +220,4 @@ if not presenter:
         "W_O": params.w_o, "weights": w, "head_outputs": trace.heads.output,
         "concat": trace.concat, "output": trace.output,
     })
+finish_page()

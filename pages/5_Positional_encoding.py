@@ -14,6 +14,7 @@ from pages.ui.layout import (
     bad_input_stops_page,
     bullet_list,
     figure_font,
+    finish_page,
     lesson_header,
     practice_questions,
     setup_page,
@@ -235,3 +236,4 @@ if not presenter:
             "perm": perm_test.perm, "diff_without": perm_test.diff_without,
             "diff_with": perm_test.diff_with},
     })
+finish_page()

@@ -15,6 +15,7 @@ from pages.ui.layout import (
     bad_input_stops_page,
     bullet_list,
     figure_font,
+    finish_page,
     lesson_header,
     practice_questions,
     setup_page,
@@ -236,3 +237,4 @@ if not presenter:
         "contexts": align.contexts, "local": {"p_t": p_t, "D": half, "weights": local.weights},
         "hard": {"chosen": chosen, "soft_gradient": soft_grad, "hard_gradient": hard_grad},
     })
+finish_page()

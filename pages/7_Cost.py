@@ -13,6 +13,7 @@ from pages.ui.layout import (
     bad_input_stops_page,
     bullet_list,
     figure_font,
+    finish_page,
     lesson_header,
     practice_questions,
     setup_page,
@@ -232,3 +233,4 @@ if not presenter:
                    {"n": lx.n, "heads": lx.heads, "d_k": lx.d_k, "loop_seconds": lx.loop_seconds,
                     "vectorised_seconds": lx.vectorised_seconds, "round_ratios": lx.ratios,
                     "max_difference": lx.max_difference} for lx in (here, many)]})
+finish_page()

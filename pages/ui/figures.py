@@ -9,6 +9,7 @@ every cell shows its number on hover. Larger matrices are average-pooled to at m
 
 from __future__ import annotations
 
+import html
 import warnings
 
 import numpy as np
@@ -35,6 +36,11 @@ COLOURBAR_PX = 70
 MARGINS_PX = 20
 CHAR_EM = 0.6
 MIN_CELL_FONT = 9
+# Presenter mode asks for figure fonts of 18 px or more (figure_font gives 20); there, a
+# number that would need a smaller font is not printed in its cell at all (hover shows
+# it): fewer numbers rather than tiny ones.
+PRESENTER_MIN_FONT = 18
+LABEL_CHARS = 10  # longer token labels are abbreviated on the axes (full text on hover)
 
 
 def fitting_cell_font(font_size: int, longest_row_label: int, columns: int,
@@ -88,11 +94,38 @@ def pool_matrix(m: np.ndarray, max_cells: int = MAX_CELLS) -> tuple[np.ndarray, 
 
 
 def _pool_labels(labels, block: int) -> list[str]:
+    """Labels of pooled blocks: the range of positions each block covers, counted from 1
+    ("1–2", "3–4"), since a block holds several tokens; unchanged when not pooled."""
     labels = [str(x) for x in labels]
     if block == 1:
         return labels
-    return [f"{labels[i]}…" if len(labels[i:i + block]) > 1 else labels[i]
-            for i in range(0, len(labels), block)]
+    n = len(labels)
+    return [f"{i + 1}–{min(i + block, n)}" if min(i + block, n) > i + 1 else f"{i + 1}"
+            for i in range(0, n, block)]
+
+
+def _pooling_note(block: int) -> str:
+    return f"<br>each cell: mean of a {block}×{block} block (positions shown as ranges)"
+
+
+ALL_LABELS_UP_TO = 32  # categories per axis for which every label is drawn
+
+
+def _abbreviate(label: str, limit: int = LABEL_CHARS) -> str:
+    """A label (already made Plotly-safe) cut to ``limit`` characters as read."""
+    raw = html.unescape(label)
+    return label if len(raw) <= limit else plotly_safe(raw[:limit - 1] + "…")
+
+
+def _category_axis(names: list[str], title: str, font_size: int) -> dict:
+    """A category axis that shows every label (abbreviated past LABEL_CHARS characters;
+    hover gives the full text): Plotly would otherwise drop every other one."""
+    axis = {"title": {"text": title, "font": {"size": font_size}}, "type": "category",
+            "tickfont": {"size": font_size}, "automargin": True}
+    if len(names) <= ALL_LABELS_UP_TO:
+        axis |= {"tickmode": "array", "tickvals": names,
+                 "ticktext": [_abbreviate(x) for x in names]}
+    return axis
 
 
 def matrix_heatmap(
@@ -141,6 +174,8 @@ def matrix_heatmap(
     text = _cell_text(shown, kind, decimals) if has_text else None
     value = "%{text}" if has_text else f"%{{z:.{decimals}f}}"
     cell_font = _cell_font(font_size, shown.shape, row_names, text if small else None)
+    if small and font_size >= PRESENTER_MIN_FONT and cell_font < PRESENTER_MIN_FONT:
+        small = False  # on a projector: no number rather than a tiny one (hover has it)
     traces = [
         dict(
             type="heatmap",
@@ -152,7 +187,7 @@ def matrix_heatmap(
             texttemplate="%{text}" if small else None,
             textfont={"size": cell_font, **({"color": "#ffffff"} if kind == "mask" else {})},
             hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>value {value}<extra></extra>",
-            colorbar={"thickness": 12},
+            colorbar={"thickness": 12, "tickfont": {"size": font_size}},
             xgap=1 if small else 0,
             ygap=1 if small else 0,
             **_colour_settings(shown, kind, compact),
@@ -161,8 +196,9 @@ def matrix_heatmap(
     if masked.any():
         traces.append(_masked_layer(masked, cols, rows, small, font_size))
     if block > 1:
-        title += f" (pooled {block}×{block} for display)"
-    return figure(traces, _heatmap_layout(title, x_title, y_title, font_size, len(rows), height))
+        title += _pooling_note(block)
+    return figure(traces, _heatmap_layout(title, x_title, y_title, font_size, rows, cols,
+                                          height, title_lines=2 if block > 1 else 1))
 
 
 def _cell_text(shown: np.ndarray, kind: str, decimals: int) -> list[list[str]]:
@@ -232,40 +268,220 @@ def _masked_layer(masked: np.ndarray, cols: list[str], rows: list[str], small: b
     )
 
 
-def _heatmap_layout(title: str, x_title: str, y_title: str, font_size: int, n_rows: int,
-                    height: int | None) -> dict:
-    """Title, category axes (the first row on top) and a height that grows with the rows
-    up to 14 of them, unless ``height`` is given."""
+def _heatmap_layout(title: str, x_title: str, y_title: str, font_size: int, rows: list[str],
+                    cols: list[str], height: int | None, title_lines: int = 1) -> dict:
+    """Title, category axes showing every label (the first row on top) and a height that
+    grows with the rows up to 14 of them, unless ``height`` is given."""
     # The layout goes to the constructor: update_layout costs about 30 ms a figure.
+    x_axis = _category_axis(cols, x_title, font_size)
+    x_axis["side"] = "bottom"
+    y_axis = _category_axis(rows, y_title, font_size)
+    y_axis["autorange"] = "reversed"
+    top = 20 + int(1.5 * (font_size + 2) * title_lines)
     return {
         "title": {"text": title, "font": {"size": font_size + 2}},
-        "xaxis": {"title": {"text": x_title}, "side": "bottom", "type": "category",
-                  "tickfont": {"size": font_size}},
-        "yaxis": {"title": {"text": y_title}, "autorange": "reversed", "type": "category",
-                  "tickfont": {"size": font_size}},
-        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
-        "height": height or (120 + 3 * font_size * min(n_rows, 14)),
+        "xaxis": x_axis,
+        "yaxis": y_axis,
+        "margin": {"l": 10, "r": 10, "t": top, "b": 10},
+        "height": height or (top + 70 + 3 * font_size * min(len(rows), 14)),
         "font": {"size": font_size},
     }
+
+
+GRID_WIDTH_PX = 1150  # the width a full-width figure gets at 1280 px (sidebar closed)
+GRID_GAP_PX = 24
+
+
+def heatmap_grid(mats, row_labels, col_labels, titles, *, kind: str = "weights",
+                 decimals: int = 2, font_size: int = 14, columns: int = 4,
+                 height: int | None = None, x_title: str = "key", y_title: str = "query",
+                 title: str | None = None) -> go.Figure:
+    """Small multiples: one heatmap per matrix in one figure, with ONE shared colour bar.
+
+    Every panel shows all its column labels (abbreviated past LABEL_CHARS characters,
+    full text on hover, rotated when they do not fit side by side); the row labels are
+    shown on the first panel of each row of panels, as all panels share them. Cells are
+    at least about 1.4 × ``font_size`` wide and the figure's height is computed from the
+    cell count, so that cells stay readable: fewer panels go side by side (at most
+    ``columns``) when they would not fit. Numbers are printed in the cells only when
+    they fit at ``font_size`` (✓/✗ for masks); hover always shows them. Matrices larger
+    than MAX_CELLS a side are average-pooled, the title says so and the labels become
+    position ranges.
+
+    Parameters
+    ----------
+    mats : sequence of array_like, all of one shape (rows, cols)
+    titles : sequence of str, one per matrix
+    kind : {"weights", "scores", "values", "mask"}, as for ``matrix_heatmap``; scores and
+        values share one diverging scale over the largest magnitude of all panels.
+    """
+    mats = [np.asarray(m, dtype=np.float64) for m in mats]
+    if not mats or any(m.ndim != 2 or m.shape != mats[0].shape for m in mats):
+        raise ValueError("heatmap_grid needs one or more 2-D matrices of one shape; got "
+                         f"shapes {[m.shape for m in mats]}")
+    if len(titles) != len(mats):
+        raise ValueError(f"heatmap_grid needs one title per matrix; got {len(titles)} titles "
+                         f"for {len(mats)} matrices")
+    pooled = [pool_matrix(m) for m in mats]
+    block = pooled[0][1]
+    shown = [p for p, _ in pooled]
+    n_rows, n_cols = shown[0].shape
+    rows = [plotly_safe(x) for x in unique_labels(_pool_labels(row_labels, block))]
+    cols = [plotly_safe(x) for x in unique_labels(_pool_labels(col_labels, block))]
+    # Cell size: room for the printed number (or ✓/✗) at the cell font, else a square
+    # about one and a half letters high.
+    text_chars = 1 if kind == "mask" else decimals + 3
+    cell_font = (font_size if font_size >= PRESENTER_MIN_FONT
+                 else max(font_size - 2, MIN_CELL_FONT))
+    printed = max(n_rows, n_cols) <= (16 if kind == "mask" else 8)
+    cell = max(1.6 * font_size, CHAR_EM * cell_font * text_chars + 8 if printed else 0)
+    longest_row = max((len(html.unescape(_abbreviate(x))) for x in rows), default=1)
+    longest_col = max((len(html.unescape(_abbreviate(x))) for x in cols), default=1)
+    label_px = CHAR_EM * font_size * longest_row + 16
+    colourbar_px = 0 if kind == "mask" else 90
+    panel_w = n_cols * cell
+    fit = int((GRID_WIDTH_PX - label_px - colourbar_px + GRID_GAP_PX) // (panel_w + GRID_GAP_PX))
+    per_row = max(1, min(columns, len(mats), fit))
+    grid_rows = -(-len(mats) // per_row)
+    # Column labels: side by side if they fit under their cells, else turned upright.
+    upright = CHAR_EM * font_size * longest_col > cell
+    x_labels_px = (CHAR_EM * font_size * longest_col + 12) if upright else 1.6 * font_size
+    title_px = 1.6 * (font_size + 2)
+    band = title_px + n_rows * cell + x_labels_px + 1.6 * font_size + GRID_GAP_PX
+    top = 10 + (1.6 * (font_size + 2) * (2 if block > 1 else 1) if title or block > 1 else 0)
+    total = int(height or (top + grid_rows * band + 10))
+    # Domains in paper fractions: panels left to right, rows top to bottom.
+    plot_w = GRID_WIDTH_PX - colourbar_px
+    x0 = label_px / plot_w
+    width_frac = (1 - x0 - (per_row - 1) * GRID_GAP_PX / plot_w) / per_row
+    width_frac = min(width_frac, panel_w / plot_w)
+    plot_h = total - top - 10
+    scale = plot_h / (grid_rows * band)
+    colour = _grid_colours(shown, kind, font_size)
+    traces, layout = [], {}
+    annotations = []
+    for k, (m, name) in enumerate(zip(shown, titles, strict=True)):
+        r, c = divmod(k, per_row)
+        axis = "" if k == 0 else str(k + 1)
+        left = x0 + c * (width_frac + GRID_GAP_PX / plot_w)
+        band_top = 1 - (r * band * scale) / plot_h
+        y_high = band_top - title_px * scale / plot_h
+        y_low = y_high - n_rows * cell * scale / plot_h
+        masked = np.isneginf(m)
+        text = _cell_text(m, kind, decimals) if printed else None
+        traces.append(dict(
+            type="heatmap", xaxis=f"x{axis}", yaxis=f"y{axis}", coloraxis="coloraxis",
+            z=np.clip(np.where(masked, np.nan, m), -1e38, 1e38).astype(np.float32),
+            x=cols, y=rows, text=text, texttemplate="%{text}" if printed else None,
+            textfont={"size": cell_font, **({"color": "#ffffff"} if kind == "mask" else {})},
+            hovertemplate=f"{plotly_safe(name)}<br>{y_title} %{{y}}<br>{x_title} %{{x}}<br>"
+                          + ("value %{text}" if printed else f"value %{{z:.{decimals}f}}")
+                          + "<extra></extra>",
+            xgap=1, ygap=1,
+        ))
+        if masked.any():
+            traces.append(_masked_layer(masked, cols, rows, printed, cell_font)
+                          | {"xaxis": f"x{axis}", "yaxis": f"y{axis}"})
+        x_axis = _category_axis(cols, x_title, font_size)
+        x_axis |= {"domain": [left, min(left + width_frac, 1.0)], "anchor": f"y{axis}",
+                   "tickangle": -90 if upright else 0, "automargin": False}
+        y_axis = _category_axis(rows, y_title if c == 0 else "", font_size)
+        y_axis |= {"domain": [max(y_low, 0.0), y_high], "anchor": f"x{axis}",
+                   "autorange": "reversed", "automargin": False,
+                   "showticklabels": c == 0}
+        layout[f"xaxis{axis}"], layout[f"yaxis{axis}"] = x_axis, y_axis
+        annotations.append({"text": plotly_safe(name), "showarrow": False, "xref": "paper",
+                            "yref": "paper", "x": left + width_frac / 2, "y": y_high,
+                            "xanchor": "center", "yanchor": "bottom",
+                            "font": {"size": font_size + 2}})
+    heading = (title or "") + (_pooling_note(block) if block > 1 else "")
+    layout |= {
+        "coloraxis": colour,
+        "annotations": annotations,
+        "margin": {"l": 10, "r": 10, "t": int(top), "b": 10},
+        "height": total,
+        "font": {"size": font_size},
+    }
+    if heading:
+        layout["title"] = {"text": heading, "font": {"size": font_size + 2}}
+    return figure(traces, layout)
+
+
+def _grid_colours(shown: list[np.ndarray], kind: str, font_size: int) -> dict:
+    """The one colour axis of a grid: its scale, range and colour bar."""
+    if kind == "mask":
+        return {"colorscale": [[0, "#d0d0d0"], [1, "#21918c"]], "cmin": 0.0, "cmax": 1.0,
+                "showscale": False}
+    bar = {"thickness": 14, "len": 1.0, "tickfont": {"size": font_size}}
+    if kind == "weights":
+        return {"colorscale": WEIGHTS_SCALE, "cmin": 0.0, "cmax": 1.0, "colorbar": bar}
+    finite = np.concatenate([m[np.isfinite(m)] for m in shown])
+    span = float(np.max(np.abs(finite))) if finite.size else 1.0
+    span = span if span > 0 else 1.0
+    return {"colorscale": SCORES_SCALE if kind == "scores" else VALUES_SCALE,
+            "cmin": -span, "cmax": span, "colorbar": bar}
 
 
 # Okabe-Ito colours: distinguishable with every common colour-vision deficiency.
 SERIES_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000"]
 
 
+def _log_ticks(values) -> dict:
+    """Tick settings of a log axis: labels at powers of ten only (every other power past
+    8 decades), or at 1, 2 and 5 times them when the data span less than a decade; never
+    Plotly's minor labels ("5 0.1 2 5 1 2", which run into each other)."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v) & (v > 0)]
+    if v.size == 0:
+        return {"dtick": 1}
+    low, high = np.floor(np.log10(v.min())), np.ceil(np.log10(v.max()))
+    if high - low >= 2 or (high - low >= 1 and v.max() / v.min() >= 10):
+        return {"dtick": 2 if high - low > 8 else 1}
+    ticks = [m * 10.0 ** e for e in range(int(low) - 1, int(high) + 1) for m in (1, 2, 5)]
+    return {"tickmode": "array", "tickvals": [t for t in ticks
+                                              if v.min() / 1.5 <= t <= v.max() * 1.5]}
+
+
+def _legend_rows(names: list[str], font_size: int, width_px: int = 480) -> int:
+    """Rows a horizontal legend of ``names`` takes in about ``width_px`` (an estimate on
+    the narrow side, so that the space kept for it is enough)."""
+    rows, used = 1, 0.0
+    for name in names:
+        item = 40 + CHAR_EM * font_size * len(name)
+        if used and used + item > width_px:
+            rows, used = rows + 1, 0.0
+        used += item
+    return rows
+
+
 def _axes_layout(title: str, x_title: str, y_title: str, font_size: int, height: int,
-                 log_x: bool = False, log_y: bool = False) -> dict:
-    return {
-        "title": {"text": title, "font": {"size": font_size + 2}},
-        "xaxis": {"title": {"text": x_title}, "type": "log" if log_x else "linear",
-                  "tickfont": {"size": font_size}},
-        "yaxis": {"title": {"text": y_title}, "type": "log" if log_y else "linear",
-                  "tickfont": {"size": font_size}},
-        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
-        "height": height,
+                 log_x: bool = False, log_y: bool = False, legend: list[str] = (),
+                 x_values=(), y_values=()) -> dict:
+    """Axes with titles, and the legend (if any) in a band of its own between the title
+    and the plot, so that it never sits on an axis title."""
+    line = 1.5 * font_size
+    title_px = 12 + 1.5 * (font_size + 2)
+    legend_px = _legend_rows(list(legend), font_size) * line + 8 if len(legend) > 1 else 0
+    top = int(title_px + legend_px + 10)
+    layout = {
+        "title": {"text": title, "font": {"size": font_size + 2}, "yref": "container",
+                  "y": 1.0, "yanchor": "top", "pad": {"t": 8}},
+        "xaxis": {"title": {"text": x_title, "font": {"size": font_size}},
+                  "type": "log" if log_x else "linear", "tickfont": {"size": font_size},
+                  "automargin": True, **(_log_ticks(x_values) if log_x else {})},
+        "yaxis": {"title": {"text": y_title, "font": {"size": font_size}},
+                  "type": "log" if log_y else "linear", "tickfont": {"size": font_size},
+                  "automargin": True, **(_log_ticks(y_values) if log_y else {})},
+        "margin": {"l": 10, "r": 10, "t": top, "b": 10},
+        "height": height + (top - 50),
         "font": {"size": font_size},
-        "legend": {"orientation": "h", "y": -0.25},
+        "showlegend": len(legend) > 1,
     }
+    if len(legend) > 1:
+        layout["legend"] = {"orientation": "h", "yref": "container", "y": 1 - title_px / (
+            height + top - 50), "yanchor": "top", "x": 0, "xanchor": "left",
+            "font": {"size": font_size}}
+    return layout
 
 
 def line_chart(x, series: dict, *, title: str, x_title: str, y_title: str,
@@ -285,8 +501,10 @@ def line_chart(x, series: dict, *, title: str, x_title: str, y_title: str,
             hovertemplate=f"{plotly_safe(name)}<br>{x_title} %{{x:.4g}}<br>"
                           f"{y_title} %{{y:.4g}}<extra></extra>",
         ))
+    ys = [np.asarray(y, dtype=np.float64) for y in series.values()]
     return figure(traces, _axes_layout(title, x_title, y_title, font_size, height, log_x,
-                                       log_y))
+                                       log_y, legend=[str(k) for k in series], x_values=x,
+                                       y_values=np.concatenate(ys) if ys else ()))
 
 
 def bar_chart(labels, values, *, title: str, x_title: str, y_title: str,
@@ -300,10 +518,14 @@ def bar_chart(labels, values, *, title: str, x_title: str, y_title: str,
         type="bar", x=labels, y=values, marker={"color": colour},
         text=[f"{v:.{decimals}f}" for v in values] if show_text else None,
         textposition="outside" if show_text else None,
+        textfont={"size": font_size} if show_text else None,
         hovertemplate=f"{x_title} %{{x}}<br>{y_title} %{{y:.{decimals}f}}<extra></extra>",
     )
     layout = _axes_layout(title, x_title, y_title, font_size, height)
-    layout["xaxis"]["type"] = "category"
+    layout["xaxis"] |= {"type": "category"}
+    if len(labels) <= ALL_LABELS_UP_TO:
+        layout["xaxis"] |= {"tickmode": "array", "tickvals": labels,
+                            "ticktext": [_abbreviate(x) for x in labels]}
     if y_range is not None:
         layout["yaxis"]["range"] = list(y_range)
     return figure([bar], layout)
@@ -324,6 +546,7 @@ def histogram(samples, *, title: str, x_title: str, bins: int = 40, reference_pd
         xs = np.linspace(edges[0], edges[-1], 200)
         traces.append(dict(type="scatter", x=xs, y=reference_pdf(xs), name="theory",
                            mode="lines", line={"color": "#222222", "dash": "dash", "width": 2}))
-    layout = _axes_layout(title, x_title, "density", font_size, height)
+    layout = _axes_layout(title, x_title, "density", font_size, height,
+                          legend=["samples", "theory"] if reference_pdf is not None else [])
     layout["bargap"] = 0
     return figure(traces, layout)

@@ -2,30 +2,135 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import streamlit as st
 
 from .controls import URL
+from .labels import md_escape
 
 PRESENTER_KEY = "presenter"
 
-# Presenter mode for a projector: bigger type everywhere, wider content. The CSS
-# is ours; no user text ever goes through unsafe HTML.
+# Presenter mode for a projector at 1280 × 720: every text a student reads is at least
+# 18 px (the browser test tests/e2e/test_presenter.py measures it), captions are dark, and
+# tables drawn on a canvas (st.dataframe) are zoomed. The CSS is ours; no user text ever
+# goes through unsafe HTML.
+PRESENTER_MIN_PX = 18
 _PRESENTER_CSS = """
 <style>
-[data-testid="stMain"] [data-testid="stMarkdown"] p,
-[data-testid="stMain"] [data-testid="stMarkdown"] li,
-[data-testid="stMain"] [data-testid="stExpander"] li { font-size: 1.35rem; }
-[data-testid="stMain"] h1 { font-size: 2.8rem !important; }
-[data-testid="stMain"] h2 { font-size: 2.1rem !important; }
-[data-testid="stMain"] h3 { font-size: 1.7rem !important; }
-[data-testid="stMain"] [data-testid="stWidgetLabel"] p { font-size: 1.15rem !important; }
-[data-testid="stMain"] .katex { font-size: 1.45em !important; }
-[data-testid="stMetricValue"] { font-size: 2.6rem; }
+[data-testid="stMain"] { font-size: 20px; }
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] p,
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] li,
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] td,
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] th,
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] code,
+[data-testid="stMain"] [data-testid="stTable"] td,
+[data-testid="stMain"] [data-testid="stTable"] th,
+[data-testid="stMain"] [data-testid="stText"],
+[data-testid="stMain"] [data-testid="stCode"] code,
+[data-testid="stMain"] [data-testid="stCode"] pre { font-size: 20px !important; }
+[data-testid="stMain"] [data-testid="stCaptionContainer"],
+[data-testid="stMain"] [data-testid="stCaptionContainer"] p {
+  font-size: 19px !important; color: #262730 !important; opacity: 1 !important; }
+/* Less empty space above the title: the first figure must fit on the first screen. */
+[data-testid="stMainBlockContainer"] { padding-top: 3rem !important; }
+[data-testid="stMain"] h1 { font-size: 2.4rem !important; }
+[data-testid="stMain"] h2 { font-size: 1.9rem !important; }
+[data-testid="stMain"] h3 { font-size: 1.5rem !important; }
+/* Widgets: labels, values, options, tabs, sliders, metrics, expanders, buttons. */
+[data-testid="stMain"] [data-testid="stWidgetLabel"],
+[data-testid="stMain"] [data-testid="stWidgetLabel"] p,
+[data-testid="stMain"] input,
+[data-testid="stMain"] textarea,
+[data-testid="stMain"] [data-baseweb="select"] *,
+[data-testid="stMain"] [data-testid="stSelectbox"] *,
+[data-testid="stMain"] [data-testid="stMultiSelect"] *,
+[data-testid="stMain"] [data-testid="stRadio"] label p,
+[data-testid="stMain"] [data-testid="stCheckbox"] label p,
+[data-testid="stMain"] [data-testid="stTab"] p,
+[data-testid="stMain"] [data-testid="stSliderThumbValue"],
+[data-testid="stMain"] [data-testid="stSliderTickBarMin"],
+[data-testid="stMain"] [data-testid="stSliderTickBarMax"],
+[data-testid="stMain"] [data-testid="stMetricLabel"] p,
+[data-testid="stMain"] [data-testid="stMetricDelta"],
+[data-testid="stMain"] [data-testid="stExpander"] summary p,
+[data-testid="stMain"] [data-testid="stExpander"] summary span,
+[data-testid="stMain"] [data-testid="stPageLink"] p,
+[data-testid="stMain"] [data-testid="stPageLink"] span,
+[data-testid="stMain"] button p,
+[data-testid="stMain"] [data-testid="stAlert"] p { font-size: 20px !important; }
+[data-testid="stMain"] [data-testid="stMetricValue"] { font-size: 2.4rem !important; }
+[data-testid="stMain"] .katex { font-size: 1.35em !important; }
+/* st.dataframe and st.data_editor draw their cells on a canvas at 14 px: zoom them. */
+[data-testid="stMain"] [data-testid="stDataFrame"] { zoom: 1.3; }
 </style>
 """
+
+
+PAGES_DIR = Path(__file__).resolve().parents[1]
+HOME_SCRIPT = "dashboard.py"
+# Titles in the sidebar, by the page's URL name; a page not listed is named from its file
+# (``8_Some_lesson.py`` -> "Some lesson"), so a new lesson appears without an edit here.
+PAGE_TITLES = {
+    "Worked_example": "Worked example",
+    "Scaling": "Why divide by √d_k",
+    "Masks": "Causal and padding masks",
+    "Multi_head": "Multi-head attention",
+    "Positional_encoding": "Positional encodings",
+    "Scoring_and_seq2seq": "Scoring and seq2seq",
+    "Cost": "The cost of attention",
+}
+_LESSON_FILE = re.compile(r"^(\d+)_(.+)\.py$")
+
+
+def lessons() -> list[tuple[int, str, str, str]]:
+    """Every lesson in ``pages/``, in order: (number, script path for st.page_link, URL
+    name, title), found from the files named ``N_Name.py``."""
+    found = []
+    for script in PAGES_DIR.glob("*.py"):
+        match = _LESSON_FILE.match(script.name)
+        if match:
+            number, name = int(match.group(1)), match.group(2)
+            found.append((number, f"pages/{script.name}", name,
+                          PAGE_TITLES.get(name, name.replace("_", " "))))
+    return sorted(found)
+
+
+def nav_label(number: int, title: str) -> str:
+    """A lesson's name in the sidebar and on the home page: "4 · Multi-head attention"."""
+    return f"{number} · {title}"
+
+
+def _navigation() -> None:
+    """Our own page list (Streamlit's is hidden in .streamlit/config.toml): "Home", then
+    the lessons numbered."""
+    from streamlit.errors import StreamlitPageNotFoundError
+
+    try:
+        st.page_link(HOME_SCRIPT, label="Home", icon=":material/home:")
+    except StreamlitPageNotFoundError:
+        return  # a script run on its own (a test from a string): no app pages to link
+    for number, script, _, title in lessons():
+        st.page_link(script, label=nav_label(number, title))
+
+
+def _presenter_requested() -> bool:
+    """Presenter mode as this run will set it, known before the switch is drawn.
+
+    The switch's kept value once it exists, else the link's ``presenter=true``: the page
+    config (the sidebar's initial state) must be set before any element.
+    """
+    if PRESENTER_KEY in st.session_state:
+        return bool(st.session_state[PRESENTER_KEY])
+    return str(st.query_params.get(PRESENTER_KEY, "")).lower() == "true"
+
+
+def presenter_mode() -> bool:
+    """True while presenter mode is on (for helpers that hide secondary material)."""
+    return bool(st.session_state.get(PRESENTER_KEY, False))
 
 
 def setup_page(title: str, icon: str = "🔎") -> bool:
@@ -33,8 +138,11 @@ def setup_page(title: str, icon: str = "🔎") -> bool:
 
     Every page calls this first.
     """
-    st.set_page_config(page_title=f"{title} · Attention Lab", page_icon=icon, layout="wide")
+    st.set_page_config(page_title=f"{title} · Attention Lab", page_icon=icon, layout="wide",
+                       initial_sidebar_state="collapsed" if _presenter_requested() else "auto")
     with st.sidebar:
+        _navigation()
+        st.divider()
         presenter = st.toggle(
             "Presenter mode",
             key=PRESENTER_KEY,
@@ -48,7 +156,95 @@ def setup_page(title: str, icon: str = "🔎") -> bool:
         )
     if presenter:
         st.html(_PRESENTER_CSS)
+    _watch_link()
     return bool(presenter)
+
+
+# Settings a link can carry that are not widgets (read with st.query_params), and
+# Streamlit's own parameters.
+LINK_PARAMS_WITHOUT_WIDGET = {"we_data"}
+STREAMLIT_PARAMS = {"embed", "embed_options"}
+_LINK_STATE = "_link_check"  # session state: {"page": ..., "link": {...}, "slot": ...}
+
+
+def _page_id() -> str:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return getattr(ctx, "page_script_hash", "") if ctx else ""
+
+
+def _watch_link() -> None:
+    """On the run that opens a page (a new session, a link, a page change), note the link's
+    parameters; ``finish_page`` compares them with what the page used. A slot at the top
+    of the page holds the note to the teacher while they stay on the page."""
+    page = _page_id()
+    state = st.session_state.get(_LINK_STATE)
+    if state is None or state["page"] != page:
+        link = {k: st.query_params.get_all(k) for k in st.query_params}
+        st.session_state[_LINK_STATE] = state = {"page": page, "link": link, "note": None,
+                                                 "checked": False}
+    st.session_state[_LINK_STATE + "_slot"] = st.empty()
+    if state["note"]:
+        st.session_state[_LINK_STATE + "_slot"].info(state["note"], icon="🔗")
+
+
+def _link_value_used(linked: list[str], value) -> bool:
+    """Whether a widget's value is what the link asked for (the link's last value)."""
+    if not linked:
+        return False
+    if isinstance(value, (list, tuple)):
+        return sorted(map(str, value)) == sorted(linked)
+    last = linked[-1]
+    if isinstance(value, bool):
+        return last.lower() == str(value).lower()
+    if isinstance(value, (int, float)):
+        try:
+            return abs(float(last) - float(value)) <= 1e-9 * max(1.0, abs(float(value)))
+        except ValueError:
+            return False
+    return str(value) == last
+
+
+def ignored_link_params(link: dict[str, list[str]], now: dict[str, list[str]],
+                        is_bound, value_of) -> list[str]:
+    """The parameters of ``link`` that the page did not use: not bound to any of its
+    widgets (nor a known non-widget setting), or bound but not taken (Streamlit drops a
+    value a widget rejects, silently, and shows the default). ``now`` is the link after
+    the run; ``is_bound(name)`` and ``value_of(name)`` look at the page's widgets."""
+    ignored = []
+    for name, linked in link.items():
+        if name in STREAMLIT_PARAMS or name in LINK_PARAMS_WITHOUT_WIDGET:
+            continue
+        refused = now.get(name) != linked and not _link_value_used(linked, value_of(name))
+        if not is_bound(name) or refused:
+            ignored.append(name)
+    return ignored
+
+
+def finish_page() -> None:
+    """The last line of every page: tell the teacher which settings of the link the page
+    did not use (unknown names, values its controls refused), once per opening."""
+    state = st.session_state.get(_LINK_STATE)
+    if not state or state["checked"] or state["page"] != _page_id():
+        return
+    state["checked"] = True
+    from streamlit.runtime.state import get_session_state
+
+    with get_session_state().query_params() as qp:
+        bound = {name for name in state["link"] if qp.is_bound(name)}
+    now = {k: st.query_params.get_all(k) for k in st.query_params}
+    ignored = ignored_link_params(state["link"], now, bound.__contains__,
+                                  lambda name: st.session_state.get(name))
+    if not ignored:
+        return
+    shown = ", ".join(f"{md_escape(name[:40])}={md_escape(state['link'][name][-1][:40])}"
+                      for name in ignored[:8])
+    more = f" and {len(ignored) - 8} more" if len(ignored) > 8 else ""
+    state["note"] = (f"This link has settings this page does not know or could not use: "
+                     f"{shown}{more}. They were ignored: the page opened with its defaults "
+                     "for them.")
+    st.session_state[_LINK_STATE + "_slot"].info(state["note"], icon="🔗")
 
 
 def figure_font(presenter: bool) -> int:
@@ -82,8 +278,17 @@ def bad_input_stops_page() -> Iterator[None]:
         st.stop()
 
 
-def bullet_list(title: str, items: list[str], *, expanded: bool = True) -> None:
-    """A titled list such as "What to notice" or "Try this"."""
+def bullet_list(title: str, items: list[str], *, expanded: bool = True,
+                secondary: bool | None = None) -> None:
+    """A titled list such as "What to notice" or "Try this".
+
+    Secondary lists are not drawn in presenter mode; by default "Try this" lists are
+    secondary (things for a student to do alone), "What to notice" lists are not.
+    """
+    if secondary is None:
+        secondary = title.strip().lower().startswith("try this")
+    if secondary and presenter_mode():
+        return
     with st.expander(title, expanded=expanded):
         st.markdown("\n".join(f"- {item}" for item in items))
 
@@ -93,7 +298,10 @@ def practice_questions(prefix: str, questions: list[dict]) -> None:
 
     Each question is a dict with ``q`` (text), ``a`` (the answer, markdown) and
     optionally ``value`` (a number the student can type and check) with ``tol``.
+    Not drawn in presenter mode: questions are for students working alone.
     """
+    if presenter_mode():
+        return
     st.subheader("Practice questions")
     for n, item in enumerate(questions, start=1):
         st.markdown(f"**{n}.** {item['q']}")

@@ -13,7 +13,6 @@ Every lesson page needs a row in ``CONTROLS``: a new page without one fails
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -23,6 +22,7 @@ from playwright.sync_api import Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from test_exports import CHECKS as EXPORT_CHECKS
 from test_pages import (
+    NAV_LINKS,
     PAGES,
     _assert_no_error,
     _open,
@@ -37,6 +37,7 @@ MAIN = '[data-testid="stMain"]'
 ERROR_ALERT = '[data-testid="stAlertContentError"]'
 URL_TIMEOUT_MS = 30_000
 PROJECTOR = {"width": 1280, "height": 720}
+EXPAND_SIDEBAR = '[data-testid="stExpandSidebarButton"]'
 
 
 @dataclass(frozen=True)
@@ -260,9 +261,12 @@ def _move(page: Page, move: Move) -> None:
         thumb.focus()
         page.keyboard.press(move.key)
     elif move.kind == "switch":
-        # The input itself is visually hidden; its label is what a user clicks.
-        page.get_by_role("switch", name=move.label, exact=True).locator(
-            "xpath=ancestor::label[1]").click()
+        # The input itself is visually hidden; its label is what a user clicks. A switch
+        # in the collapsed sidebar (presenter mode collapses it) needs the sidebar opened.
+        label = page.get_by_role("switch", name=move.label, exact=True).locator(
+            "xpath=ancestor::label[1]")
+        _open_sidebar(page)
+        label.click()
     else:
         raise AssertionError(f"unknown move {move.kind!r}")
 
@@ -373,14 +377,19 @@ def test_positional_odd_dmodel_link_says_what_it_uses(page: Page, streamlit_serv
 # --------------------------------------------------------------------------------------
 # 3. Values survive leaving the page through the sidebar and coming back
 # --------------------------------------------------------------------------------------
-def _nav_click(page: Page, label: str) -> None:
-    nav = page.locator('[data-testid="stSidebarNav"]')
-    more = nav.locator('[data-testid="stSidebarNavViewButton"]')
-    if more.count() and "more" in more.inner_text():
-        more.click()
+def _open_sidebar(page: Page) -> None:
+    """Open the sidebar if it is collapsed (presenter mode collapses it)."""
+    if page.locator('[data-testid="stSidebar"][data-collapsed="true"]').count():
+        page.locator(EXPAND_SIDEBAR).click()
+        page.locator('[data-testid="stSidebar"][data-collapsed="false"]').wait_for()
+        page.wait_for_timeout(500)  # the sidebar slides in
+
+
+def _nav_click(page: Page, path: str) -> None:
+    """Click the sidebar's link to ``/path`` (our own page list, see pages/ui/layout.py)."""
+    _open_sidebar(page)
     before = _runs_finished(page)
-    nav.locator('[data-testid="stSidebarNavLink"]').filter(
-        has_text=re.compile(rf"^\s*{re.escape(label)}\s*$")).click()
+    page.locator(f'{NAV_LINKS}:is([href="{path}"], [href$="/{path}"])').click()
     _wait_idle(page, before)
 
 

@@ -84,6 +84,18 @@ CASES = {
     "histogram with a theory curve": lambda rng: figures.histogram(
         rng.standard_normal(500), title="H", x_title="q·k",
         reference_pdf=lambda x: np.exp(-x**2 / 2) / np.sqrt(2 * np.pi)),
+    "grid of weights, one colour bar": lambda rng: figures.heatmap_grid(
+        [rng.dirichlet(np.ones(5), size=5) for _ in range(3)], TOKENS, TOKENS,
+        ["head 1", "head 2", "head 3"], font_size=18, columns=2),
+    "grid of masks": lambda rng: figures.heatmap_grid(
+        [np.tril(np.ones((5, 5))), np.ones((5, 5))], TOKENS, TOKENS, ["causal", "none"],
+        kind="mask"),
+    "grid of masked scores, pooled": lambda rng: figures.heatmap_grid(
+        [_pooled_masked_scores(rng), _masked_scores(200, rng)], _labels(200), _labels(200),
+        ["a", "b"], kind="scores"),
+    "line chart, log axes within a decade": lambda rng: figures.line_chart(
+        [1, 2, 3], {"a": [0.2, 0.3, 0.5], "b": [0.3, 0.4, 0.6]}, title="T", x_title="n",
+        y_title="v", log_y=True),
     "histogram alone": lambda rng: figures.histogram(
         rng.standard_normal(500), title="H", x_title="q·k", bins=7),
 }
@@ -153,3 +165,69 @@ def test_cell_fonts_never_go_below_the_floor() -> None:
     widest = figures.matrix_heatmap(np.full((12, 12), -3.19), _labels(12), _labels(12),
                                     title="S", kind="scores", decimals=6)
     assert _cell_font(widest) == figures.MIN_CELL_FONT == 9
+
+
+def test_pooled_blocks_are_labelled_by_their_range_and_the_title_says_so() -> None:
+    # 200 tokens pooled to at most 64 a side: blocks of ceil(200 / 64) = 4; the last block
+    # holds positions 197 to 200.
+    fig = figures.matrix_heatmap(np.zeros((200, 200)), _labels(200), _labels(200), title="W")
+    y = list(fig.data[0].y)
+    assert y[:2] == ["1–4", "5–8"] and y[-1] == "197–200" and len(y) == 50
+    assert "mean of a 4×4 block" in fig.layout.title.text
+    assert not any("…" in label for label in y)
+
+
+def test_every_token_label_is_drawn_and_long_ones_are_abbreviated() -> None:
+    labels = [f"t{i}" for i in range(23)] + ["extraordinarily"]
+    fig = figures.matrix_heatmap(np.zeros((24, 24)), labels, labels, title="W")
+    assert list(fig.layout.xaxis.tickvals) == labels  # all 24, none dropped
+    assert fig.layout.xaxis.ticktext[-1] == "extraordi…"  # 10 characters as read
+    assert fig.data[0].x[-1] == "extraordinarily"  # the hover has the full text
+
+
+def test_grid_has_one_colour_bar_and_all_labels_on_every_panel() -> None:
+    rng = np.random.default_rng(3)
+    mats = [rng.dirichlet(np.ones(11), size=11) for _ in range(8)]
+    words = "The cat sat on the mat because the cat was tired".split()
+    fig = figures.heatmap_grid(mats, words, words, [f"head {h + 1}" for h in range(8)],
+                               font_size=18, columns=4)
+    assert {t.coloraxis for t in fig.data} == {"coloraxis"}  # one shared colour axis
+    assert fig.layout.coloraxis.cmin == 0 and fig.layout.coloraxis.cmax == 1
+    axes = [fig.layout[f"xaxis{'' if k == 0 else k + 1}"] for k in range(8)]
+    assert all(len(a.tickvals) == 11 for a in axes)
+    # Cells: 1.6 × 18 = 28.8 px; a panel of 11 is 317 px; at most (1150 - 0.6·18·8 - 16
+    # - 90 + 24) / (317 + 24) = 2.8 -> 2 panels a row, 4 rows; the height follows.
+    lefts = sorted({round(a.domain[0], 3) for a in axes})
+    assert len(lefts) == 2
+    assert fig.layout.height > 4 * 11 * 28.8
+
+
+def test_on_a_projector_numbers_too_long_for_their_cells_are_not_printed() -> None:
+    # 12 columns of "-3.190000" at font 20 would need a 5 px font: no text at all.
+    fig = figures.matrix_heatmap(np.full((12, 12), -3.19), _labels(12), _labels(12),
+                                 title="S", kind="scores", decimals=6, font_size=20)
+    assert fig.data[0].texttemplate is None
+    # 3 × 3 at 3 decimals fit at 20 px: printed.
+    fits = figures.matrix_heatmap(np.full((3, 3), 0.401), TOKENS[:3], TOKENS[:3], title="W",
+                                  font_size=20)
+    assert fits.data[0].texttemplate == "%{text}" and _cell_font(fits) == 20
+
+
+def test_log_axes_label_powers_of_ten_only() -> None:
+    fig = figures.line_chart([16, 64, 256, 1024], {"a": [0.05, 0.4, 6.0, 90.0], "b": [1, 2, 3, 4]},
+                             title="T", x_title="n", y_title="ms", log_x=True, log_y=True)
+    assert fig.layout.xaxis.dtick == 1 and fig.layout.yaxis.dtick == 1
+    # Within one decade, 1-2-5 steps inside the data's range (0.2 to 0.6, widened by 1.5).
+    small = figures.line_chart([1, 2], {"a": [0.2, 0.6]}, title="T", x_title="n",
+                               y_title="v", log_y=True)
+    assert list(small.layout.yaxis.tickvals) == [0.2, 0.5]
+
+
+def test_a_legend_sits_between_the_title_and_the_plot() -> None:
+    fig = figures.line_chart([1, 2], {"measured": [1, 2], "theory": [1, 2]}, title="T",
+                             x_title="n", y_title="v", font_size=20)
+    # Title band 12 + 1.5·22 = 45 px; one legend row 1.5·20 + 8 = 38 px; top margin
+    # 45 + 38 + 10 = 93 px; the legend's top is at 45 px from the figure's top.
+    assert fig.layout.margin.t == 93
+    assert fig.layout.legend.yref == "container"
+    assert (1 - fig.layout.legend.y) * fig.layout.height == pytest.approx(45)
