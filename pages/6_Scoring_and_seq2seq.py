@@ -52,10 +52,10 @@ S, T = len(src), len(tgt)
 
 st.header("1 · Four ways to score a query against keys")
 t = bounded_slider(st, "Decoding step t (the query is the decoder state of target token t)",
-                   1, T, 3, key="s2s_step") - 1
-st.markdown(f"Query: the decoder state of “{md_escape(tgt[t])}”; keys: the {S} encoder "
-            f"states. d = {D}; the general and additive scores use random (untrained) "
-            "matrices.")
+                   1, T, 2, key="s2s_step") - 1
+st.markdown(f"Query: the decoder state of “{md_escape(tgt[t])}”, target token {t + 1}; keys: "
+            f"the {S} encoder states. Tokens, steps and positions are counted from 1. "
+            f"d = {D}; the general and additive scores use random (untrained) matrices.")
 counts = params.parameter_counts()
 cols = st.columns(4 if not presenter else 2)
 all_weights = {}
@@ -78,11 +78,11 @@ luong_score = c2.selectbox("Luong's score", list(s2s.LUONG_SCORES), key="s2s_luo
                            disabled=model != "Luong", **URL)
 if model == "Bahdanau":
     align = s2s.bahdanau(h, s, params)
-    st.markdown("**Bahdanau**: additive score with the *previous* decoder state s_{t−1} "
+    st.markdown("**Bahdanau**: additive score with the *previous* decoder state sₜ₋₁ "
                 "(before the first step, the mean encoder state).")
 else:
     align = s2s.luong(h, s, params, luong_score)
-    st.markdown(f"**Luong**: {luong_score} score with the *current* decoder state s_t.")
+    st.markdown(f"**Luong**: {luong_score} score with the *current* decoder state sₜ.")
 filled = np.where(np.arange(T)[:, None] <= t, align.weights, np.nan)
 left, right = st.columns(2)
 with left:
@@ -117,6 +117,7 @@ p_t = (s2s.monotonic_position(t, S) if mode == "monotonic"
        else s2s.predictive_position(s[t], params, S))
 dot_scores = s2s.score("dot", s[t:t + 1], h, params)[0]
 local = s2s.local_attention(dot_scores, h, p_t, half)
+centre = p_t + 1  # the core counts source positions from 0, the page from 1
 left, right = st.columns(2)
 with left:
     st.plotly_chart(bar_chart(src, softmax(dot_scores), title="Global (dot score)",
@@ -124,13 +125,15 @@ with left:
                               colour=SERIES_COLOURS[0], decimals=2, font_size=font),
                     key="s2s_fig_global")
 with right:
-    st.plotly_chart(bar_chart(src, local.weights, title=f"Local, p_t = {p_t:.2f}, D = {half}",
+    st.plotly_chart(bar_chart(src, local.weights, title=f"Local, p_t = {centre:.2f}, D = {half}",
                               x_title="source token", y_title="weight", y_range=(0, 1.1),
                               colour=SERIES_COLOURS[2], decimals=2, font_size=font),
                     key="s2s_fig_local")
-rule = "Monotonic: p_t = t" if mode == "monotonic" else "Predictive: p_t = S·σ(v_pᵀ tanh(W_p s_t))"
+rule = ("Monotonic: p_t = t, the decoding step (at most S)" if mode == "monotonic"
+        else "Predictive: p_t = 1 + S·σ(v_pᵀ tanh(W_p sₜ)), anywhere from 1 to S + 1")
 st.markdown(
-    f"{rule} = {p_t:.2f}. Outside [p_t − D, p_t + D] the weights are exactly 0; inside, the "
+    f"{rule}: p_t = {centre:.2f}, a source position counted from 1. Outside "
+    "[p_t − D, p_t + D] the weights are exactly 0; inside, the "
     f"softmax is multiplied by a Gaussian with σ = D/2 = {half / 2:g}, so the weights sum "
     f"to {local.weights.sum():.3f} (Luong et al. do not renormalise)."
 )
@@ -178,8 +181,8 @@ if not presenter:
               "the choice, so the derivative is 0 (and undefined where the choice flips)."},
         {"q": "Which decoder state does Bahdanau attention use at step t, and which does "
               "Luong's?",
-         "a": "Bahdanau: the previous state s_{t−1} (attention feeds the new state). Luong: "
-              "the current state s_t (attention is computed after the state)."},
+         "a": "Bahdanau: the previous state sₜ₋₁ (attention feeds the new state). Luong: "
+              "the current state sₜ (attention is computed after the state)."},
     ])
     st.subheader("Download")
     downloads("s2s", {
@@ -191,6 +194,7 @@ if not presenter:
     }, {
         "source": src, "target": tgt, "model": model, "luong_score": luong_score,
         "step": t + 1, "weights_by_score": all_weights, "alignment": align.weights,
-        "contexts": align.contexts, "local": {"p_t": p_t, "D": half, "weights": local.weights},
+        "contexts": align.contexts,
+        "local": {"p_t_from_1": centre, "D": half, "weights": local.weights},
         "hard": {"chosen": chosen, "soft_gradient": soft_grad, "hard_gradient": hard_grad},
     })
