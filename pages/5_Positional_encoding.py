@@ -22,6 +22,7 @@ from pages.ui.tables import downloads
 
 BASES = [100, 300, 1000, 3000, 10000, 30000, 100000]
 MAX_TOKENS = 24
+TABLE_CELLS = 64  # rows and columns of the sinusoidal table drawn; larger tables are sampled
 
 presenter = setup_page("Positional encodings", "📍")
 font = figure_font(presenter)
@@ -42,9 +43,21 @@ if d % 2:  # a link can carry an odd value past the slider's step of 2
     d = even
 with bad_input_stops_page():
     pe = pos.sinusoidal(T, d, base)
-dims = [f"{c}" for c in range(d)]
-positions = [f"{p}" for p in range(T)]
+dims = [f"{c}" for c in range(d)]  # dimensions and pairs are numbered as in the formula
+positions = [f"{p + 1}" for p in range(T)]  # position p + 1 is the formula's p
 sim = pe @ pe.T  # (T, T): the offset check below reads it; the figures build their own
+
+
+def table_sample(T: int, d: int) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Rows and columns of the T × d table to draw: all of them up to TABLE_CELLS a side,
+    else one position in ``row_step`` and one sin/cos pair in ``pair_step`` (both of its
+    columns). Every drawn cell is a true entry: averaging blocks of the fast columns,
+    which swing between −1 and 1, would paint them white."""
+    row_step = -(-T // TABLE_CELLS)
+    pair_step = -(-(d // 2) // (TABLE_CELLS // 2))
+    rows = np.arange(0, T, row_step)
+    pairs = np.arange(0, d // 2, pair_step)
+    return rows, np.sort(np.concatenate([2 * pairs, 2 * pairs + 1])), row_step, pair_step
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -53,11 +66,18 @@ def table_figures(T: int, d: int, base: float, font: int) -> dict:
     pe = pos.sinusoidal(T, d, base)
     sim = pe @ pe.T
     cosine = sim / np.outer(np.linalg.norm(pe, axis=1), np.linalg.norm(pe, axis=1))
-    positions, dims = [f"{p}" for p in range(T)], [f"{c}" for c in range(d)]
+    positions = [f"{p + 1}" for p in range(T)]
+    rows, cols, row_step, pair_step = table_sample(T, d)
+    title = f"PE: {T} positions × {d} dimensions"
+    if row_step > 1 or pair_step > 1:
+        title += f" (1 position in {row_step}, 1 pair in {pair_step} drawn)"
+    table = matrix_heatmap(pe[np.ix_(rows, cols)], [positions[r] for r in rows],
+                           [f"{c}" for c in cols], title=title, kind="scores", decimals=2,
+                           x_title="dimension", y_title="position", font_size=font,
+                           height=480)
+    table.update_traces(zmin=-1.0, zmax=1.0, selector={"type": "heatmap"})  # PE's true range
     return {
-        "table": matrix_heatmap(pe, positions, dims, title=f"PE: {T} positions × {d} dimensions",
-                                kind="scores", decimals=2, x_title="dimension",
-                                y_title="position", font_size=font, height=480),
+        "table": table,
         "similarity": matrix_heatmap(sim, positions, positions, title="PE · PEᵀ", kind="scores",
                                      decimals=1, x_title="position", y_title="position",
                                      font_size=font),
@@ -73,18 +93,31 @@ st.header("1 · The sinusoidal table")
 st.latex(r"PE_{p,\,2i} = \sin\!\left(\frac{p}{b^{2i/d_{model}}}\right),\qquad "
          r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{b^{2i/d_{model}}}\right)")
 st.plotly_chart(figures["table"], key="pe_fig_table")
-st.markdown(f"Every value lies in [−1, 1] (here from {pe.min():.3f} to {pe.max():.3f}); row 0 "
-            "alternates 0 (sin 0) and 1 (cos 0). Left columns change fast, right columns slowly.")
+_, _, row_step, pair_step = table_sample(T, d)
+if row_step > 1 or pair_step > 1:
+    st.caption(f"The table has {T * d:,} entries: it draws 1 position in {row_step} "
+               f"(1, {1 + row_step}, {1 + 2 * row_step}, …) and 1 sin/cos pair in {pair_step}, "
+               "each cell a true entry, never an average. The fastest columns change more "
+               "between drawn rows than the eye can follow, so they look speckled.")
+st.markdown(f"Every value lies in [−1, 1] (here from {pe.min():.3f} to {pe.max():.3f}). "
+            "Positions are counted from 1 and the formula's p is the position − 1: position "
+            "1 has p = 0, so its row alternates 0 (sin 0) and 1 (cos 0). Dimensions and pairs "
+            "are numbered as in the formula, from 0. Left columns change fast, right columns "
+            "slowly.")
 pairs = list(range(d // 2))
-chosen = st.multiselect("Sin/cos pairs to plot against position", pairs,
-                        default=[i for i in (0, 1, d // 8, d // 2 - 1) if i in pairs][:4],
-                        key="pe_pairs", **URL)
+if len(pairs) == 1:
+    chosen = [0]
+    st.caption("d_model = 2: a single sin/cos pair, pair 0, is plotted.")
+else:
+    chosen = st.multiselect("Sin/cos pairs to plot against position", pairs,
+                            default=sorted({0, 1, d // 8, d // 2 - 1}),
+                            key="pe_pairs", **URL)
 left, right = st.columns(2)
 with left:
     series = {f"dim {2 * i} (sin, pair {i})": pe[:, 2 * i] for i in sorted(set(chosen))[:6]}
     if series:
-        st.plotly_chart(line_chart(np.arange(T), series, title="Chosen dimensions",
-                                   x_title="position p", y_title="PE", font_size=font),
+        st.plotly_chart(line_chart(np.arange(1, T + 1), series, title="Chosen dimensions",
+                                   x_title="position", y_title="PE", font_size=font),
                         key="pe_fig_dims")
     else:
         st.info("Choose at least one pair to plot.")
@@ -94,8 +127,11 @@ with right:
                                title="Wavelength of each pair", x_title="pair i",
                                y_title="positions (log)", log_y=True, font_size=font),
                     key="pe_fig_wavelengths")
-st.caption(f"Wavelengths run from 2π ≈ {lengths[0]:.2f} positions (pair 0) to "
-           f"{lengths[-1]:,.0f} positions (pair {d // 2 - 1}), a geometric progression.")
+if len(lengths) == 1:
+    st.caption(f"A single pair, pair 0: its wavelength is 2π ≈ {lengths[0]:.2f} positions.")
+else:
+    st.caption(f"Wavelengths run from 2π ≈ {lengths[0]:.2f} positions (pair 0) to "
+               f"{lengths[-1]:,.0f} positions (pair {d // 2 - 1}), a geometric progression.")
 
 st.header("2 · Similarity depends on the offset only")
 left, right = st.columns(2)
@@ -141,7 +177,7 @@ else:
     perm_test = permutation_test(x, pos.sinusoidal(n, d, base), w_q, w_k, w_v, rng)
     shuffled = [tokens[i] for i in perm_test.perm]
     st.dataframe(pd.DataFrame([tokens, shuffled], index=["original", "shuffled"],
-                              columns=[f"{p}" for p in range(n)]), width="stretch")
+                              columns=[f"{p + 1}" for p in range(n)]), width="stretch")
     st.markdown(
         f"Shuffle the tokens, run self-attention, and un-shuffle the outputs. **Without** "
         f"positional encodings the outputs match the original ones up to rounding (largest "
@@ -170,7 +206,7 @@ with c1:
                                    title="Learned table (random here)", kind="scores",
                                    decimals=2, x_title="dimension", y_title="position",
                                    font_size=font - 2), key="pe_fig_learned")
-    st.caption(f"One trained vector per position: nothing for positions ≥ {small}.")
+    st.caption(f"One trained vector per position: nothing for positions beyond {small}.")
 with c2:
     st.plotly_chart(matrix_heatmap(rel, labels, labels, title=f"Relative j − i, clipped at "
                                    f"±{clip}", kind="scores", decimals=0, x_title="key j",
