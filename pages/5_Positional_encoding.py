@@ -90,9 +90,13 @@ def table_figures(T: int, d: int, base: float, font: int) -> dict:
 figures = table_figures(T, d, base, font)
 
 st.header("1 · The sinusoidal table")
-st.latex(r"PE_{p,\,2i} = \sin\!\left(\frac{p}{b^{2i/d_{model}}}\right),\qquad "
-         r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{b^{2i/d_{model}}}\right)")
+formula = (r"PE_{p,\,2i} = \sin\!\left(\frac{p}{b^{2i/d_{model}}}\right),\qquad "
+           r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{b^{2i/d_{model}}}\right)")
+if not presenter:  # on a projector the table comes first, on the first screen
+    st.latex(formula)
 st.plotly_chart(figures["table"], key="pe_fig_table")
+if presenter:
+    st.latex(formula)
 _, _, row_step, pair_step = table_sample(T, d)
 if row_step > 1 or pair_step > 1:
     st.caption(f"The table has {T * d:,} entries: it draws 1 position in {row_step} "

@@ -53,9 +53,6 @@ S, T = len(src), len(tgt)
 st.header("1 · Four ways to score a query against keys")
 t = bounded_slider(st, "Decoding step t (the query is the decoder state of target token t)",
                    1, T, 2, key="s2s_step") - 1
-st.markdown(f"Query: the decoder state of “{md_escape(tgt[t])}”, target token {t + 1}; keys: "
-            f"the {S} encoder states. Tokens, steps and positions are counted from 1. "
-            f"d = {D}; the general and additive scores use random (untrained) matrices.")
 counts = params.parameter_counts()
 cols = st.columns(4 if not presenter else 2)
 all_weights = {}
@@ -68,6 +65,9 @@ for n, name in enumerate(SCORE_NAMES):
                                   x_title="source token", y_title="weight", y_range=(0, 1.1),
                                   colour=SERIES_COLOURS[n], decimals=2, font_size=font - 2),
                         key=f"s2s_fig_score_{n}")
+st.markdown(f"Query: the decoder state of “{md_escape(tgt[t])}”, target token {t + 1}; keys: "
+            f"the {S} encoder states. Tokens, steps and positions are counted from 1. "
+            f"d = {D}; the general and additive scores use random (untrained) matrices.")
 st.latex(r"q^\top k \qquad \frac{q^\top k}{\sqrt{d}} \qquad q^\top W k \qquad "
          r"v^\top \tanh(W_q\, q + W_k\, k)")
 

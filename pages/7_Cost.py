@@ -34,11 +34,12 @@ lesson_header(
     "measure on this machine how time and memory grow with the sequence length n, and see "
     "two ways to pay less: computing in chunks and vectorising over heads.",
 )
-st.caption(f"Limits that keep the server safe: n ≤ {LENGTHS[-1]}, H ≤ 8, H·n² ≤ "
-           f"{cost.MAX_WEIGHT_ELEMENTS:,} weights "
-           f"({cost.MAX_WEIGHT_ELEMENTS * 8 / MIB:.0f} MiB of float64) per call, at most 9 "
-           "rounds. Timings run on one BLAS thread, warm up first, interleave the lengths and "
-           "keep the best of each.")
+if not presenter:  # on a projector the figures come first; the warning below stays
+    st.caption(f"Limits that keep the server safe: n ≤ {LENGTHS[-1]}, H ≤ 8, H·n² ≤ "
+               f"{cost.MAX_WEIGHT_ELEMENTS:,} weights "
+               f"({cost.MAX_WEIGHT_ELEMENTS * 8 / MIB:.0f} MiB of float64) per call, at most 9 "
+               "rounds. Timings run on one BLAS thread, warm up first, interleave the lengths "
+               "and keep the best of each.")
 
 c1, c2, c3, c4 = st.columns(4)
 max_n = c1.select_slider("Largest n", LENGTHS[2:], value=512, key="cost_max_n", **URL)
@@ -114,8 +115,9 @@ table = pd.DataFrame({
     "peak measured (MiB)": growth.peak_bytes / MIB,
     "peak / weights": growth.peak_bytes / growth.weights_bytes,
 })
-st.dataframe(table.style.format({c: "{:.3g}" for c in table.columns if c != "n"}),
-             hide_index=True, width="stretch")
+if not presenter:  # the figures show the same numbers on a projector
+    st.dataframe(table.style.format({c: "{:.3g}" for c in table.columns if c != "n"}),
+                 hide_index=True, width="stretch")
 fitted = ", ".join(str(n) for n in growth.fit_ns)
 spread = (f"the {rounds} rounds fitted one by one give {growth.exponent_low:.2f} to "
           f"{growth.exponent_high:.2f}")
