@@ -18,6 +18,7 @@ from pages.ui.layout import (
     practice_questions,
     setup_page,
 )
+from pages.ui.live import keep
 from pages.ui.tables import downloads
 
 BASES = [100, 300, 1000, 3000, 10000, 30000, 100000]
@@ -44,7 +45,7 @@ if d % 2:  # a link can carry an odd value past the slider's step of 2
 with bad_input_stops_page():
     pe = pos.sinusoidal(T, d, base)
 dims = [f"{c}" for c in range(d)]  # dimensions and pairs are numbered as in the formula
-positions = [f"{p + 1}" for p in range(T)]  # position p + 1 is the formula's p
+positions = [f"{p + 1}" for p in range(T)]  # counted from 1: label p + 1 is the formula's p
 sim = pe @ pe.T  # (T, T): the offset check below reads it; the figures build their own
 
 
@@ -108,34 +109,42 @@ st.markdown(f"Every value lies in [−1, 1] (here from {pe.min():.3f} to {pe.max
             "1 has p = 0, so its row alternates 0 (sin 0) and 1 (cos 0). Dimensions and pairs "
             "are numbered as in the formula, from 0. Left columns change fast, right columns "
             "slowly.")
-pairs = list(range(d // 2))
-if len(pairs) == 1:
-    chosen = [0]
-    st.caption("d_model = 2: a single sin/cos pair, pair 0, is plotted.")
-else:
-    chosen = st.multiselect("Sin/cos pairs to plot against position", pairs,
-                            default=sorted({0, 1, d // 8, d // 2 - 1}),
-                            key="pe_pairs", **URL)
-left, right = st.columns(2)
-with left:
-    series = {f"dim {2 * i} (sin, pair {i})": pe[:, 2 * i] for i in sorted(set(chosen))[:6]}
-    if series:
-        st.plotly_chart(line_chart(np.arange(1, T + 1), series, title="Chosen dimensions",
-                                   x_title="position", y_title="PE", font_size=font),
-                        key="pe_fig_dims")
+@st.fragment
+def dimensions_section(pe: np.ndarray, base: float) -> None:
+    """Chosen sin/cos pairs against position, and every pair's wavelength."""
+    T, d = pe.shape
+    pairs = list(range(d // 2))
+    if len(pairs) == 1:
+        chosen = [0]
+        st.caption("d_model = 2: a single sin/cos pair, pair 0, is plotted.")
     else:
-        st.info("Choose at least one pair to plot.")
-with right:
-    lengths = pos.wavelengths(d, base)
-    st.plotly_chart(line_chart(np.arange(d // 2), {"wavelength 2π·b^(2i/d)": lengths},
-                               title="Wavelength of each pair", x_title="pair i",
-                               y_title="positions (log)", log_y=True, font_size=font),
-                    key="pe_fig_wavelengths")
-if len(lengths) == 1:
-    st.caption(f"A single pair, pair 0: its wavelength is 2π ≈ {lengths[0]:.2f} positions.")
-else:
-    st.caption(f"Wavelengths run from 2π ≈ {lengths[0]:.2f} positions (pair 0) to "
-               f"{lengths[-1]:,.0f} positions (pair {d // 2 - 1}), a geometric progression.")
+        chosen = st.multiselect("Sin/cos pairs to plot against position", pairs,
+                                default=sorted({0, 1, d // 8, d // 2 - 1}),
+                                key="pe_pairs", **URL)
+    left, right = st.columns(2)
+    with left:
+        series = {f"dim {2 * i} (sin, pair {i})": pe[:, 2 * i] for i in sorted(set(chosen))[:6]}
+        if series:
+            st.plotly_chart(line_chart(np.arange(1, T + 1), series, title="Chosen dimensions",
+                                       x_title="position", y_title="PE", font_size=font),
+                            key="pe_fig_dims")
+        else:
+            st.info("Choose at least one pair to plot.")
+    with right:
+        lengths = pos.wavelengths(d, base)
+        st.plotly_chart(line_chart(np.arange(d // 2), {"wavelength 2π·b^(2i/d)": lengths},
+                                   title="Wavelength of each pair", x_title="pair i",
+                                   y_title="positions (log)", log_y=True, font_size=font),
+                        key="pe_fig_wavelengths")
+    if len(lengths) == 1:
+        st.caption(f"A single pair, pair 0: its wavelength is 2π ≈ {lengths[0]:.2f} positions.")
+    else:
+        st.caption(f"Wavelengths run from 2π ≈ {lengths[0]:.2f} positions (pair 0) to "
+                   f"{lengths[-1]:,.0f} positions (pair {d // 2 - 1}), a geometric "
+                   "progression.")
+
+
+dimensions_section(pe, base)
 
 st.header("2 · Similarity depends on the offset only")
 left, right = st.columns(2)
@@ -148,32 +157,54 @@ st.markdown(
     f"along every diagonal (largest spread along a diagonal: {pos.offset_spread(sim):.1e})."
 )
 
-st.header("3 · The shift property: one rotation per offset")
-k = bounded_slider(st, "Offset k", 1, T - 1, 3, key="pe_offset")
-R = pos.shift_rotation(k, d, base)
-err = np.max(np.abs(pe[k:] - pe[:-k] @ R.T)) if T > k else 0.0
-left, right = st.columns(2)
-with left:
-    shown = min(d, 16)
-    st.plotly_chart(matrix_heatmap(R[:shown, :shown], dims[:shown], dims[:shown],
-                                   title=f"R_k for k = {k}" + (f" (first {shown} dims)"
-                                                               if shown < d else ""),
-                                   kind="scores", decimals=2, x_title="dimension",
-                                   y_title="dimension", font_size=font), key="pe_fig_rotation")
-with right:
-    st.latex(r"PE(p + k) = R_k\, PE(p)\quad\text{for every } p")
-    st.markdown(f"R_k is block diagonal: one 2×2 rotation by k·ωᵢ per pair, the same for "
-                f"every position. Checked on all {max(T - k, 0)} positions: the largest "
-                f"error is **{err:.1e}** (rounding).")
+# Each section below reruns alone when its own controls move (st.fragment); what it
+# computes is kept in `results` for the downloads at the end (see pages.ui.live.keep).
+results = {"max_len": T, "d_model": d, "base": base, "pe": pe,
+           "wavelengths": pos.wavelengths(d, base)}
 
-st.header("4 · Without positions, attention ignores word order")
-sentence = st.text_input("Sentence", SENTENCES["cat"], key="pe_sentence", max_chars=400, **URL)
-seed = seed_input(st, "pe_seed", "Shuffle seed")
-tokens = capped_tokens(sentence, "sentence", MAX_TOKENS)
-if len(tokens) < 2:
-    st.info("Type a sentence of at least two tokens to shuffle.")
-    perm_test = None
-else:
+
+@st.fragment
+def shift_section(pe: np.ndarray, base: float, results: dict) -> None:
+    """One rotation R_k moves every PE(p) to PE(p + k)."""
+    T, d = pe.shape
+    dims = [f"{c}" for c in range(d)]
+    st.header("3 · The shift property: one rotation per offset")
+    k = bounded_slider(st, "Offset k", 1, T - 1, 3, key="pe_offset")
+    R = pos.shift_rotation(k, d, base)
+    err = np.max(np.abs(pe[k:] - pe[:-k] @ R.T)) if T > k else 0.0
+    left, right = st.columns(2)
+    with left:
+        shown = min(d, 16)
+        st.plotly_chart(matrix_heatmap(R[:shown, :shown], dims[:shown], dims[:shown],
+                                       title=f"R_k for k = {k}" + (f" (first {shown} dims)"
+                                                                   if shown < d else ""),
+                                       kind="scores", decimals=2, x_title="dimension",
+                                       y_title="dimension", font_size=font),
+                        key="pe_fig_rotation")
+    with right:
+        st.latex(r"PE(p + k) = R_k\, PE(p)\quad\text{for every } p")
+        st.markdown(f"R_k is block diagonal: one 2×2 rotation by k·ωᵢ per pair, the same for "
+                    f"every position. Checked on all {max(T - k, 0)} positions: the largest "
+                    f"error is **{err:.1e}** (rounding).")
+    for name, value in (("offset", k), ("rotation", R), ("shift_error", err)):
+        keep(results, name, value)
+
+
+shift_section(pe, base, results)
+
+
+@st.fragment
+def shuffle_section(d: int, base: float, results: dict) -> None:
+    """Self-attention with and without positions, on a sentence and its shuffle."""
+    st.header("4 · Without positions, attention ignores word order")
+    sentence = st.text_input("Sentence", SENTENCES["cat"], key="pe_sentence", max_chars=400,
+                             **URL)
+    seed = seed_input(st, "pe_seed", "Shuffle seed")
+    tokens = capped_tokens(sentence, "sentence", MAX_TOKENS)
+    if len(tokens) < 2:
+        st.info("Type a sentence of at least two tokens to shuffle.")
+        keep(results, "permutation", None)
+        return
     n = len(tokens)
     x = toy_embeddings(tokens, d, decimals=None)
     rng = np.random.default_rng(seed)
@@ -189,50 +220,72 @@ else:
         f"it sees a bag of words. **With** sinusoidal encodings added they differ by up to "
         f"{perm_test.diff_with:.3f}: the order now matters."
     )
+    keep(results, "permutation", {"perm": perm_test.perm, "diff_without": perm_test.diff_without,
+                                  "diff_with": perm_test.diff_with})
 
-st.header("5 · Other ways to encode position")
-c1, c2 = st.columns(2)
-clip = c1.slider("Relative distance clip", 1, 16, 4, key="pe_clip", **URL)
-heads = c2.slider("ALiBi heads", 1, 16, 8, key="pe_heads", **URL)
-small = min(T, 16)
-labels = positions[:small]
-learned = pos.learned_table(small, min(d, 16), np.random.default_rng(0))
-rel = pos.relative_positions(small, clip=clip)
-rng = np.random.default_rng(1)
-q_vec, k_vec = rng.standard_normal(min(d, 16)), rng.standard_normal(min(d, 16))
-rope_scores = (pos.rope(np.tile(q_vec, (small, 1)), base=base)
-               @ pos.rope(np.tile(k_vec, (small, 1)), base=base).T)
-bias = pos.alibi_bias(small, heads)
-slopes = pos.alibi_slopes(heads)
-c1, c2 = st.columns(2)
-with c1:
-    st.plotly_chart(matrix_heatmap(learned, labels, dims[:learned.shape[1]],
-                                   title="Learned table (random here)", kind="scores",
-                                   decimals=2, x_title="dimension", y_title="position",
-                                   font_size=font - 2), key="pe_fig_learned")
-    st.caption(f"One trained vector per position: nothing for positions beyond {small}.")
-with c2:
-    st.plotly_chart(matrix_heatmap(rel, labels, labels, title=f"Relative j − i, clipped at "
-                                   f"±{clip}", kind="scores", decimals=0, x_title="key j",
-                                   y_title="query i", font_size=font - 2), key="pe_fig_relative")
-    st.caption(f"{2 * clip + 1} distance vectors serve any length.")
-c1, c2 = st.columns(2)
-with c1:
-    st.plotly_chart(matrix_heatmap(rope_scores, labels, labels,
-                                   title="RoPE: the same q and k at positions m, n",
-                                   kind="scores", decimals=1, x_title="key position n",
-                                   y_title="query position m", font_size=font - 2),
-                    key="pe_fig_rope")
-    st.caption(f"The score depends on m − n only (largest spread along a diagonal: "
-               f"{pos.offset_spread(rope_scores):.1e}).")
-with c2:
-    head = st.selectbox("ALiBi head shown", range(1, heads + 1), key="pe_alibi_head",
-                        **URL)
-    st.plotly_chart(matrix_heatmap(bias[head - 1], labels, labels,
-                                   title=f"ALiBi bias, head {head} (slope {slopes[head - 1]:.4g})",
-                                   kind="scores", decimals=2, x_title="key j",
-                                   y_title="query i", font_size=font - 2), key="pe_fig_alibi")
-    st.caption("Slopes: " + ", ".join(f"{s:.4g}" for s in slopes) + " (a geometric sequence).")
+
+shuffle_section(d, base, results)
+
+SMALL = 16  # positions and dimensions of the small figures of section 5
+
+
+@st.fragment
+def other_schemes_section(T: int, d: int, base: float, results: dict) -> None:
+    """Learned, relative, RoPE and ALiBi encodings on at most SMALL positions."""
+    st.header("5 · Other ways to encode position")
+    c1, c2 = st.columns(2)
+    clip = c1.slider("Relative distance clip", 1, 16, 4, key="pe_clip", **URL)
+    heads = c2.slider("ALiBi heads", 1, 16, 8, key="pe_heads", **URL)
+    small = min(T, SMALL)
+    labels = [f"{p + 1}" for p in range(small)]
+    dims = [f"{c}" for c in range(min(d, SMALL))]
+    learned = pos.learned_table(small, min(d, SMALL), np.random.default_rng(0))
+    rel = pos.relative_positions(small, clip=clip)
+    rng = np.random.default_rng(1)
+    q_vec, k_vec = rng.standard_normal(min(d, SMALL)), rng.standard_normal(min(d, SMALL))
+    rope_scores = (pos.rope(np.tile(q_vec, (small, 1)), base=base)
+                   @ pos.rope(np.tile(k_vec, (small, 1)), base=base).T)
+    bias = pos.alibi_bias(small, heads)
+    slopes = pos.alibi_slopes(heads)
+    c1, c2 = st.columns(2)
+    with c1:
+        st.plotly_chart(matrix_heatmap(learned, labels, dims, title="Learned table (random here)",
+                                       kind="scores", decimals=2, x_title="dimension",
+                                       y_title="position", font_size=font - 2),
+                        key="pe_fig_learned")
+        st.caption(f"One trained vector per position: nothing for positions beyond {small}.")
+    with c2:
+        st.plotly_chart(matrix_heatmap(rel, labels, labels, title=f"Relative j − i, clipped at "
+                                       f"±{clip}", kind="scores", decimals=0, x_title="key j",
+                                       y_title="query i", font_size=font - 2),
+                        key="pe_fig_relative")
+        st.caption(f"{2 * clip + 1} distance vectors serve any length.")
+    c1, c2 = st.columns(2)
+    with c1:
+        st.plotly_chart(matrix_heatmap(rope_scores, labels, labels,
+                                       title="RoPE: the same q and k at positions m, n",
+                                       kind="scores", decimals=1, x_title="key position n",
+                                       y_title="query position m", font_size=font - 2),
+                        key="pe_fig_rope")
+        st.caption(f"The score depends on m − n only (largest spread along a diagonal: "
+                   f"{pos.offset_spread(rope_scores):.1e}).")
+    with c2:
+        head = st.selectbox("ALiBi head shown", range(1, heads + 1), key="pe_alibi_head",
+                            **URL)
+        st.plotly_chart(matrix_heatmap(bias[head - 1], labels, labels,
+                                       title=f"ALiBi bias, head {head} (slope "
+                                             f"{slopes[head - 1]:.4g})",
+                                       kind="scores", decimals=2, x_title="key j",
+                                       y_title="query i", font_size=font - 2),
+                        key="pe_fig_alibi")
+        st.caption("Slopes: " + ", ".join(f"{s:.4g}" for s in slopes)
+                   + " (a geometric sequence).")
+    for name, value in (("relative", rel), ("rope", rope_scores), ("alibi", bias[head - 1]),
+                        ("alibi_slopes", slopes)):
+        keep(results, name, value)
+
+
+other_schemes_section(T, d, base, results)
 
 bullet_list("What to notice", [
     "Each position gets a unique vector; nearby positions get similar vectors.",
@@ -261,17 +314,12 @@ if not presenter:
               "sentences apart."},
     ])
     st.subheader("Download")
+    labels = positions[:SMALL]
     downloads("pe", {
         "Sinusoidal table": (pe, positions, dims),
         "PE · PEᵀ": (sim, positions, positions),
-        f"Rotation R_{k}": (R, dims, dims),
-        "Relative positions": (rel, labels, labels),
-        "RoPE scores": (rope_scores, labels, labels),
-        "ALiBi bias (head shown)": (bias[head - 1], labels, labels),
-    }, {
-        "max_len": T, "d_model": d, "base": base, "pe": pe, "wavelengths": lengths,
-        "offset": k, "rotation": R, "shift_error": err, "alibi_slopes": slopes,
-        "permutation": None if perm_test is None else {
-            "perm": perm_test.perm, "diff_without": perm_test.diff_without,
-            "diff_with": perm_test.diff_with},
-    })
+        "Rotation R_k (k in the trace)": (results["rotation"], dims, dims),
+        "Relative positions": (results["relative"], labels, labels),
+        "RoPE scores": (results["rope"], labels, labels),
+        "ALiBi bias (head shown)": (results["alibi"], labels, labels),
+    }, results)

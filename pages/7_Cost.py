@@ -17,6 +17,7 @@ from pages.ui.layout import (
     practice_questions,
     setup_page,
 )
+from pages.ui.live import keep
 from pages.ui.tables import downloads
 
 LENGTHS = (64, 128, 256, 512, 1024, 2048)
@@ -136,25 +137,37 @@ else:
         "this run is not shared with other visitors. Press “Measure again” when the "
         "machine is quieter.")
 
-st.header("2 · Chunks of queries: the same output, a fraction of the memory")
-chunk = st.select_slider("Chunk (query rows at a time)", [16, 64, 256, CHUNK_N], value=64,
-                         key="cost_chunk", **URL)
-
-
 @st.cache_data(max_entries=16, show_spinner=False)
 def chunk_result(chunk: int, heads: int, d_k: int) -> cost.ChunkExperiment:
     """Memory is counted, not timed: the same on a busy machine, so it is cached."""
     return cost.chunk_experiment(CHUNK_N, heads, d_k, chunk, np.random.default_rng(0))
 
 
-cx = chunk_result(chunk, heads, d_k)
-c1, c2, c3 = st.columns(3)
-c1.metric("Peak memory, all rows", f"{cx.full_peak_bytes / MIB:.1f} MiB")
-c2.metric(f"Peak memory, {chunk} rows at a time", f"{cx.chunk_peak_bytes / MIB:.1f} MiB")
-c3.metric("Largest difference in the output", f"{cx.max_difference:.1e}")
-st.markdown(f"n = {CHUNK_N}, H = {heads}: the full call holds H·n² = {heads * CHUNK_N**2:,} "
-            f"weights; a chunk holds H·chunk·n = {heads * chunk * CHUNK_N:,}. Each row's "
-            "softmax needs only that row's scores, so the rows can be done in any grouping.")
+
+@st.fragment
+def chunk_section(heads: int, d_k: int, results: dict) -> None:
+    """The same attention computed a chunk of query rows at a time. It reruns alone when
+    the chunk moves (st.fragment): the timings above are not touched."""
+    st.header("2 · Chunks of queries: the same output, a fraction of the memory")
+    chunk = st.select_slider("Chunk (query rows at a time)", [16, 64, 256, CHUNK_N], value=64,
+                             key="cost_chunk", **URL)
+    cx = chunk_result(chunk, heads, d_k)
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Peak memory, all rows", f"{cx.full_peak_bytes / MIB:.1f} MiB")
+    c2.metric(f"Peak memory, {chunk} rows at a time", f"{cx.chunk_peak_bytes / MIB:.1f} MiB")
+    c3.metric("Largest difference in the output", f"{cx.max_difference:.1e}")
+    st.markdown(f"n = {CHUNK_N}, H = {heads}: the full call holds H·n² = "
+                f"{heads * CHUNK_N**2:,} weights; a chunk holds H·chunk·n = "
+                f"{heads * chunk * CHUNK_N:,}. Each row's softmax needs only that row's "
+                "scores, so the rows can be done in any grouping.")
+    # Kept for the downloads at the end (see pages.ui.live.keep).
+    keep(results, "chunk", {"size": chunk, "max_difference": cx.max_difference,
+                            "full_peak_bytes": cx.full_peak_bytes,
+                            "chunk_peak_bytes": cx.chunk_peak_bytes})
+
+
+results = {}
+chunk_section(heads, d_k, results)
 
 st.header("3 · Vectorised against a loop over heads")
 with bad_input_stops_page():
@@ -218,19 +231,17 @@ if not presenter:
               "values; computing rows in groups performs the same arithmetic."},
     ])
     st.subheader("Download")
+    results.update({
+        "machine": "this server", "measured_at": when, "heads": heads, "d_k": d_k,
+        "rounds": rounds, "ns": growth.ns, "best_seconds": growth.seconds,
+        "round_seconds": growth.round_seconds, "peak_bytes": growth.peak_bytes,
+        "weights_bytes": growth.weights_bytes, "fit_ns": growth.fit_ns,
+        "exponent": growth.exponent,
+        "exponent_range": [growth.exponent_low, growth.exponent_high],
+        "conclusive": growth.conclusive,
+        "loop_vs_vectorised": [
+            {"n": lx.n, "heads": lx.heads, "d_k": lx.d_k, "loop_seconds": lx.loop_seconds,
+             "vectorised_seconds": lx.vectorised_seconds, "round_ratios": lx.ratios,
+             "max_difference": lx.max_difference} for lx in (here, many)]})
     downloads("cost", {"Measurements": (table.to_numpy(), [f"n={n}" for n in growth.ns],
-                                        list(table.columns))},
-              {"machine": "this server", "measured_at": when, "heads": heads, "d_k": d_k,
-               "rounds": rounds, "ns": growth.ns, "best_seconds": growth.seconds,
-               "round_seconds": growth.round_seconds, "peak_bytes": growth.peak_bytes,
-               "weights_bytes": growth.weights_bytes, "fit_ns": growth.fit_ns,
-               "exponent": growth.exponent, "exponent_range": [growth.exponent_low,
-                                                               growth.exponent_high],
-               "conclusive": growth.conclusive,
-               "chunk": {"size": chunk, "max_difference": cx.max_difference,
-                         "full_peak_bytes": cx.full_peak_bytes,
-                         "chunk_peak_bytes": cx.chunk_peak_bytes},
-               "loop_vs_vectorised": [
-                   {"n": lx.n, "heads": lx.heads, "d_k": lx.d_k, "loop_seconds": lx.loop_seconds,
-                    "vectorised_seconds": lx.vectorised_seconds, "round_ratios": lx.ratios,
-                    "max_difference": lx.max_difference} for lx in (here, many)]})
+                                        list(table.columns))}, results)
