@@ -230,62 +230,65 @@ SMALL = 16  # positions and dimensions of the small figures of section 5
 
 
 @st.fragment
-def other_schemes_section(T: int, d: int, base: float, results: dict) -> None:
-    """Learned, relative, RoPE and ALiBi encodings on at most SMALL positions."""
-    st.header("5 · Other ways to encode position")
-    c1, c2 = st.columns(2)
-    clip = c1.slider("Relative distance clip", 1, 16, 4, key="pe_clip", **URL)
-    heads = c2.slider("ALiBi heads", 1, 16, 8, key="pe_heads", **URL)
-    small = min(T, SMALL)
+def relative_figure(small: int, results: dict) -> None:
+    """Relative positions j − i, clipped: redrawn alone when the clip moves."""
+    clip = st.slider("Relative distance clip", 1, 16, 4, key="pe_clip", **URL)
     labels = [f"{p + 1}" for p in range(small)]
-    dims = [f"{c}" for c in range(min(d, SMALL))]
-    learned = pos.learned_table(small, min(d, SMALL), np.random.default_rng(0))
     rel = pos.relative_positions(small, clip=clip)
-    rng = np.random.default_rng(1)
-    q_vec, k_vec = rng.standard_normal(min(d, SMALL)), rng.standard_normal(min(d, SMALL))
-    rope_scores = (pos.rope(np.tile(q_vec, (small, 1)), base=base)
-                   @ pos.rope(np.tile(k_vec, (small, 1)), base=base).T)
+    st.plotly_chart(matrix_heatmap(rel, labels, labels, title=f"Relative j − i, clipped at "
+                                   f"±{clip}", kind="scores", decimals=0, x_title="key j",
+                                   y_title="query i", font_size=font - 2), key="pe_fig_relative")
+    st.caption(f"{2 * clip + 1} distance vectors serve any length.")
+    keep(results, "relative", rel)
+
+
+@st.fragment
+def alibi_figure(small: int, results: dict) -> None:
+    """ALiBi's linear biases, one head at a time: redrawn alone when its controls move."""
+    c1, c2 = st.columns(2)
+    heads = c1.slider("ALiBi heads", 1, 16, 8, key="pe_heads", **URL)
+    head = c2.selectbox("ALiBi head shown", range(1, heads + 1), key="pe_alibi_head", **URL)
+    labels = [f"{p + 1}" for p in range(small)]
     bias = pos.alibi_bias(small, heads)
     slopes = pos.alibi_slopes(heads)
-    c1, c2 = st.columns(2)
-    with c1:
-        st.plotly_chart(matrix_heatmap(learned, labels, dims, title="Learned table (random here)",
-                                       kind="scores", decimals=2, x_title="dimension",
-                                       y_title="position", font_size=font - 2),
-                        key="pe_fig_learned")
-        st.caption(f"One trained vector per position: nothing for positions beyond {small}.")
-    with c2:
-        st.plotly_chart(matrix_heatmap(rel, labels, labels, title=f"Relative j − i, clipped at "
-                                       f"±{clip}", kind="scores", decimals=0, x_title="key j",
-                                       y_title="query i", font_size=font - 2),
-                        key="pe_fig_relative")
-        st.caption(f"{2 * clip + 1} distance vectors serve any length.")
-    c1, c2 = st.columns(2)
-    with c1:
-        st.plotly_chart(matrix_heatmap(rope_scores, labels, labels,
-                                       title="RoPE: the same q and k at positions m, n",
-                                       kind="scores", decimals=1, x_title="key position n",
-                                       y_title="query position m", font_size=font - 2),
-                        key="pe_fig_rope")
-        st.caption(f"The score depends on m − n only (largest spread along a diagonal: "
-                   f"{pos.offset_spread(rope_scores):.1e}).")
-    with c2:
-        head = st.selectbox("ALiBi head shown", range(1, heads + 1), key="pe_alibi_head",
-                            **URL)
-        st.plotly_chart(matrix_heatmap(bias[head - 1], labels, labels,
-                                       title=f"ALiBi bias, head {head} (slope "
-                                             f"{slopes[head - 1]:.4g})",
-                                       kind="scores", decimals=2, x_title="key j",
-                                       y_title="query i", font_size=font - 2),
-                        key="pe_fig_alibi")
-        st.caption("Slopes: " + ", ".join(f"{s:.4g}" for s in slopes)
-                   + " (a geometric sequence).")
-    for name, value in (("relative", rel), ("rope", rope_scores), ("alibi", bias[head - 1]),
-                        ("alibi_slopes", slopes)):
-        keep(results, name, value)
+    st.plotly_chart(matrix_heatmap(bias[head - 1], labels, labels,
+                                   title=f"ALiBi bias, head {head} (slope {slopes[head - 1]:.4g})",
+                                   kind="scores", decimals=2, x_title="key j",
+                                   y_title="query i", font_size=font - 2), key="pe_fig_alibi")
+    st.caption("Slopes: " + ", ".join(f"{s:.4g}" for s in slopes) + " (a geometric sequence).")
+    keep(results, "alibi", bias[head - 1])
+    keep(results, "alibi_slopes", slopes)
 
 
-other_schemes_section(T, d, base, results)
+st.header("5 · Other ways to encode position")
+small = min(T, SMALL)
+labels = positions[:small]
+learned = pos.learned_table(small, min(d, SMALL), np.random.default_rng(0))
+rng = np.random.default_rng(1)
+q_vec, k_vec = rng.standard_normal(min(d, SMALL)), rng.standard_normal(min(d, SMALL))
+rope_scores = (pos.rope(np.tile(q_vec, (small, 1)), base=base)
+               @ pos.rope(np.tile(k_vec, (small, 1)), base=base).T)
+results["rope"] = rope_scores
+c1, c2 = st.columns(2)
+with c1:
+    st.plotly_chart(matrix_heatmap(learned, labels, dims[:learned.shape[1]],
+                                   title="Learned table (random here)", kind="scores",
+                                   decimals=2, x_title="dimension", y_title="position",
+                                   font_size=font - 2), key="pe_fig_learned")
+    st.caption(f"One trained vector per position: nothing for positions beyond {small}.")
+with c2:
+    relative_figure(small, results)
+c1, c2 = st.columns(2)
+with c1:
+    st.plotly_chart(matrix_heatmap(rope_scores, labels, labels,
+                                   title="RoPE: the same q and k at positions m, n",
+                                   kind="scores", decimals=1, x_title="key position n",
+                                   y_title="query position m", font_size=font - 2),
+                    key="pe_fig_rope")
+    st.caption(f"The score depends on m − n only (largest spread along a diagonal: "
+               f"{pos.offset_spread(rope_scores):.1e}).")
+with c2:
+    alibi_figure(small, results)
 
 bullet_list("What to notice", [
     "Each position gets a unique vector; nearby positions get similar vectors.",
@@ -314,7 +317,6 @@ if not presenter:
               "sentences apart."},
     ])
     st.subheader("Download")
-    labels = positions[:SMALL]
     downloads("pe", {
         "Sinusoidal table": (pe, positions, dims),
         "PE · PEᵀ": (sim, positions, positions),
