@@ -61,6 +61,14 @@ def table_sample(T: int, d: int) -> tuple[np.ndarray, np.ndarray, int, int]:
     return rows, np.sort(np.concatenate([2 * pairs, 2 * pairs + 1])), row_step, pair_step
 
 
+def sample_note(row_step: int, pair_step: int, examples: bool = False) -> str:
+    """What a sampled table draws, e.g. "1 position in 8 and 1 sin/cos pair in 8"."""
+    first = f" (1, {1 + row_step}, {1 + 2 * row_step}, …)" if examples else ""
+    parts = [f"1 position in {row_step}{first}"] if row_step > 1 else []
+    parts += [f"1 sin/cos pair in {pair_step}"] if pair_step > 1 else []
+    return " and ".join(parts)
+
+
 @st.cache_resource(max_entries=32, show_spinner=False)
 def table_figures(T: int, d: int, base: float, font: int) -> dict:
     """The three large heatmaps depend only on these settings: build them once each."""
@@ -71,20 +79,23 @@ def table_figures(T: int, d: int, base: float, font: int) -> dict:
     rows, cols, row_step, pair_step = table_sample(T, d)
     title = f"PE: {T} positions × {d} dimensions"
     if row_step > 1 or pair_step > 1:
-        title += f" (1 position in {row_step}, 1 pair in {pair_step} drawn)"
+        title += f" ({sample_note(row_step, pair_step)} drawn)"
     table = matrix_heatmap(pe[np.ix_(rows, cols)], [positions[r] for r in rows],
                            [f"{c}" for c in cols], title=title, kind="scores", decimals=2,
                            x_title="dimension", y_title="position", font_size=font,
                            height=480)
     table.update_traces(zmin=-1.0, zmax=1.0, selector={"type": "heatmap"})  # PE's true range
+    # The similarities swing as fast as the fastest pair: sampled like the table's rows.
+    drawn = [positions[r] for r in rows]
+    note = f" ({sample_note(row_step, 1)} drawn)" if row_step > 1 else ""
     return {
         "table": table,
-        "similarity": matrix_heatmap(sim, positions, positions, title="PE · PEᵀ", kind="scores",
-                                     decimals=1, x_title="position", y_title="position",
-                                     font_size=font),
-        "cosine": matrix_heatmap(cosine, positions, positions, title="Cosine similarity",
-                                 kind="scores", decimals=2, x_title="position",
-                                 y_title="position", font_size=font),
+        "similarity": matrix_heatmap(sim[np.ix_(rows, rows)], drawn, drawn,
+                                     title="PE · PEᵀ" + note, kind="scores", decimals=1,
+                                     x_title="position", y_title="position", font_size=font),
+        "cosine": matrix_heatmap(cosine[np.ix_(rows, rows)], drawn, drawn,
+                                 title="Cosine similarity" + note, kind="scores", decimals=2,
+                                 x_title="position", y_title="position", font_size=font),
     }
 
 
@@ -100,8 +111,8 @@ if presenter:
     st.latex(formula)
 _, _, row_step, pair_step = table_sample(T, d)
 if row_step > 1 or pair_step > 1:
-    st.caption(f"The table has {T * d:,} entries: it draws 1 position in {row_step} "
-               f"(1, {1 + row_step}, {1 + 2 * row_step}, …) and 1 sin/cos pair in {pair_step}, "
+    st.caption(f"The table has {T * d:,} entries: it draws "
+               f"{sample_note(row_step, pair_step, examples=True)}, "
                "each cell a true entry, never an average. The fastest columns change more "
                "between drawn rows than the eye can follow, so they look speckled.")
 st.markdown(f"Every value lies in [−1, 1] (here from {pe.min():.3f} to {pe.max():.3f}). "
@@ -130,12 +141,13 @@ def dimensions_section(pe: np.ndarray, base: float) -> None:
                             key="pe_fig_dims")
         else:
             st.info("Choose at least one pair to plot.")
+    lengths = pos.wavelengths(d, base)
     with right:
-        lengths = pos.wavelengths(d, base)
-        st.plotly_chart(line_chart(np.arange(d // 2), {"wavelength 2π·b^(2i/d)": lengths},
-                                   title="Wavelength of each pair", x_title="pair i",
-                                   y_title="positions (log)", log_y=True, font_size=font),
-                        key="pe_fig_wavelengths")
+        if len(lengths) > 1:  # one pair is one number, said below
+            st.plotly_chart(line_chart(np.arange(d // 2), {"wavelength 2π·b^(2i/d)": lengths},
+                                       title="Wavelength of each pair", x_title="pair i",
+                                       y_title="positions (log)", log_y=True,
+                                       font_size=font), key="pe_fig_wavelengths")
     if len(lengths) == 1:
         st.caption(f"A single pair, pair 0: its wavelength is 2π ≈ {lengths[0]:.2f} positions.")
     else:

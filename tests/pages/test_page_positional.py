@@ -120,7 +120,7 @@ def test_large_table_draws_true_entries_on_a_minus_1_to_1_scale():
     spec = chart_spec(at, "pe_fig_table")
     trace = spec["data"][0]
     assert (trace["zmin"], trace["zmax"]) == (-1.0, 1.0)
-    assert "1 position in 8, 1 pair in 8 drawn" in spec["layout"]["title"]["text"]
+    assert "(1 position in 8 and 1 sin/cos pair in 8 drawn)" in spec["layout"]["title"]["text"]
     assert "pooled" not in spec["layout"]["title"]["text"]
     assert "never an average" in captions(at)
     # Rows: positions 1, 9, 17, … (p = 0, 8, 16, …); columns: pairs 0, 8, 16, … and each
@@ -136,3 +136,17 @@ def test_large_table_draws_true_entries_on_a_minus_1_to_1_scale():
             assert abs(z[i, j] - expected) < 1e-6  # float32 on the wire
     # The fast columns keep their swing: an average over blocks would bring it near 0.
     assert z[:, 0].max() > 0.9 and z[:, 0].min() < -0.9
+
+
+def test_large_similarity_maps_draw_true_entries_not_block_averages():
+    # d_model = 2: one pair with ω = 1, so PE(p)·PE(q) = cos(p − q), which swings between
+    # −1 and 1 every few positions; 8 × 8 block averages of it stayed within ±0.03.
+    at = run(pe_len="512", pe_dmodel="2")
+    spec = chart_spec(at, "pe_fig_similarity")
+    assert "(1 position in 8 drawn)" in spec["layout"]["title"]["text"]
+    z = chart_array(at, "pe_fig_similarity")
+    drawn = np.array([int(y) - 1 for y in spec["data"][0]["y"]])  # the formula's p
+    expected = np.cos(drawn[:, None] - drawn[None, :])
+    np.testing.assert_allclose(z, expected, atol=1e-6)  # float32 on the wire
+    assert z.max() > 0.99 and z.min() < -0.99
+    assert not [c for c in at.get("plotly_chart") if "pe_fig_wavelengths" in c.proto.id]
