@@ -42,7 +42,7 @@ LUONG_SCORES = ("dot", "general", "additive")
 
 #: A few French words and their English translations (lower case).
 LEXICON = {
-    "j": "i", "je": "i", "aime": "love", "les": "the", "le": "the", "la": "the",
+    "j'": "i", "je": "i", "l'": "the", "aime": "love", "les": "the", "le": "the", "la": "the",
     "chats": "cats", "chat": "cat", "chien": "dog", "chiens": "dogs", "noir": "black",
     "est": "is", "sur": "on", "tapis": "mat", "assis": "sat", "mange": "eat",
     "une": "a", "un": "a", "pomme": "apple", "et": "and", "petit": "small",
@@ -113,7 +113,7 @@ def decoder_states(tokens, params: Seq2SeqParams, seed: int = 0) -> np.ndarray:
     """
     if len(tokens) == 0:
         raise ValueError("the target sentence is empty; type at least one word")
-    meaning = [LEXICON.get(t.lower(), t) for t in tokens]
+    meaning = [LEXICON.get(t.lower().replace("\u2019", "'"), t) for t in tokens]
     y = (toy_embeddings(meaning, params.d, seed=seed, decimals=None)
          + 0.3 * toy_embeddings(tokens, params.d, seed=seed + 1, decimals=None))
     return np.tanh(y @ params.w_enc)

@@ -19,7 +19,16 @@ PAD = "<pad>"
 #: Longest sentence (in tokens) the lessons accept; longer input is cut with a message.
 MAX_TOKENS = 64
 
-_TOKEN = re.compile(r"\w+|[^\w\s]")
+# A token is, in this order of preference:
+# - a French elided article or pronoun with its apostrophe, "J'", "l'", "qu'", split from
+#   the word it leans on ("J'aime" -> "J'", "aime"), as French tokenizers do, so that the
+#   translation lesson can align "J'" with "I" and "aime" with "love";
+# - a word, with any inner apostrophes and hyphens ("don't", "I'm", "state-of-the-art",
+#   "aujourd'hui" stay whole): a student reads them as one word;
+# - any other single character that is not a space (punctuation, "<", a lone "-" or "'").
+_ELISION = r"\b(?:[cdjlmnst]|qu)['\u2019](?=\w)"
+_WORD = r"\w+(?:['\u2019-]\w+)*"
+_TOKEN = re.compile(rf"{_ELISION}|{_WORD}|[^\w\s]", re.IGNORECASE)
 
 SENTENCES = {
     "cat": "The cat sat on the mat",
@@ -32,8 +41,13 @@ SENTENCES = {
 def tokenize(sentence: str) -> list[str]:
     """Split a sentence into words and single punctuation marks.
 
+    Apostrophes and hyphens inside a word keep it whole; a French elision ("J'", "l'",
+    "qu'") is a token of its own, apostrophe included.
+
     >>> tokenize("The cat sat.")
     ['The', 'cat', 'sat', '.']
+    >>> tokenize("J'aime le rock-n-roll, don't you?")
+    ["J'", 'aime', 'le', 'rock-n-roll', ',', "don't", 'you', '?']
     """
     if not isinstance(sentence, str):
         raise ValueError(f"sentence must be text; got {type(sentence).__name__}")

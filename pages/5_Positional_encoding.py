@@ -19,10 +19,12 @@ from pages.ui.layout import (
     practice_questions,
     setup_page,
 )
+from pages.ui.live import keep
 from pages.ui.tables import downloads
 
 BASES = [100, 300, 1000, 3000, 10000, 30000, 100000]
 MAX_TOKENS = 24
+TABLE_CELLS = 64  # rows and columns of the sinusoidal table drawn; larger tables are sampled
 
 presenter = setup_page("Positional encodings", "📍")
 font = figure_font(presenter)
@@ -43,9 +45,29 @@ if d % 2:  # a link can carry an odd value past the slider's step of 2
     d = even
 with bad_input_stops_page():
     pe = pos.sinusoidal(T, d, base)
-dims = [f"{c}" for c in range(d)]
-positions = [f"{p}" for p in range(T)]
+dims = [f"{c}" for c in range(d)]  # dimensions and pairs are numbered as in the formula
+positions = [f"{p + 1}" for p in range(T)]  # counted from 1: label p + 1 is the formula's p
 sim = pe @ pe.T  # (T, T): the offset check below reads it; the figures build their own
+
+
+def table_sample(T: int, d: int) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Rows and columns of the T × d table to draw: all of them up to TABLE_CELLS a side,
+    else one position in ``row_step`` and one sin/cos pair in ``pair_step`` (both of its
+    columns). Every drawn cell is a true entry: averaging blocks of the fast columns,
+    which swing between −1 and 1, would paint them white."""
+    row_step = -(-T // TABLE_CELLS)
+    pair_step = -(-(d // 2) // (TABLE_CELLS // 2))
+    rows = np.arange(0, T, row_step)
+    pairs = np.arange(0, d // 2, pair_step)
+    return rows, np.sort(np.concatenate([2 * pairs, 2 * pairs + 1])), row_step, pair_step
+
+
+def sample_note(row_step: int, pair_step: int, examples: bool = False) -> str:
+    """What a sampled table draws, e.g. "1 position in 8 and 1 sin/cos pair in 8"."""
+    first = f" (1, {1 + row_step}, {1 + 2 * row_step}, …)" if examples else ""
+    parts = [f"1 position in {row_step}{first}"] if row_step > 1 else []
+    parts += [f"1 sin/cos pair in {pair_step}"] if pair_step > 1 else []
+    return " and ".join(parts)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -54,49 +76,88 @@ def table_figures(T: int, d: int, base: float, font: int) -> dict:
     pe = pos.sinusoidal(T, d, base)
     sim = pe @ pe.T
     cosine = sim / np.outer(np.linalg.norm(pe, axis=1), np.linalg.norm(pe, axis=1))
-    positions, dims = [f"{p}" for p in range(T)], [f"{c}" for c in range(d)]
+    positions = [f"{p + 1}" for p in range(T)]
+    rows, cols, row_step, pair_step = table_sample(T, d)
+    title = f"PE: {T} positions × {d} dimensions"
+    if row_step > 1 or pair_step > 1:
+        title += f" ({sample_note(row_step, pair_step)} drawn)"
+    table = matrix_heatmap(pe[np.ix_(rows, cols)], [positions[r] for r in rows],
+                           [f"{c}" for c in cols], title=title, kind="scores", decimals=2,
+                           x_title="dimension", y_title="position", font_size=font,
+                           height=480)
+    table.update_traces(zmin=-1.0, zmax=1.0, selector={"type": "heatmap"})  # PE's true range
+    # The similarities swing as fast as the fastest pair: sampled like the table's rows.
+    drawn = [positions[r] for r in rows]
+    note = f" ({sample_note(row_step, 1)} drawn)" if row_step > 1 else ""
     return {
-        "table": matrix_heatmap(pe, positions, dims, title=f"PE: {T} positions × {d} dimensions",
-                                kind="scores", decimals=2, x_title="dimension",
-                                y_title="position", font_size=font, height=480),
-        "similarity": matrix_heatmap(sim, positions, positions, title="PE · PEᵀ", kind="scores",
-                                     decimals=1, x_title="position", y_title="position",
-                                     font_size=font),
-        "cosine": matrix_heatmap(cosine, positions, positions, title="Cosine similarity",
-                                 kind="scores", decimals=2, x_title="position",
-                                 y_title="position", font_size=font),
+        "table": table,
+        "similarity": matrix_heatmap(sim[np.ix_(rows, rows)], drawn, drawn,
+                                     title="PE · PEᵀ" + note, kind="scores", decimals=1,
+                                     x_title="position", y_title="position", font_size=font),
+        "cosine": matrix_heatmap(cosine[np.ix_(rows, rows)], drawn, drawn,
+                                 title="Cosine similarity" + note, kind="scores", decimals=2,
+                                 x_title="position", y_title="position", font_size=font),
     }
 
 
 figures = table_figures(T, d, base, font)
 
 st.header("1 · The sinusoidal table")
-st.latex(r"PE_{p,\,2i} = \sin\!\left(\frac{p}{b^{2i/d_{model}}}\right),\qquad "
-         r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{b^{2i/d_{model}}}\right)")
+formula = (r"PE_{p,\,2i} = \sin\!\left(\frac{p}{b^{2i/d_{model}}}\right),\qquad "
+           r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{b^{2i/d_{model}}}\right)")
+if not presenter:  # on a projector the table comes first, on the first screen
+    st.latex(formula)
 st.plotly_chart(figures["table"], key="pe_fig_table")
-st.markdown(f"Every value lies in [−1, 1] (here from {pe.min():.3f} to {pe.max():.3f}); row 0 "
-            "alternates 0 (sin 0) and 1 (cos 0). Left columns change fast, right columns slowly.")
-pairs = list(range(d // 2))
-chosen = st.multiselect("Sin/cos pairs to plot against position", pairs,
-                        default=[i for i in (0, 1, d // 8, d // 2 - 1) if i in pairs][:4],
-                        key="pe_pairs", **URL)
-left, right = st.columns(2)
-with left:
-    series = {f"dim {2 * i} (sin, pair {i})": pe[:, 2 * i] for i in sorted(set(chosen))[:6]}
-    if series:
-        st.plotly_chart(line_chart(np.arange(T), series, title="Chosen dimensions",
-                                   x_title="position p", y_title="PE", font_size=font),
-                        key="pe_fig_dims")
+if presenter:
+    st.latex(formula)
+_, _, row_step, pair_step = table_sample(T, d)
+if row_step > 1 or pair_step > 1:
+    st.caption(f"The table has {T * d:,} entries: it draws "
+               f"{sample_note(row_step, pair_step, examples=True)}, "
+               "each cell a true entry, never an average. The fastest columns change more "
+               "between drawn rows than the eye can follow, so they look speckled.")
+st.markdown(f"Every value lies in [−1, 1] (here from {pe.min():.3f} to {pe.max():.3f}). "
+            "Positions are counted from 1 and the formula's p is the position − 1: position "
+            "1 has p = 0, so its row alternates 0 (sin 0) and 1 (cos 0). Dimensions and pairs "
+            "are numbered as in the formula, from 0. Left columns change fast, right columns "
+            "slowly.")
+@st.fragment
+def dimensions_section(pe: np.ndarray, base: float) -> None:
+    """Chosen sin/cos pairs against position, and every pair's wavelength."""
+    T, d = pe.shape
+    pairs = list(range(d // 2))
+    if len(pairs) == 1:
+        chosen = [0]
+        st.caption("d_model = 2: a single sin/cos pair, pair 0, is plotted.")
     else:
-        st.info("Choose at least one pair to plot.")
-with right:
+        chosen = st.multiselect("Sin/cos pairs to plot against position", pairs,
+                                default=sorted({0, 1, d // 8, d // 2 - 1}),
+                                key="pe_pairs", **URL)
+    left, right = st.columns(2)
+    with left:
+        series = {f"dim {2 * i} (sin, pair {i})": pe[:, 2 * i] for i in sorted(set(chosen))[:6]}
+        if series:
+            st.plotly_chart(line_chart(np.arange(1, T + 1), series, title="Chosen dimensions",
+                                       x_title="position", y_title="PE", font_size=font),
+                            key="pe_fig_dims")
+        else:
+            st.info("Choose at least one pair to plot.")
     lengths = pos.wavelengths(d, base)
-    st.plotly_chart(line_chart(np.arange(d // 2), {"wavelength 2π·b^(2i/d)": lengths},
-                               title="Wavelength of each pair", x_title="pair i",
-                               y_title="positions (log)", log_y=True, font_size=font),
-                    key="pe_fig_wavelengths")
-st.caption(f"Wavelengths run from 2π ≈ {lengths[0]:.2f} positions (pair 0) to "
-           f"{lengths[-1]:,.0f} positions (pair {d // 2 - 1}), a geometric progression.")
+    with right:
+        if len(lengths) > 1:  # one pair is one number, said below
+            st.plotly_chart(line_chart(np.arange(d // 2), {"wavelength 2π·b^(2i/d)": lengths},
+                                       title="Wavelength of each pair", x_title="pair i",
+                                       y_title="positions (log)", log_y=True,
+                                       font_size=font), key="pe_fig_wavelengths")
+    if len(lengths) == 1:
+        st.caption(f"A single pair, pair 0: its wavelength is 2π ≈ {lengths[0]:.2f} positions.")
+    else:
+        st.caption(f"Wavelengths run from 2π ≈ {lengths[0]:.2f} positions (pair 0) to "
+                   f"{lengths[-1]:,.0f} positions (pair {d // 2 - 1}), a geometric "
+                   "progression.")
+
+
+dimensions_section(pe, base)
 
 st.header("2 · Similarity depends on the offset only")
 left, right = st.columns(2)
@@ -109,32 +170,54 @@ st.markdown(
     f"along every diagonal (largest spread along a diagonal: {pos.offset_spread(sim):.1e})."
 )
 
-st.header("3 · The shift property: one rotation per offset")
-k = bounded_slider(st, "Offset k", 1, T - 1, 3, key="pe_offset")
-R = pos.shift_rotation(k, d, base)
-err = np.max(np.abs(pe[k:] - pe[:-k] @ R.T)) if T > k else 0.0
-left, right = st.columns(2)
-with left:
-    shown = min(d, 16)
-    st.plotly_chart(matrix_heatmap(R[:shown, :shown], dims[:shown], dims[:shown],
-                                   title=f"R_k for k = {k}" + (f" (first {shown} dims)"
-                                                               if shown < d else ""),
-                                   kind="scores", decimals=2, x_title="dimension",
-                                   y_title="dimension", font_size=font), key="pe_fig_rotation")
-with right:
-    st.latex(r"PE(p + k) = R_k\, PE(p)\quad\text{for every } p")
-    st.markdown(f"R_k is block diagonal: one 2×2 rotation by k·ωᵢ per pair, the same for "
-                f"every position. Checked on all {max(T - k, 0)} positions: the largest "
-                f"error is **{err:.1e}** (rounding).")
+# Each section below reruns alone when its own controls move (st.fragment); what it
+# computes is kept in `results` for the downloads at the end (see pages.ui.live.keep).
+results = {"max_len": T, "d_model": d, "base": base, "pe": pe,
+           "wavelengths": pos.wavelengths(d, base)}
 
-st.header("4 · Without positions, attention ignores word order")
-sentence = st.text_input("Sentence", SENTENCES["cat"], key="pe_sentence", max_chars=400, **URL)
-seed = seed_input(st, "pe_seed", "Shuffle seed")
-tokens = capped_tokens(sentence, "sentence", MAX_TOKENS)
-if len(tokens) < 2:
-    st.info("Type a sentence of at least two tokens to shuffle.")
-    perm_test = None
-else:
+
+@st.fragment
+def shift_section(pe: np.ndarray, base: float, results: dict) -> None:
+    """One rotation R_k moves every PE(p) to PE(p + k)."""
+    T, d = pe.shape
+    dims = [f"{c}" for c in range(d)]
+    st.header("3 · The shift property: one rotation per offset")
+    k = bounded_slider(st, "Offset k", 1, T - 1, 3, key="pe_offset")
+    R = pos.shift_rotation(k, d, base)
+    err = np.max(np.abs(pe[k:] - pe[:-k] @ R.T)) if T > k else 0.0
+    left, right = st.columns(2)
+    with left:
+        shown = min(d, 16)
+        st.plotly_chart(matrix_heatmap(R[:shown, :shown], dims[:shown], dims[:shown],
+                                       title=f"R_k for k = {k}" + (f" (first {shown} dims)"
+                                                                   if shown < d else ""),
+                                       kind="scores", decimals=2, x_title="dimension",
+                                       y_title="dimension", font_size=font),
+                        key="pe_fig_rotation")
+    with right:
+        st.latex(r"PE(p + k) = R_k\, PE(p)\quad\text{for every } p")
+        st.markdown(f"R_k is block diagonal: one 2×2 rotation by k·ωᵢ per pair, the same for "
+                    f"every position. Checked on all {max(T - k, 0)} positions: the largest "
+                    f"error is **{err:.1e}** (rounding).")
+    for name, value in (("offset", k), ("rotation", R), ("shift_error", err)):
+        keep(results, name, value)
+
+
+shift_section(pe, base, results)
+
+
+@st.fragment
+def shuffle_section(d: int, base: float, results: dict) -> None:
+    """Self-attention with and without positions, on a sentence and its shuffle."""
+    st.header("4 · Without positions, attention ignores word order")
+    sentence = st.text_input("Sentence", SENTENCES["cat"], key="pe_sentence", max_chars=400,
+                             **URL)
+    seed = seed_input(st, "pe_seed", "Shuffle seed")
+    tokens = capped_tokens(sentence, "sentence", MAX_TOKENS)
+    if len(tokens) < 2:
+        st.info("Type a sentence of at least two tokens to shuffle.")
+        keep(results, "permutation", None)
+        return
     n = len(tokens)
     x = toy_embeddings(tokens, d, decimals=None)
     rng = np.random.default_rng(seed)
@@ -142,7 +225,7 @@ else:
     perm_test = permutation_test(x, pos.sinusoidal(n, d, base), w_q, w_k, w_v, rng)
     shuffled = [tokens[i] for i in perm_test.perm]
     st.dataframe(pd.DataFrame([tokens, shuffled], index=["original", "shuffled"],
-                              columns=[f"{p}" for p in range(n)]), width="stretch")
+                              columns=[f"{p + 1}" for p in range(n)]), width="stretch")
     st.markdown(
         f"Shuffle the tokens, run self-attention, and un-shuffle the outputs. **Without** "
         f"positional encodings the outputs match the original ones up to rounding (largest "
@@ -150,33 +233,64 @@ else:
         f"it sees a bag of words. **With** sinusoidal encodings added they differ by up to "
         f"{perm_test.diff_with:.3f}: the order now matters."
     )
+    keep(results, "permutation", {"perm": perm_test.perm, "diff_without": perm_test.diff_without,
+                                  "diff_with": perm_test.diff_with})
+
+
+shuffle_section(d, base, results)
+
+SMALL = 16  # positions and dimensions of the small figures of section 5
+
+
+@st.fragment
+def relative_figure(small: int, results: dict) -> None:
+    """Relative positions j − i, clipped: redrawn alone when the clip moves."""
+    clip = st.slider("Relative distance clip", 1, 16, 4, key="pe_clip", **URL)
+    labels = [f"{p + 1}" for p in range(small)]
+    rel = pos.relative_positions(small, clip=clip)
+    st.plotly_chart(matrix_heatmap(rel, labels, labels, title=f"Relative j − i, clipped at "
+                                   f"±{clip}", kind="scores", decimals=0, x_title="key j",
+                                   y_title="query i", font_size=font - 2), key="pe_fig_relative")
+    st.caption(f"{2 * clip + 1} distance vectors serve any length.")
+    keep(results, "relative", rel)
+
+
+@st.fragment
+def alibi_figure(small: int, results: dict) -> None:
+    """ALiBi's linear biases, one head at a time: redrawn alone when its controls move."""
+    c1, c2 = st.columns(2)
+    heads = c1.slider("ALiBi heads", 1, 16, 8, key="pe_heads", **URL)
+    head = c2.selectbox("ALiBi head shown", range(1, heads + 1), key="pe_alibi_head", **URL)
+    labels = [f"{p + 1}" for p in range(small)]
+    bias = pos.alibi_bias(small, heads)
+    slopes = pos.alibi_slopes(heads)
+    st.plotly_chart(matrix_heatmap(bias[head - 1], labels, labels,
+                                   title=f"ALiBi bias, head {head} (slope {slopes[head - 1]:.4g})",
+                                   kind="scores", decimals=2, x_title="key j",
+                                   y_title="query i", font_size=font - 2), key="pe_fig_alibi")
+    st.caption("Slopes: " + ", ".join(f"{s:.4g}" for s in slopes) + " (a geometric sequence).")
+    keep(results, "alibi", bias[head - 1])
+    keep(results, "alibi_slopes", slopes)
+
 
 st.header("5 · Other ways to encode position")
-c1, c2 = st.columns(2)
-clip = c1.slider("Relative distance clip", 1, 16, 4, key="pe_clip", **URL)
-heads = c2.slider("ALiBi heads", 1, 16, 8, key="pe_heads", **URL)
-small = min(T, 16)
+small = min(T, SMALL)
 labels = positions[:small]
-learned = pos.learned_table(small, min(d, 16), np.random.default_rng(0))
-rel = pos.relative_positions(small, clip=clip)
+learned = pos.learned_table(small, min(d, SMALL), np.random.default_rng(0))
 rng = np.random.default_rng(1)
-q_vec, k_vec = rng.standard_normal(min(d, 16)), rng.standard_normal(min(d, 16))
+q_vec, k_vec = rng.standard_normal(min(d, SMALL)), rng.standard_normal(min(d, SMALL))
 rope_scores = (pos.rope(np.tile(q_vec, (small, 1)), base=base)
                @ pos.rope(np.tile(k_vec, (small, 1)), base=base).T)
-bias = pos.alibi_bias(small, heads)
-slopes = pos.alibi_slopes(heads)
+results["rope"] = rope_scores
 c1, c2 = st.columns(2)
 with c1:
     st.plotly_chart(matrix_heatmap(learned, labels, dims[:learned.shape[1]],
                                    title="Learned table (random here)", kind="scores",
                                    decimals=2, x_title="dimension", y_title="position",
                                    font_size=font - 2), key="pe_fig_learned")
-    st.caption(f"One trained vector per position: nothing for positions ≥ {small}.")
+    st.caption(f"One trained vector per position: nothing for positions beyond {small}.")
 with c2:
-    st.plotly_chart(matrix_heatmap(rel, labels, labels, title=f"Relative j − i, clipped at "
-                                   f"±{clip}", kind="scores", decimals=0, x_title="key j",
-                                   y_title="query i", font_size=font - 2), key="pe_fig_relative")
-    st.caption(f"{2 * clip + 1} distance vectors serve any length.")
+    relative_figure(small, results)
 c1, c2 = st.columns(2)
 with c1:
     st.plotly_chart(matrix_heatmap(rope_scores, labels, labels,
@@ -187,13 +301,7 @@ with c1:
     st.caption(f"The score depends on m − n only (largest spread along a diagonal: "
                f"{pos.offset_spread(rope_scores):.1e}).")
 with c2:
-    head = st.selectbox("ALiBi head shown", range(1, heads + 1), key="pe_alibi_head",
-                        **URL)
-    st.plotly_chart(matrix_heatmap(bias[head - 1], labels, labels,
-                                   title=f"ALiBi bias, head {head} (slope {slopes[head - 1]:.4g})",
-                                   kind="scores", decimals=2, x_title="key j",
-                                   y_title="query i", font_size=font - 2), key="pe_fig_alibi")
-    st.caption("Slopes: " + ", ".join(f"{s:.4g}" for s in slopes) + " (a geometric sequence).")
+    alibi_figure(small, results)
 
 bullet_list("What to notice", [
     "Each position gets a unique vector; nearby positions get similar vectors.",
@@ -225,15 +333,9 @@ if not presenter:
     downloads("pe", {
         "Sinusoidal table": (pe, positions, dims),
         "PE · PEᵀ": (sim, positions, positions),
-        f"Rotation R_{k}": (R, dims, dims),
-        "Relative positions": (rel, labels, labels),
-        "RoPE scores": (rope_scores, labels, labels),
-        "ALiBi bias (head shown)": (bias[head - 1], labels, labels),
-    }, {
-        "max_len": T, "d_model": d, "base": base, "pe": pe, "wavelengths": lengths,
-        "offset": k, "rotation": R, "shift_error": err, "alibi_slopes": slopes,
-        "permutation": None if perm_test is None else {
-            "perm": perm_test.perm, "diff_without": perm_test.diff_without,
-            "diff_with": perm_test.diff_with},
-    })
+        "Rotation R_k (k in the trace)": (results["rotation"], dims, dims),
+        "Relative positions": (results["relative"], labels, labels),
+        "RoPE scores": (results["rope"], labels, labels),
+        "ALiBi bias (head shown)": (results["alibi"], labels, labels),
+    }, results)
 finish_page()

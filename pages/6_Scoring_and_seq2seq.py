@@ -20,6 +20,7 @@ from pages.ui.layout import (
     practice_questions,
     setup_page,
 )
+from pages.ui.live import keep
 from pages.ui.tables import downloads
 
 MAX_TOKENS = 20
@@ -53,10 +54,7 @@ S, T = len(src), len(tgt)
 
 st.header("1 · Four ways to score a query against keys")
 t = bounded_slider(st, "Decoding step t (the query is the decoder state of target token t)",
-                   1, T, 3, key="s2s_step") - 1
-st.markdown(f"Query: the decoder state of “{md_escape(tgt[t])}”; keys: the {S} encoder "
-            f"states. d = {D}; the general and additive scores use random (untrained) "
-            "matrices.")
+                   1, T, 2, key="s2s_step") - 1
 counts = params.parameter_counts()
 cols = st.columns(4 if not presenter else 2)
 all_weights = {}
@@ -69,42 +67,61 @@ for n, name in enumerate(SCORE_NAMES):
                                   x_title="source token", y_title="weight", y_range=(0, 1.1),
                                   colour=SERIES_COLOURS[n], decimals=2, font_size=font - 2),
                         key=f"s2s_fig_score_{n}")
+st.markdown(f"Query: the decoder state of “{md_escape(tgt[t])}”, target token {t + 1}; keys: "
+            f"the {S} encoder states. Tokens, steps and positions are counted from 1. "
+            f"d = {D}; the general and additive scores use random (untrained) matrices.")
 st.latex(r"q^\top k \qquad \frac{q^\top k}{\sqrt{d}} \qquad q^\top W k \qquad "
          r"v^\top \tanh(W_q\, q + W_k\, k)")
 
-st.header("2 · Encoder-decoder attention, step by step")
-c1, c2 = st.columns(2)
-model = c1.radio("Model", ["Bahdanau", "Luong"], horizontal=True, key="s2s_model", **URL)
-luong_score = c2.selectbox("Luong's score", list(s2s.LUONG_SCORES), key="s2s_luong_score",
-                           disabled=model != "Luong", **URL)
-if model == "Bahdanau":
-    align = s2s.bahdanau(h, s, params)
-    st.markdown("**Bahdanau**: additive score with the *previous* decoder state s_{t−1} "
-                "(before the first step, the mean encoder state).")
-else:
-    align = s2s.luong(h, s, params, luong_score)
-    st.markdown(f"**Luong**: {luong_score} score with the *current* decoder state s_t.")
-filled = np.where(np.arange(T)[:, None] <= t, align.weights, np.nan)
-left, right = st.columns(2)
-with left:
-    st.plotly_chart(bar_chart(src, align.weights[t], title=f"α_{t + 1} over the source",
-                              x_title="source token", y_title="weight", y_range=(0, 1.1),
-                              colour=SERIES_COLOURS[0], decimals=2, font_size=font),
-                    key="s2s_fig_alpha")
-    st.plotly_chart(bar_chart([f"{i + 1}" for i in range(D)], align.contexts[t],
-                              title=f"Context vector c_{t + 1} = Σ α h_s", x_title="dimension",
-                              y_title="value", colour=SERIES_COLOURS[1], decimals=2,
-                              font_size=font), key="s2s_fig_context")
-with right:
-    st.plotly_chart(matrix_heatmap(filled, tgt, src, title=f"Alignment after step {t + 1}",
-                                   decimals=2, x_title="source", y_title="target",
-                                   font_size=font), key="s2s_fig_alignment")
-st.markdown(f"α_{t + 1} sums to {align.weights[t].sum():.6f}; move the step slider to fill "
-            "the alignment matrix row by row. The dot score finds the translation because "
-            "our toy decoder reads each word through a small lexicon; the random additive "
-            "and general matrices have learned nothing, so their alignments are arbitrary.")
-st.latex(r"\alpha_{ts} = \frac{\exp \mathrm{score}(s_{t}, h_s)}{\sum_{s'} \exp "
-         r"\mathrm{score}(s_{t}, h_{s'})},\qquad c_t = \sum_s \alpha_{ts}\, h_s")
+# Sections 2 and 3 rerun alone when their own controls move (st.fragment); what they
+# compute is kept in `results` for the downloads at the end (see pages.ui.live.keep).
+results = {"source": src, "target": tgt, "step": t + 1, "weights_by_score": all_weights}
+
+
+@st.fragment
+def alignment_section(h: np.ndarray, s: np.ndarray, t: int, results: dict) -> None:
+    """Bahdanau or Luong attention at every step, the alignment filled up to step t."""
+    T = len(s)
+    st.header("2 · Encoder-decoder attention, step by step")
+    c1, c2 = st.columns(2)
+    model = c1.radio("Model", ["Bahdanau", "Luong"], horizontal=True, key="s2s_model", **URL)
+    luong_score = c2.selectbox("Luong's score", list(s2s.LUONG_SCORES), key="s2s_luong_score",
+                               disabled=model != "Luong", **URL)
+    if model == "Bahdanau":
+        align = s2s.bahdanau(h, s, params)
+        st.markdown("**Bahdanau**: additive score with the *previous* decoder state sₜ₋₁ "
+                    "(before the first step, the mean encoder state).")
+    else:
+        align = s2s.luong(h, s, params, luong_score)
+        st.markdown(f"**Luong**: {luong_score} score with the *current* decoder state sₜ.")
+    filled = np.where(np.arange(T)[:, None] <= t, align.weights, np.nan)
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(bar_chart(src, align.weights[t], title=f"α_{t + 1} over the source",
+                                  x_title="source token", y_title="weight", y_range=(0, 1.1),
+                                  colour=SERIES_COLOURS[0], decimals=2, font_size=font),
+                        key="s2s_fig_alpha")
+        st.plotly_chart(bar_chart([f"{i + 1}" for i in range(D)], align.contexts[t],
+                                  title=f"Context vector c_{t + 1} = Σ α h_s", x_title="dimension",
+                                  y_title="value", colour=SERIES_COLOURS[1], decimals=2,
+                                  font_size=font), key="s2s_fig_context")
+    with right:
+        st.plotly_chart(matrix_heatmap(filled, tgt, src, title=f"Alignment after step {t + 1}",
+                                       decimals=2, x_title="source", y_title="target",
+                                       font_size=font), key="s2s_fig_alignment")
+    st.markdown(f"α_{t + 1} sums to {align.weights[t].sum():.6f}; move the step slider to fill "
+                "the alignment matrix row by row. The dot score finds the translation because "
+                "our toy decoder reads each word through a small lexicon; the random additive "
+                "and general matrices have learned nothing, so their alignments are arbitrary.")
+    st.latex(r"\alpha_{ts} = \frac{\exp \mathrm{score}(s_{t}, h_s)}{\sum_{s'} \exp "
+             r"\mathrm{score}(s_{t}, h_{s'})},\qquad c_t = \sum_s \alpha_{ts}\, h_s")
+    for name, value in (("model", model), ("luong_score", luong_score),
+                        ("alignment", align.weights), ("scores", align.scores),
+                        ("contexts", align.contexts)):
+        keep(results, name, value)
+
+
+alignment_section(h, s, t, results)
 
 
 @st.cache_data(show_spinner="Training both scores on lesson 8's toy translation task (once)…")
@@ -148,37 +165,53 @@ st.markdown(
     "without any alignment labels. Lesson 8 trains it live."
 )
 
-st.header("3 · Global against local attention")
-c1, c2 = st.columns(2)
-half = c1.slider("Window half-width D", 1, MAX_TOKENS, 2, key="s2s_window", **URL)
-mode = c2.radio("Window centre p_t", ["monotonic", "predictive"], horizontal=True,
-                key="s2s_local_mode", **URL)
-if half >= S:
-    st.info(f"D = {half} covers the whole source ({S} tokens): local attention is global "
-            "attention times the Gaussian.")
-p_t = (s2s.monotonic_position(t, S) if mode == "monotonic"
-       else s2s.predictive_position(s[t], params, S))
-dot_scores = s2s.score("dot", s[t:t + 1], h, params)[0]
-local = s2s.local_attention(dot_scores, h, p_t, half)
-left, right = st.columns(2)
-with left:
-    st.plotly_chart(bar_chart(src, softmax(dot_scores), title="Global (dot score)",
-                              x_title="source token", y_title="weight", y_range=(0, 1.1),
-                              colour=SERIES_COLOURS[0], decimals=2, font_size=font),
-                    key="s2s_fig_global")
-with right:
-    st.plotly_chart(bar_chart(src, local.weights, title=f"Local, p_t = {p_t:.2f}, D = {half}",
-                              x_title="source token", y_title="weight", y_range=(0, 1.1),
-                              colour=SERIES_COLOURS[2], decimals=2, font_size=font),
-                    key="s2s_fig_local")
-rule = "Monotonic: p_t = t" if mode == "monotonic" else "Predictive: p_t = S·σ(v_pᵀ tanh(W_p s_t))"
-st.markdown(
-    f"{rule} = {p_t:.2f}. Outside [p_t − D, p_t + D] the weights are exactly 0; inside, the "
-    f"softmax is multiplied by a Gaussian with σ = D/2 = {half / 2:g}, so the weights sum "
-    f"to {local.weights.sum():.3f} (Luong et al. do not renormalise)."
-)
-st.latex(r"a_t(s) = \mathrm{softmax}_{s \in [p_t - D,\, p_t + D]}\big(\mathrm{score}(s_t, h_s)"
-         r"\big)\, \exp\!\left(-\frac{(s - p_t)^2}{2\sigma^2}\right),\quad \sigma = D/2")
+
+dot_scores = s2s.score("dot", s[t:t + 1], h, params)[0]  # sections 3 and 4
+
+
+@st.fragment
+def local_section(h: np.ndarray, s: np.ndarray, t: int, dot_scores: np.ndarray,
+                  results: dict) -> None:
+    """Global attention against Luong's local attention in a window around p_t."""
+    S = len(h)
+    st.header("3 · Global against local attention")
+    c1, c2 = st.columns(2)
+    half = c1.slider("Window half-width D", 1, MAX_TOKENS, 2, key="s2s_window", **URL)
+    mode = c2.radio("Window centre p_t", ["monotonic", "predictive"], horizontal=True,
+                    key="s2s_local_mode", **URL)
+    if half >= S:
+        st.info(f"D = {half} covers the whole source ({S} tokens): local attention is global "
+                "attention times the Gaussian.")
+    p_t = (s2s.monotonic_position(t, S) if mode == "monotonic"
+           else s2s.predictive_position(s[t], params, S))
+    local = s2s.local_attention(dot_scores, h, p_t, half)
+    centre = p_t + 1  # the core counts source positions from 0, the page from 1
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(bar_chart(src, softmax(dot_scores), title="Global (dot score)",
+                                  x_title="source token", y_title="weight", y_range=(0, 1.1),
+                                  colour=SERIES_COLOURS[0], decimals=2, font_size=font),
+                        key="s2s_fig_global")
+    with right:
+        st.plotly_chart(bar_chart(src, local.weights,
+                                  title=f"Local, p_t = {centre:.2f}, D = {half}",
+                                  x_title="source token", y_title="weight", y_range=(0, 1.1),
+                                  colour=SERIES_COLOURS[2], decimals=2, font_size=font),
+                        key="s2s_fig_local")
+    rule = ("Monotonic: p_t = t, the decoding step (at most S)" if mode == "monotonic"
+            else "Predictive: p_t = 1 + S·σ(v_pᵀ tanh(W_p sₜ)), anywhere from 1 to S + 1")
+    st.markdown(
+        f"{rule}: p_t = {centre:.2f}, a source position counted from 1. Outside "
+        "[p_t − D, p_t + D] the weights are exactly 0; inside, the "
+        f"softmax is multiplied by a Gaussian with σ = D/2 = {half / 2:g}, so the weights sum "
+        f"to {local.weights.sum():.3f} (Luong et al. do not renormalise)."
+    )
+    st.latex(r"a_t(s) = \mathrm{softmax}_{s \in [p_t - D,\, p_t + D]}\big(\mathrm{score}(s_t, h_s)"
+             r"\big)\, \exp\!\left(-\frac{(s - p_t)^2}{2\sigma^2}\right),\quad \sigma = D/2")
+    keep(results, "local", {"p_t_from_1": centre, "D": half, "weights": local.weights})
+
+
+local_section(h, s, t, dot_scores, results)
 
 st.header("4 · Soft against hard attention")
 chosen, hard_context = s2s.hard_attention(dot_scores, h)
@@ -221,20 +254,18 @@ if not presenter:
               "the choice, so the derivative is 0 (and undefined where the choice flips)."},
         {"q": "Which decoder state does Bahdanau attention use at step t, and which does "
               "Luong's?",
-         "a": "Bahdanau: the previous state s_{t−1} (attention feeds the new state). Luong: "
-              "the current state s_t (attention is computed after the state)."},
+         "a": "Bahdanau: the previous state sₜ₋₁ (attention feeds the new state). Luong: "
+              "the current state sₜ (attention is computed after the state)."},
     ])
     st.subheader("Download")
+    dims = [f"{i + 1}" for i in range(D)]
+    results["hard"] = {"chosen_from_1": chosen + 1, "soft_gradient": soft_grad,
+                       "hard_gradient": hard_grad}
     downloads("s2s", {
-        "Alignment (target × source)": (align.weights, tgt, src),
-        "Scores": (align.scores, tgt, src),
-        "Context vectors": (align.contexts, tgt, [f"{i + 1}" for i in range(D)]),
-        "Encoder states": (h, src, [f"{i + 1}" for i in range(D)]),
-        "Decoder states": (s, tgt, [f"{i + 1}" for i in range(D)]),
-    }, {
-        "source": src, "target": tgt, "model": model, "luong_score": luong_score,
-        "step": t + 1, "weights_by_score": all_weights, "alignment": align.weights,
-        "contexts": align.contexts, "local": {"p_t": p_t, "D": half, "weights": local.weights},
-        "hard": {"chosen": chosen, "soft_gradient": soft_grad, "hard_gradient": hard_grad},
-    })
+        "Alignment (target × source)": (results["alignment"], tgt, src),
+        "Scores": (results["scores"], tgt, src),
+        "Context vectors": (results["contexts"], tgt, dims),
+        "Encoder states": (h, src, dims),
+        "Decoder states": (s, tgt, dims),
+    }, results)
 finish_page()

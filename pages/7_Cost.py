@@ -18,6 +18,7 @@ from pages.ui.layout import (
     practice_questions,
     setup_page,
 )
+from pages.ui.live import keep
 from pages.ui.tables import downloads
 
 LENGTHS = (64, 128, 256, 512, 1024, 2048)
@@ -35,11 +36,12 @@ lesson_header(
     "measure on this machine how time and memory grow with the sequence length n, and see "
     "two ways to pay less: computing in chunks and vectorising over heads.",
 )
-st.caption(f"Limits that keep the server safe: n ≤ {LENGTHS[-1]}, H ≤ 8, H·n² ≤ "
-           f"{cost.MAX_WEIGHT_ELEMENTS:,} weights "
-           f"({cost.MAX_WEIGHT_ELEMENTS * 8 / MIB:.0f} MiB of float64) per call, at most 9 "
-           "rounds. Timings run on one BLAS thread, warm up first, interleave the lengths and "
-           "keep the best of each.")
+if not presenter:  # on a projector the figures come first; the warning below stays
+    st.caption(f"Limits that keep the server safe: n ≤ {LENGTHS[-1]}, H ≤ 8, H·n² ≤ "
+               f"{cost.MAX_WEIGHT_ELEMENTS:,} weights "
+               f"({cost.MAX_WEIGHT_ELEMENTS * 8 / MIB:.0f} MiB of float64) per call, at most 9 "
+               "rounds. Timings run on one BLAS thread, warm up first, interleave the lengths "
+               "and keep the best of each.")
 
 c1, c2, c3, c4 = st.columns(4)
 max_n = c1.select_slider("Largest n", LENGTHS[2:], value=512, key="cost_max_n", **URL)
@@ -115,8 +117,9 @@ table = pd.DataFrame({
     "peak measured (MiB)": growth.peak_bytes / MIB,
     "peak / weights": growth.peak_bytes / growth.weights_bytes,
 })
-st.dataframe(table.style.format({c: "{:.3g}" for c in table.columns if c != "n"}),
-             hide_index=True, width="stretch")
+if not presenter:  # the figures show the same numbers on a projector
+    st.dataframe(table.style.format({c: "{:.3g}" for c in table.columns if c != "n"}),
+                 hide_index=True, width="stretch")
 fitted = ", ".join(str(n) for n in growth.fit_ns)
 spread = (f"the {rounds} rounds fitted one by one give {growth.exponent_low:.2f} to "
           f"{growth.exponent_high:.2f}")
@@ -135,25 +138,37 @@ else:
         "this run is not shared with other visitors. Press “Measure again” when the "
         "machine is quieter.")
 
-st.header("2 · Chunks of queries: the same output, a fraction of the memory")
-chunk = st.select_slider("Chunk (query rows at a time)", [16, 64, 256, CHUNK_N], value=64,
-                         key="cost_chunk", **URL)
-
-
 @st.cache_data(max_entries=16, show_spinner=False)
 def chunk_result(chunk: int, heads: int, d_k: int) -> cost.ChunkExperiment:
     """Memory is counted, not timed: the same on a busy machine, so it is cached."""
     return cost.chunk_experiment(CHUNK_N, heads, d_k, chunk, np.random.default_rng(0))
 
 
-cx = chunk_result(chunk, heads, d_k)
-c1, c2, c3 = st.columns(3)
-c1.metric("Peak memory, all rows", f"{cx.full_peak_bytes / MIB:.1f} MiB")
-c2.metric(f"Peak memory, {chunk} rows at a time", f"{cx.chunk_peak_bytes / MIB:.1f} MiB")
-c3.metric("Largest difference in the output", f"{cx.max_difference:.1e}")
-st.markdown(f"n = {CHUNK_N}, H = {heads}: the full call holds H·n² = {heads * CHUNK_N**2:,} "
-            f"weights; a chunk holds H·chunk·n = {heads * chunk * CHUNK_N:,}. Each row's "
-            "softmax needs only that row's scores, so the rows can be done in any grouping.")
+
+@st.fragment
+def chunk_section(heads: int, d_k: int, results: dict) -> None:
+    """The same attention computed a chunk of query rows at a time. It reruns alone when
+    the chunk moves (st.fragment): the timings above are not touched."""
+    st.header("2 · Chunks of queries: the same output, a fraction of the memory")
+    chunk = st.select_slider("Chunk (query rows at a time)", [16, 64, 256, CHUNK_N], value=64,
+                             key="cost_chunk", **URL)
+    cx = chunk_result(chunk, heads, d_k)
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Peak memory, all rows", f"{cx.full_peak_bytes / MIB:.1f} MiB")
+    c2.metric(f"Peak memory, {chunk} rows at a time", f"{cx.chunk_peak_bytes / MIB:.1f} MiB")
+    c3.metric("Largest difference in the output", f"{cx.max_difference:.1e}")
+    st.markdown(f"n = {CHUNK_N}, H = {heads}: the full call holds H·n² = "
+                f"{heads * CHUNK_N**2:,} weights; a chunk holds H·chunk·n = "
+                f"{heads * chunk * CHUNK_N:,}. Each row's softmax needs only that row's "
+                "scores, so the rows can be done in any grouping.")
+    # Kept for the downloads at the end (see pages.ui.live.keep).
+    keep(results, "chunk", {"size": chunk, "max_difference": cx.max_difference,
+                            "full_peak_bytes": cx.full_peak_bytes,
+                            "chunk_peak_bytes": cx.chunk_peak_bytes})
+
+
+results = {}
+chunk_section(heads, d_k, results)
 
 st.header("3 · Vectorised against a loop over heads")
 with bad_input_stops_page():
@@ -217,20 +232,18 @@ if not presenter:
               "values; computing rows in groups performs the same arithmetic."},
     ])
     st.subheader("Download")
+    results.update({
+        "machine": "this server", "measured_at": when, "heads": heads, "d_k": d_k,
+        "rounds": rounds, "ns": growth.ns, "best_seconds": growth.seconds,
+        "round_seconds": growth.round_seconds, "peak_bytes": growth.peak_bytes,
+        "weights_bytes": growth.weights_bytes, "fit_ns": growth.fit_ns,
+        "exponent": growth.exponent,
+        "exponent_range": [growth.exponent_low, growth.exponent_high],
+        "conclusive": growth.conclusive,
+        "loop_vs_vectorised": [
+            {"n": lx.n, "heads": lx.heads, "d_k": lx.d_k, "loop_seconds": lx.loop_seconds,
+             "vectorised_seconds": lx.vectorised_seconds, "round_ratios": lx.ratios,
+             "max_difference": lx.max_difference} for lx in (here, many)]})
     downloads("cost", {"Measurements": (table.to_numpy(), [f"n={n}" for n in growth.ns],
-                                        list(table.columns))},
-              {"machine": "this server", "measured_at": when, "heads": heads, "d_k": d_k,
-               "rounds": rounds, "ns": growth.ns, "best_seconds": growth.seconds,
-               "round_seconds": growth.round_seconds, "peak_bytes": growth.peak_bytes,
-               "weights_bytes": growth.weights_bytes, "fit_ns": growth.fit_ns,
-               "exponent": growth.exponent, "exponent_range": [growth.exponent_low,
-                                                               growth.exponent_high],
-               "conclusive": growth.conclusive,
-               "chunk": {"size": chunk, "max_difference": cx.max_difference,
-                         "full_peak_bytes": cx.full_peak_bytes,
-                         "chunk_peak_bytes": cx.chunk_peak_bytes},
-               "loop_vs_vectorised": [
-                   {"n": lx.n, "heads": lx.heads, "d_k": lx.d_k, "loop_seconds": lx.loop_seconds,
-                    "vectorised_seconds": lx.vectorised_seconds, "round_ratios": lx.ratios,
-                    "max_difference": lx.max_difference} for lx in (here, many)]})
+                                        list(table.columns))}, results)
 finish_page()

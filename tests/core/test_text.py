@@ -21,7 +21,16 @@ from attncore.text import (
 @pytest.mark.parametrize("sentence, tokens", [
     ("The cat sat.", ["The", "cat", "sat", "."]),
     ("The cat sat on the mat", ["The", "cat", "sat", "on", "the", "mat"]),
-    ("J'aime les chats", ["J", "'", "aime", "les", "chats"]),
+    # A French elision is its own token, apostrophe included; the word it leans on follows.
+    ("J'aime les chats", ["J'", "aime", "les", "chats"]),
+    ("qu'il voit l’homme", ["qu'", "il", "voit", "l’", "homme"]),
+    # Inner apostrophes and hyphens keep a word whole, as a student reads it.
+    ("I'm sure it's Jean-Luc's", ["I'm", "sure", "it's", "Jean-Luc's"]),
+    ("a state-of-the-art car, aujourd'hui", ["a", "state-of-the-art", "car", ",",
+                                             "aujourd'hui"]),
+    # Apostrophes and hyphens that join nothing stay single marks.
+    ("'quoted' - well-", ["'", "quoted", "'", "-", "well", "-"]),
+    ("don't--stop", ["don't", "-", "-", "stop"]),
     ("  spaces   between  ", ["spaces", "between"]),
     ("Hello, world!?", ["Hello", ",", "world", "!", "?"]),
     ("<script>alert(1)</script>", ["<", "script", ">", "alert", "(", "1", ")", "<", "/",
@@ -32,6 +41,12 @@ from attncore.text import (
 ])
 def test_tokenize_examples(sentence, tokens):
     assert tokenize(sentence) == tokens
+
+
+def test_tokenize_loses_no_character_but_spaces():
+    # An identity: the tokens joined again give the sentence without its white space.
+    sentence = "J'aime l'été, don't-stop: qu'  y a-t-il? '-' <b>x</b>"
+    assert "".join(tokenize(sentence)) == "".join(sentence.split())
 
 
 def test_tokenize_refuses_non_text():

@@ -68,8 +68,8 @@ def test_designed_heads_with_one_dimension_per_head_explain_why_not():
 def test_cross_attention_is_rectangular_for_sentences_of_different_lengths():
     at = run()
     spec = chart_spec(at, "mha_fig_cross_0")
-    # Target "J'aime les chats" -> J ' aime les chats (5 rows); source "I love cats" (3).
-    assert len(spec["data"][0]["y"]) == 5 and len(spec["data"][0]["x"]) == 3
+    # Target "J'aime les chats" -> J' aime les chats (4 rows); source "I love cats" (3).
+    assert len(spec["data"][0]["y"]) == 4 and len(spec["data"][0]["x"]) == 3
     at.text_input(key="mha_source").set_value("the black cat sleeps all day long").run()
     assert len(chart_spec(at, "mha_fig_cross_0")["data"][0]["x"]) == 7
     at.text_input(key="mha_target").set_value("").run()

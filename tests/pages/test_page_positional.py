@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
-from conftest import open_page
+from conftest import chart_array, chart_spec, open_page
 from streamlit.testing.v1 import AppTest
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "5_Positional_encoding.py")
@@ -88,3 +89,64 @@ def test_dependent_controls_survive_their_range_shrinking():
     assert not at.exception and at.slider(key="pe_offset").value == 7  # clamped to T - 1
     at.slider(key="pe_len").set_value(9).run()
     assert not at.exception and at.slider(key="pe_offset").value == 7
+
+
+def captions(at: AppTest) -> str:
+    return " ".join(c.value for c in at.caption)
+
+
+def test_positions_are_counted_from_1_on_the_page():
+    at = run(pe_len="8", pe_dmodel="4")
+    spec = chart_spec(at, "pe_fig_table")
+    assert spec["data"][0]["y"] == [str(p) for p in range(1, 9)]
+    assert list(chart_array(at, "pe_fig_dims", "x")) == list(range(1, 9))
+    shuffled = next(d.value for d in at.dataframe if "shuffled" in d.value.index)
+    assert list(shuffled.columns) == [str(p) for p in range(1, 7)]  # "The cat sat on the mat"
+    # Position 1 is the formula's p = 0: sin 0 = 0 and cos 0 = 1 in every pair.
+    assert list(chart_array(at, "pe_fig_table")[0]) == [0.0, 1.0, 0.0, 1.0]
+
+
+def test_one_pair_at_d_model_2_is_said_once_and_not_offered_three_times():
+    at = run(pe_dmodel="2")
+    assert "A single pair, pair 0" in captions(at) and "to 6 positions" not in captions(at)
+    assert not [m for m in at.multiselect if m.key == "pe_pairs"]
+    at = run(pe_dmodel="4")
+    picker = at.multiselect(key="pe_pairs")
+    assert picker.value == [0, 1] and len(set(picker.value)) == len(picker.value)
+
+
+def test_large_table_draws_true_entries_on_a_minus_1_to_1_scale():
+    at = run(pe_len="512", pe_dmodel="512", pe_base="10000")
+    spec = chart_spec(at, "pe_fig_table")
+    trace = spec["data"][0]
+    assert (trace["zmin"], trace["zmax"]) == (-1.0, 1.0)
+    assert "(1 position in 8 and 1 sin/cos pair in 8 drawn)" in spec["layout"]["title"]["text"]
+    assert "pooled" not in spec["layout"]["title"]["text"]
+    assert "never an average" in captions(at)
+    # Rows: positions 1, 9, 17, … (p = 0, 8, 16, …); columns: pairs 0, 8, 16, … and each
+    # pair's two columns. Each drawn value is the formula's, computed here directly.
+    z = chart_array(at, "pe_fig_table")
+    rows = [int(y) - 1 for y in trace["y"]]
+    cols = [int(x) for x in trace["x"]]
+    assert rows[:3] == [0, 8, 16] and cols[:4] == [0, 1, 16, 17] and z.shape == (64, 64)
+    for i, p in enumerate(rows):
+        for j, c in enumerate(cols):
+            angle = p / 10000 ** ((c - c % 2) / 512)
+            expected = np.sin(angle) if c % 2 == 0 else np.cos(angle)
+            assert abs(z[i, j] - expected) < 1e-6  # float32 on the wire
+    # The fast columns keep their swing: an average over blocks would bring it near 0.
+    assert z[:, 0].max() > 0.9 and z[:, 0].min() < -0.9
+
+
+def test_large_similarity_maps_draw_true_entries_not_block_averages():
+    # d_model = 2: one pair with ω = 1, so PE(p)·PE(q) = cos(p − q), which swings between
+    # −1 and 1 every few positions; 8 × 8 block averages of it stayed within ±0.03.
+    at = run(pe_len="512", pe_dmodel="2")
+    spec = chart_spec(at, "pe_fig_similarity")
+    assert "(1 position in 8 drawn)" in spec["layout"]["title"]["text"]
+    z = chart_array(at, "pe_fig_similarity")
+    drawn = np.array([int(y) - 1 for y in spec["data"][0]["y"]])  # the formula's p
+    expected = np.cos(drawn[:, None] - drawn[None, :])
+    np.testing.assert_allclose(z, expected, atol=1e-6)  # float32 on the wire
+    assert z.max() > 0.99 and z.min() < -0.99
+    assert not [c for c in at.get("plotly_chart") if "pe_fig_wavelengths" in c.proto.id]

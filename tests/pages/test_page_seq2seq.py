@@ -31,25 +31,52 @@ def test_four_scores_with_parameter_counts():
 
 def test_alignment_fills_row_by_row():
     at = run(s2s_model="Luong")
-    for step in (1, 3, 5):
+    for step in (1, 3, 4):
         at.slider(key="s2s_step").set_value(step).run()
         text = chart_spec(at, "s2s_fig_alignment")["data"][0]["text"]
         filled = [any(cell for cell in row) for row in text]
-        assert filled == [r < step for r in range(5)]  # "J'aime les chats": 5 tokens
+        assert filled == [r < step for r in range(4)]  # "J'aime les chats": J' aime les chats
         assert f"α_{step} sums to 1.000000" in markdown(at)
 
 
-def test_luong_dot_aligns_the_translation():
+@pytest.mark.parametrize("step, source_index", [(1, 0), (2, 1), (4, 2)])
+def test_luong_dot_aligns_the_translation(step, source_index):
+    # Target J' aime les chats, source I love cats: J' -> I, aime -> love, chats -> cats.
     at = run(s2s_model="Luong")
-    at.slider(key="s2s_step").set_value(5).run()  # "chats"
+    at.slider(key="s2s_step").set_value(step).run()
     alpha = chart_array(at, "s2s_fig_alpha", "y")
-    assert int(np.argmax(alpha)) == 2  # "cats"
+    assert int(np.argmax(alpha)) == source_index
+
+
+def test_apostrophes_and_hyphens_stay_inside_words_on_the_page():
+    at = run(s2s_source="I don't like state-of-the-art cats", s2s_target="L'homme n'aime pas")
+    assert chart_spec(at, "s2s_fig_alpha")["data"][0]["x"] == [
+        "I", "don't", "like", "state-of-the-art", "cats"]
+    assert chart_spec(at, "s2s_fig_alignment")["data"][0]["y"] == [
+        "L'", "homme", "n'", "aime", "pas"]
+
+
+def test_steps_and_window_centre_are_counted_from_1():
+    # Monotonic window at step t: the centre is source position t (counted from 1), the
+    # same number as the slider, clipped to the source length S = 3.
+    for step, centre in [(1, 1), (2, 2), (4, 3)]:
+        at = run(s2s_step=str(step))
+        assert f"p_t = {centre:.2f}" in markdown(at)
+        assert chart_spec(at, "s2s_fig_local")["layout"]["title"]["text"].startswith(
+            f"Local, p_t = {centre:.2f}")
+
+
+def test_decoder_state_subscripts_render_without_braces():
+    for model in ("Bahdanau", "Luong"):
+        at = run(s2s_model=model)
+        text = markdown(at)
+        assert "_{" not in text and ("sₜ₋₁" in text if model == "Bahdanau" else "sₜ" in text)
 
 
 def test_local_weights_are_zero_outside_the_window():
     at = run(s2s_window="1", s2s_step="1")
     local = chart_array(at, "s2s_fig_local", "y")
-    # Step 1: monotonic p_t = 0, D = 1: only source tokens 0 and 1 may be non-zero.
+    # Step 1: monotonic p_t = 1, D = 1: only source tokens 1 and 2 may be non-zero.
     assert local[2] == 0.0 and local[:2].sum() > 0
 
 
