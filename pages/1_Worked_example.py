@@ -51,7 +51,7 @@ c_scale, c_causal = st.columns(2)
 c_temp, c_dec = st.columns(2)
 scaled = c_scale.toggle("Divide by √d_k", value=True, key="we_scale", **URL)
 causal = c_causal.toggle("Causal mask", value=False, key="we_causal", **URL)
-temperature = c_temp.slider("Softmax temperature T", 0.1, 5.0, 1.0, 0.05, key="we_temp", **URL)
+temperature = c_temp.slider("Softmax temperature τ", 0.1, 5.0, 1.0, 0.05, key="we_temp", **URL)
 decimals = c_dec.slider("Decimals shown (and checked)", 2, 6, 3, key="we_decimals", **URL)
 
 example = worked_example(preset, n_tokens, chosen_dk, chosen_dv, seed)
@@ -167,8 +167,9 @@ with right:
 st.header("Step 3 · Softmax along each row")
 left, right = st.columns([2, 3])
 with left:
-    st.latex(r"w_{ij} = \frac{e^{\tilde s_{ij}/T}}{\sum_{j'} e^{\tilde s_{ij'}/T}}")
-    st.markdown(f"Temperature T = {temperature:g}.")
+    st.latex(r"w_{ij} = \frac{e^{\tilde s_{ij}/\tau}}{\sum_{j'} e^{\tilde s_{ij'}/\tau}}")
+    st.markdown(f"Temperature τ = {temperature:g}: below 1 it sharpens the weights, "
+                "above 1 it flattens them.")
 with right:
     if not waits_for("QK", "the weights"):
         st.plotly_chart(matrix_heatmap(trace.weights, tokens, tokens,
@@ -274,8 +275,10 @@ if not waits_for("QKV", "and mark your steps"):
 bullet_list("What to notice", [
     "The weights in each row are positive and sum to 1: each output row is an average "
     "of the value rows.",
-    "A query attends most to the key it points in the same direction as: the largest "
-    "dot product gets the largest weight.",
+    "The largest dot product gets the largest weight, and a dot product rewards length as "
+    "well as direction (q·k = |q| |k| cos θ): in the textbook example q₁ = [1, 0] scores "
+    "k₁ = [1, 0] (same direction) and k₃ = [1, 1] (45° away, but √2 times longer) "
+    "equally, so x1 gives them the same weight.",
     "Adding the same number to every score of a row changes nothing: the softmax only "
     "sees differences.",
     "With the causal mask, token 1 can only see itself, so its output is exactly v₁.",
@@ -285,14 +288,15 @@ st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}
          r"{\sqrt{d_k}}\right) V")
 if not presenter:
     bullet_list("Try this", [
-        "Set the temperature to 0.1: each row becomes nearly one-hot (hard attention). "
+        "Set the temperature τ to 0.1: each row becomes nearly one-hot (hard attention). "
         "Set it to 5: the rows flatten towards uniform.",
         "Switch the scaling off and watch the weights of the textbook example sharpen.",
-        "Pick the “Uniform” example: every score is 0, so every weight is 1/T whatever K is.",
+        "Pick the “Uniform” example: every score is 0, so every weight is 1/T (T tokens), "
+        "whatever K is.",
         "Make one key much longer (multiply its row by 10) and see every query turn to it.",
     ], expanded=False)
     practice_questions("we", [
-        {"q": "In the textbook example (scaling on, T = 1), which key does query x3 "
+        {"q": "In the textbook example (scaling on, τ = 1), which key does query x3 "
               "attend to most, and why?",
          "a": "x3 itself: q₃ = [1, 1] has the largest dot product with k₃ = [1, 1] "
               "(1 + 1 = 2), against 1 for k₁ and k₂."},

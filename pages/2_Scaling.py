@@ -150,15 +150,15 @@ st.markdown(
     f"{1 / n_keys:.3f}); with 1/√d_k they stay where they were at d_k = 1."
 )
 
-st.header("4 · Temperature: from hard to uniform attention")
-temperature = st.select_slider("Softmax temperature T", TEMPERATURES, value=1.0, key="sc_temp",
+st.header("4 · Temperature τ: from hard to uniform attention")
+temperature = st.select_slider("Softmax temperature τ", TEMPERATURES, value=1.0, key="sc_temp",
                                **URL)
 scores = sat["sqrt_dk"].scores
 sweep = ex.temperature_sweep(scores, TEMPERATURES)
 at_t = sweep[TEMPERATURES.index(temperature)]
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(bar_chart(keys, at_t, title=f"softmax(s / T) at T = {temperature:g}",
+    st.plotly_chart(bar_chart(keys, at_t, title=f"softmax(s / τ) at τ = {temperature:g}",
                               x_title="key", y_title="weight", y_range=(0, 1.1),
                               colour=COLOUR["sqrt_dk"], decimals=2, font_size=font),
                     key="sc_fig_temperature_weights")
@@ -166,12 +166,12 @@ with right:
     st.plotly_chart(line_chart(
         TEMPERATURES, {"max weight": max_weight(sweep),
                        "effective keys / n": effective_keys(sweep) / n_keys},
-        title="Against T (log axis)", x_title="T", y_title="fraction", log_x=True,
+        title="Against τ (log axis)", x_title="τ", y_title="fraction", log_x=True,
         font_size=font), key="sc_fig_temperature")
 st.markdown(
-    f"The 1/√d_k scores of section 2, divided by T. At T = {TEMPERATURES[0]} the largest "
-    f"score takes most of the weight ({max_weight(sweep[0]):.3f}; as T → 0 it tends to 1, "
-    f"hard attention); at T = {TEMPERATURES[-1]:g} the weights are nearly uniform (entropy "
+    f"The 1/√d_k scores of section 2, divided by τ. At τ = {TEMPERATURES[0]} the largest "
+    f"score takes most of the weight ({max_weight(sweep[0]):.3f}; as τ → 0 it tends to 1, "
+    f"hard attention); at τ = {TEMPERATURES[-1]:g} the weights are nearly uniform (entropy "
     f"{entropy(sweep[-1]):.3f} of log n = {np.log(n_keys):.3f})."
 )
 
@@ -193,7 +193,7 @@ if not presenter:
         "Move d_k to 1024 with scaling off and watch the max weight approach 1.",
         "Set σ² = 4: the variance of qᵀk/√d_k becomes σ⁴ = 16, and the scaled softmax "
         "saturates too. Scaling assumes unit-variance components (hence layer norm).",
-        "Set T to 0.05, then 20: hard attention, then uniform attention.",
+        "Set τ to 0.05, then 20: hard attention, then uniform attention.",
         "Set n = 1: with a single key every scaling gives weight 1 and a zero Jacobian.",
     ], expanded=False)
     practice_questions("sc", [
@@ -224,7 +224,7 @@ if not presenter:
     }, {
         "settings": {"d_k": d_k, "samples": n_samples, "sigma2": sigma2, "seed": seed,
                      "n_keys": n_keys, "temperature": temperature, "trials": trials},
-        "temperature_sweep": {"T": TEMPERATURES, "weights": sweep},
+        "temperature_sweep": {"tau": TEMPERATURES, "weights": sweep},
         "moments": moments.to_dict(),
         "saturation": {n: {"scores": sat[n].scores, "weights": sat[n].weights,
                            "max_weight": sat[n].max_weight, "entropy": sat[n].entropy,

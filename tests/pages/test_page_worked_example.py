@@ -15,6 +15,7 @@ Q = K = [[1,0],[0,1],[1,1]], V = [[1,2,3],[4,5,6],[7,8,9]], d_k = 2:
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -309,3 +310,28 @@ def test_check_your_work_reads_typed_text_strictly():
     warnings = " | ".join(w.value for w in at.warning)
     assert "Step 1: scores Q Kᵀ: row 1, column 2 is not a number: '0,0'" in warnings
     assert any("1 of 1 filled cells right" in m.value for m in at.markdown)
+
+
+def test_temperature_is_tau_and_written_out_with_tau():
+    at = run(we_temp="0.5")
+    assert at.slider(key="we_temp").label == "Softmax temperature τ"
+    # Default cell (query 1, key 3): s̃13 = 1/√2 = 0.707, /τ = 0.707/0.5 = 1.414.
+    assert r"\tilde s_{13} / \tau = 0.707 / 0.500 = 1.414" in latex_text(at)
+
+
+def test_output_row_is_the_full_weighted_sum():
+    at = run()
+    latex = latex_text(at)
+    assert r"o_{1} &= \textstyle\sum_j w_{1j}\, v_j = w_{11} v_{1} + w_{12} v_{2} + w_{13} v_{3}" \
+        in latex
+    # o_1 = 0.401·[1,2,3] + 0.198·[4,5,6] + 0.401·[7,8,9] = [4, 5, 6] (module docstring).
+    assert re.search(r"&= \\begin\{bmatrix\}4(\.000)? & 5(\.000)? & 6(\.000)?\\end", latex)
+
+
+def test_what_to_notice_agrees_with_the_figure():
+    at = run()
+    notice = next(e for e in at.expander if e.label == "What to notice")
+    text = " ".join(m.value for m in notice.markdown)
+    assert "length as well as direction" in text and "same weight" in text
+    w = cell_texts(at, "we_fig_weights")
+    assert w[0][0] == w[0][2]  # x1 weighs k1 = [1, 0] and k3 = [1, 1] equally
