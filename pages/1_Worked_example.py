@@ -47,23 +47,27 @@ chosen_dk = c_dk.slider("d_k", 1, 4, 2, key="we_dk", disabled=fixed, **URL)
 chosen_dv = c_dv.slider("d_v", 1, 4, 3, key="we_dv", disabled=fixed, **URL)
 seed = seed_input(c_seed, "we_seed", disabled=preset == "textbook")
 
-c_scale, c_causal = st.columns(2)
-c_temp, c_dec = st.columns(2)
+c_scale, c_causal, c_temp, c_dec = st.columns(4)
 scaled = c_scale.toggle("Divide by √d_k", value=True, key="we_scale", **URL)
 causal = c_causal.toggle("Causal mask", value=False, key="we_causal", **URL)
 temperature = c_temp.slider("Softmax temperature τ", 0.1, 5.0, 1.0, 0.05, key="we_temp", **URL)
 decimals = c_dec.slider("Decimals shown (and checked)", 2, 6, 3, key="we_decimals", **URL)
 
 example = worked_example(preset, n_tokens, chosen_dk, chosen_dv, seed)
-st.caption(PRESETS[preset])
 T, d_k, d_v = example.q.shape[0], example.q.shape[1], example.v.shape[1]
+font = figure_font(presenter)
 
-st.header("The inputs: one query, key and value per token")
-st.markdown(
-    "Each row is a token. Its **query** q asks *what am I looking for?*, its **key** k "
-    "says *what do I contain?*, its **value** v is *what I pass on*. Edit any cell or "
-    "token name; everything below is recomputed."
-)
+if presenter:  # a figure on the projector's first screen: the inputs and S side by side
+    inputs_place, first_figure = st.columns([3, 2])
+else:
+    st.caption(PRESETS[preset])
+    st.header("The inputs: one query, key and value per token")
+    st.markdown(
+        "Each row is a token. Its **query** q asks *what am I looking for?*, its **key** k "
+        "says *what do I contain?*, its **value** v is *what I pass on*. Edit any cell or "
+        "token name; everything below is recomputed."
+    )
+    inputs_place = first_figure = st.container()
 q_cols = [f"q{c + 1}" for c in range(d_k)]
 k_cols = [f"k{c + 1}" for c in range(d_k)]
 v_cols = [f"v{c + 1}" for c in range(d_v)]
@@ -74,11 +78,12 @@ base = pd.DataFrame(
 )
 base.insert(0, "token", list(example.tokens))
 signature = [preset, T, d_k, d_v, seed]
-table = linked_editor(
-    base, "we_table", signature, link="we_data",
-    column_config={c: st.column_config.TextColumn(c, max_chars=24 if c == "token" else 40)
-                   for c in base.columns},
-)
+with inputs_place:
+    table = linked_editor(
+        base, "we_table", signature, link="we_data",
+        column_config={c: st.column_config.TextColumn(c, max_chars=24 if c == "token" else 40)
+                       for c in base.columns},
+    )
 
 tokens = [str(t).strip() if isinstance(t, str) and t.strip() else f"x{i + 1}"
           for i, t in enumerate(table["token"].tolist())]
@@ -88,7 +93,8 @@ for name, cols in (("Q", q_cols), ("K", k_cols), ("V", v_cols)):
         inputs[name] = check_matrix(table[cols].to_numpy(dtype=object), name, (T, len(cols)))
     except ValueError as exc:
         problems[name] = str(exc)
-        show_error(exc)
+        with inputs_place:
+            show_error(exc)
 trace = steps = None
 if "Q" in inputs and "K" in inputs:
     try:
@@ -102,7 +108,8 @@ if "Q" in inputs and "K" in inputs:
         steps = trace.softmax_steps(subtract_max="if_needed")
     except ValueError as exc:
         problems["scores"] = str(exc)
-        show_error(exc)
+        with inputs_place:
+            show_error(exc)
 
 
 def waits_for(needs: str, what: str) -> bool:
@@ -114,6 +121,19 @@ def waits_for(needs: str, what: str) -> bool:
             return True
     return False
 
+
+
+
+def scores_figure() -> None:
+    if not waits_for("QK", "the scores"):
+        st.plotly_chart(matrix_heatmap(trace.raw_scores, tokens, tokens,
+                                       title="Scores S = Q Kᵀ", kind="scores",
+                                       decimals=decimals, font_size=font), key="we_fig_scores")
+
+
+if presenter:
+    with first_figure:
+        scores_figure()
 
 if example.x is not None:
     with st.expander("Where Q, K and V come from: Q = X W_Q, K = X W_K, V = X W_V",
@@ -130,8 +150,6 @@ if example.x is not None:
                                                                         range(m.shape[0])]
                 show_matrix(m, row_labels, [f"{c + 1}" for c in range(m.shape[1])], decimals)
 
-font = figure_font(presenter)
-
 st.header("Step 1 · Scores: how well each query matches each key")
 left, right = st.columns([2, 3])
 with left:
@@ -139,10 +157,10 @@ with left:
     st.markdown(f"Shape: Q ({T} × {d_k}) · Kᵀ ({d_k} × {T}) → S ({T} × {T}). "
                 "Rows are queries, columns are keys.")
 with right:
-    if not waits_for("QK", "the scores"):
-        st.plotly_chart(matrix_heatmap(trace.raw_scores, tokens, tokens, title="Scores S = Q Kᵀ",
-                                   kind="scores", decimals=decimals, font_size=font),
-                    key="we_fig_scores")
+    if presenter:
+        st.markdown("S is drawn at the top, beside the inputs.")
+    else:
+        scores_figure()
 
 st.header("Step 2 · Scale the scores")
 left, right = st.columns([2, 3])

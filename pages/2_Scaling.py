@@ -61,11 +61,12 @@ with bad_input_stops_page():
     stats = sample_stats(d_k, n_samples, sigma2, seed)
 
 st.header("1 · Dot products grow with d_k")
-st.markdown(
-    f"Draw q and k with {d_k} independent components, each with mean 0 and variance "
-    f"σ² = {sigma2:g}, and compute qᵀk, {n_samples} times. The spread of qᵀk grows like "
-    "√d_k; dividing by √d_k brings it back to σ²."
-)
+if not presenter:  # in presenter mode the histograms come straight after the controls
+    st.markdown(
+        f"Draw q and k with {d_k} independent components, each with mean 0 and variance "
+        f"σ² = {sigma2:g}, and compute qᵀk, {n_samples} times. The spread of qᵀk grows like "
+        "√d_k; dividing by √d_k brings it back to σ²."
+    )
 left, right = st.columns(2)
 sd_raw, sd_scaled = np.sqrt(stats.theory_var), np.sqrt(stats.theory_scaled_var)
 with left:
@@ -87,10 +88,11 @@ moments = pd.DataFrame(
     index=["qᵀk", "qᵀk / √d_k"],
 )
 st.dataframe(moments.style.format("{:.3f}"), width="content")
-st.caption("Theory: Var[qᵀk] = d_k·σ⁴ and Var[qᵀk/√d_k] = σ⁴; the dashed curves are the "
-           "normal densities with those variances (the sum of many products is nearly "
-           "normal). The empirical values wobble by about ±"
-           f"{100 * np.sqrt(2 / (n_samples - 1)):.0f}% at {n_samples} samples.")
+if not presenter:
+    st.caption("Theory: Var[qᵀk] = d_k·σ⁴ and Var[qᵀk/√d_k] = σ⁴; the dashed curves are "
+               "the normal densities with those variances (the sum of many products is "
+               "nearly normal). The empirical values wobble by about ±"
+               f"{100 * np.sqrt(2 / (n_samples - 1)):.0f}% at {n_samples} samples.")
 
 var_raw, var_scaled = variance_curve(sigma2, seed)
 st.plotly_chart(line_chart(
@@ -120,8 +122,9 @@ summary = pd.DataFrame(
     index=["max weight", "entropy H (of log n)", "effective keys e^H", "‖softmax Jacobian‖"],
 )
 st.dataframe(summary, width="stretch")
-st.caption("The Jacobian norm measures how much the weights move when the scores move: the "
-           "gradient signal that reaches Q and K during training.")
+if not presenter:
+    st.caption("The Jacobian norm measures how much the weights move when the scores move: "
+               "the gradient signal that reaches Q and K during training.")
 
 st.header("3 · Averaged over many queries, against d_k")
 trials = st.select_slider("Trials per point", [20, 50, 100, 200], value=50, key="sc_trials",

@@ -99,3 +99,10 @@ def test_temperature_is_tau():
     titles = [chart_spec(at, key)["layout"]["title"]["text"]
               for key in ("sc_fig_temperature_weights",)]
     assert titles == ["softmax(s / τ) at τ = 1"]
+
+
+def test_presenter_mode_leaves_out_the_long_captions():
+    at = run(presenter="true")
+    main_captions = [c.value for c in at.main.caption]
+    assert not any(c.startswith("Theory:") for c in main_captions)
+    assert len(at.get("plotly_chart")) == 11  # every figure still drawn

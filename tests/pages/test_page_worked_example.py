@@ -335,3 +335,12 @@ def test_what_to_notice_agrees_with_the_figure():
     assert "length as well as direction" in text and "same weight" in text
     w = cell_texts(at, "we_fig_weights")
     assert w[0][0] == w[0][2]  # x1 weighs k1 = [1, 0] and k3 = [1, 1] equally
+
+
+def test_presenter_mode_puts_the_scores_beside_the_inputs():
+    at = run(presenter="true")
+    # The inputs' header and intro text are left out; S is drawn once, at the top.
+    assert "The inputs: one query, key and value per token" not in [h.value for h in at.header]
+    assert [c.proto.id for c in at.get("plotly_chart")].count(
+        next(c.proto.id for c in at.get("plotly_chart") if "we_fig_scores" in c.proto.id)) == 1
+    assert any("S is drawn at the top" in m.value for m in at.markdown)
