@@ -47,10 +47,9 @@ chosen_dk = c_dk.slider("d_k", 1, 4, 2, key="we_dk", disabled=fixed, **URL)
 chosen_dv = c_dv.slider("d_v", 1, 4, 3, key="we_dv", disabled=fixed, **URL)
 seed = seed_input(c_seed, "we_seed", disabled=preset == "textbook")
 
-c_scale, c_causal, c_temp, c_dec = st.columns(4)
+c_scale, c_causal, c_dec = st.columns(3)
 scaled = c_scale.toggle("Divide by √d_k", value=True, key="we_scale", **URL)
 causal = c_causal.toggle("Causal mask", value=False, key="we_causal", **URL)
-temperature = c_temp.slider("Softmax temperature τ", 0.1, 5.0, 1.0, 0.05, key="we_temp", **URL)
 decimals = c_dec.slider("Decimals shown (and checked)", 2, 6, 3, key="we_decimals", **URL)
 
 example = worked_example(preset, n_tokens, chosen_dk, chosen_dv, seed)
@@ -95,21 +94,32 @@ for name, cols in (("Q", q_cols), ("K", k_cols), ("V", v_cols)):
         problems[name] = str(exc)
         with inputs_place:
             show_error(exc)
-trace = steps = None
-if "Q" in inputs and "K" in inputs:
+
+
+def attend(temperature: float, *, show: bool = True):
+    """The trace and softmax steps at this τ, or (None, None) and the reason in ``problems``.
+
+    ``show``: also show the core's message as an error (once, beside the inputs).
+
+    Without a usable V, a zero V stands in: steps 1 to 3 don't use it, and what does
+    waits for V.
+    """
+    if "Q" not in inputs or "K" not in inputs:
+        return None, None
     try:
         trace = scaled_dot_product_attention(
-            inputs["Q"], inputs["K"], inputs.get("V", np.zeros((T, d_v))),  # V: steps 1-3 only
+            inputs["Q"], inputs["K"], inputs.get("V", np.zeros((T, d_v))),
             scale="sqrt_dk" if scaled else "none",
             temperature=temperature,
             mask=causal_mask(T) if causal else None,
         )
         # Textbook exp(s) for hand arithmetic; the stable exp(s - max) only when needed.
-        steps = trace.softmax_steps(subtract_max="if_needed")
+        return trace, trace.softmax_steps(subtract_max="if_needed")
     except ValueError as exc:
         problems["scores"] = str(exc)
-        with inputs_place:
+        if show:
             show_error(exc)
+        return None, None
 
 
 def waits_for(needs: str, what: str) -> bool:
@@ -122,6 +132,8 @@ def waits_for(needs: str, what: str) -> bool:
     return False
 
 
+with inputs_place:
+    trace, steps = attend(1.0)  # S and S̃, steps 1 and 2, don't depend on τ
 
 
 def scores_figure() -> None:
@@ -182,42 +194,8 @@ with right:
                                    kind="scores", decimals=decimals, font_size=font),
                     key="we_fig_scaled")
 
-st.header("Step 3 · Softmax along each row")
-left, right = st.columns([2, 3])
-with left:
-    st.latex(r"w_{ij} = \frac{e^{\tilde s_{ij}/\tau}}{\sum_{j'} e^{\tilde s_{ij'}/\tau}}")
-    st.markdown(f"Temperature τ = {temperature:g}: below 1 it sharpens the weights, "
-                "above 1 it flattens them.")
-with right:
-    if not waits_for("QK", "the weights"):
-        st.plotly_chart(matrix_heatmap(trace.weights, tokens, tokens,
-                                   title="Attention weights W (rows sum to 1)",
-                                   kind="weights", decimals=decimals, font_size=font),
-                    key="we_fig_weights")
-if trace is not None:
-    # Full width: in the narrow column a 6-token table lost its last columns.
-    st.markdown("Exponentials and row sums:")
-    show_matrix(np.hstack([steps.exps, steps.row_sums]), tokens, [*tokens, "row sum"],
-                decimals)
-    if np.any(steps.shift != 0):
-        st.caption("These scores are large, so each row's maximum m was subtracted before "
-                   "exp to avoid overflow: e^(s−m) / Σ e^(s−m) gives the same weights.")
-    st.markdown(f"Every row of weights sums to 1 (largest deviation "
-                f"{number_text(np.max(np.abs(trace.weights.sum(axis=1) - 1)), 1)}).")
 
-st.header("Step 4 · Weighted sum of the values")
-left, right = st.columns([2, 3])
-with left:
-    st.latex(r"O = W V, \qquad o_i = \sum_j w_{ij}\, v_j")
-    st.markdown(f"Shape: W ({T} × {T}) · V ({T} × {d_v}) → O ({T} × {d_v}). Each output "
-                "row is a blend of the value rows, mixed by that query's weights.")
-with right:
-    if not waits_for("QKV", "the output"):
-        st.plotly_chart(matrix_heatmap(trace.output, tokens, v_cols, title="Output O = W V",
-                                   kind="values", decimals=decimals, x_title="dimension",
-                                   font_size=font),
-                    key="we_fig_output")
-
+@st.fragment
 def written_out(trace, steps, tokens: list[str], decimals: int) -> None:
     """One weight and one output row with every number of the arithmetic."""
     T = len(tokens)
@@ -238,6 +216,7 @@ def written_out(trace, steps, tokens: list[str], decimals: int) -> None:
         st.latex(line)
 
 
+@st.fragment
 def check_your_work(trace, decimals: int, signature: list) -> None:
     """Editors for the student's hand-computed steps, marked cell by cell."""
     st.markdown(
@@ -282,54 +261,115 @@ def check_your_work(trace, decimals: int, signature: list) -> None:
         st.error(work.explanation)
 
 
-st.header("One cell, written out in full")
-if not waits_for("QK", "a weight by hand"):
-    written_out(trace, steps, tokens, decimals)
 
-st.header("Check your work")
-if not waits_for("QKV", "and mark your steps"):
-    check_your_work(trace, decimals, signature)
+@st.fragment
+def softmax_onwards() -> None:
+    """Steps 3 and 4 and all that follows: everything that depends on τ.
 
-bullet_list("What to notice", [
-    "The weights in each row are positive and sum to 1: each output row is an average "
-    "of the value rows.",
-    "The largest dot product gets the largest weight, and a dot product rewards length as "
-    "well as direction (q·k = |q| |k| cos θ): in the textbook example q₁ = [1, 0] scores "
-    "k₁ = [1, 0] (same direction) and k₃ = [1, 1] (45° away, but √2 times longer) "
-    "equally, so x1 gives them the same weight.",
-    "Adding the same number to every score of a row changes nothing: the softmax only "
-    "sees differences.",
-    "With the causal mask, token 1 can only see itself, so its output is exactly v₁.",
-])
-st.subheader("The formula")
-st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}"
-         r"{\sqrt{d_k}}\right) V")
-if not presenter:
-    bullet_list("Try this", [
-        "Set the temperature τ to 0.1: each row becomes nearly one-hot (hard attention). "
-        "Set it to 5: the rows flatten towards uniform.",
-        "Switch the scaling off and watch the weights of the textbook example sharpen.",
-        "Pick the “Uniform” example: every score is 0, so every weight is 1/T (T tokens), "
-        "whatever K is.",
-        "Make one key much longer (multiply its row by 10) and see every query turn to it.",
-    ], expanded=False)
-    practice_questions("we", [
-        {"q": "In the textbook example (scaling on, τ = 1), which key does query x3 "
-              "attend to most, and why?",
-         "a": "x3 itself: q₃ = [1, 1] has the largest dot product with k₃ = [1, 1] "
-              "(1 + 1 = 2), against 1 for k₁ and k₂."},
-        {"q": "Every score in a row of 3 keys is 0. What is each weight?",
-         "value": 1 / 3, "tol": 1e-3,
-         "a": "e⁰ / (e⁰ + e⁰ + e⁰) = 1/3 ≈ 0.3333 each."},
-        {"q": "If you double every value vector v_j, what happens to the weights and to "
-              "the output?",
-         "a": "The weights do not depend on V, so they stay the same; the output, a "
-              "weighted sum of the values, doubles."},
-        {"q": "With the causal mask, what is the output of the first token?",
-         "a": "Its own value v₁: it may only attend to key 1, so w₁₁ = 1."},
+    A fragment, so that moving τ redraws these sections and not the inputs or S.
+    """
+    problems.pop("scores", None)  # a τ that overflowed may have been moved since
+    st.header("Step 3 · Softmax along each row")
+    left, right = st.columns([2, 3])
+    with left:
+        st.latex(r"w_{ij} = \frac{e^{\tilde s_{ij}/\tau}}{\sum_{j'} e^{\tilde s_{ij'}/\tau}}")
+        temperature = st.slider("Softmax temperature τ", 0.1, 5.0, 1.0, 0.05, key="we_temp",
+                                help="Below 1 it sharpens the weights, above 1 it flattens "
+                                     "them.", **URL)
+        trace, steps = attend(temperature, show=False)
+    with right:
+        if not waits_for("QK", "the weights"):
+            st.plotly_chart(matrix_heatmap(trace.weights, tokens, tokens,
+                                           title="Attention weights W (rows sum to 1)",
+                                           kind="weights", decimals=decimals, font_size=font),
+                            key="we_fig_weights")
+    if trace is not None:
+        # Full width: in the narrow column a 6-token table lost its last columns.
+        st.markdown("Exponentials and row sums:")
+        show_matrix(np.hstack([steps.exps, steps.row_sums]), tokens, [*tokens, "row sum"],
+                    decimals)
+        if np.any(steps.shift != 0):
+            st.caption("These scores are large, so each row's maximum m was subtracted "
+                       "before exp to avoid overflow: e^(s−m) / Σ e^(s−m) gives the same "
+                       "weights.")
+        st.markdown(f"Every row of weights sums to 1 (largest deviation "
+                    f"{number_text(np.max(np.abs(trace.weights.sum(axis=1) - 1)), 1)}).")
+
+    st.header("Step 4 · Weighted sum of the values")
+    left, right = st.columns([2, 3])
+    with left:
+        st.latex(r"O = W V, \qquad o_i = \sum_j w_{ij}\, v_j")
+        st.markdown(f"Shape: W ({T} × {T}) · V ({T} × {d_v}) → O ({T} × {d_v}). Each output "
+                    "row is a blend of the value rows, mixed by that query's weights.")
+    with right:
+        if not waits_for("QKV", "the output"):
+            st.plotly_chart(matrix_heatmap(trace.output, tokens, v_cols,
+                                           title="Output O = W V", kind="values",
+                                           decimals=decimals, x_title="dimension",
+                                           font_size=font), key="we_fig_output")
+
+    st.header("One cell, written out in full")
+    if not waits_for("QK", "a weight by hand"):
+        written_out(trace, steps, tokens, decimals)
+
+    st.header("Check your work")
+    if not waits_for("QKV", "and mark your steps"):
+        check_your_work(trace, decimals, signature)
+
+    closing_notes()
+    if not presenter and trace is not None and not problems:
+        download_section(trace, steps, temperature)
+
+
+def closing_notes() -> None:
+    """What to notice, the formula and, off the projector, things to try and questions."""
+    bullet_list("What to notice", [
+        "The weights in each row are positive and sum to 1: each output row is an average "
+        "of the value rows.",
+        "The largest dot product gets the largest weight, and a dot product rewards length as "
+        "well as direction (q·k = |q| |k| cos θ): in the textbook example q₁ = [1, 0] scores "
+        "k₁ = [1, 0] (same direction) and k₃ = [1, 1] (45° away, but √2 times longer) "
+        "equally, so x1 gives them the same weight.",
+        "Adding the same number to every score of a row changes nothing: the softmax only "
+        "sees differences.",
+        "With the causal mask, token 1 can only see itself, so its output is exactly v₁.",
     ])
+    st.subheader("The formula")
+    st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}"
+             r"{\sqrt{d_k}}\right) V")
+    if not presenter:
+        bullet_list("Try this", [
+            "Set the temperature τ to 0.1: each row becomes nearly one-hot (hard attention). "
+            "Set it to 5: the rows flatten towards uniform.",
+            "Switch the scaling off and watch the weights of the textbook example sharpen.",
+            "Pick the “Uniform” example: every score is 0, so every weight is 1/T (T tokens), "
+            "whatever K is.",
+            "Make one key much longer (multiply its row by 10) and see every query turn to it.",
+        ], expanded=False)
+        practice("we", [
+            {"q": "In the textbook example (scaling on, τ = 1), which key does query x3 "
+                  "attend to most, and why?",
+             "a": "x3 itself: q₃ = [1, 1] has the largest dot product with k₃ = [1, 1] "
+                  "(1 + 1 = 2), against 1 for k₁ and k₂."},
+            {"q": "Every score in a row of 3 keys is 0. What is each weight?",
+             "value": 1 / 3, "tol": 1e-3,
+             "a": "e⁰ / (e⁰ + e⁰ + e⁰) = 1/3 ≈ 0.3333 each."},
+            {"q": "If you double every value vector v_j, what happens to the weights and to "
+                  "the output?",
+             "a": "The weights do not depend on V, so they stay the same; the output, a "
+                  "weighted sum of the values, doubles."},
+            {"q": "With the causal mask, what is the output of the first token?",
+             "a": "Its own value v₁: it may only attend to key 1, so w₁₁ = 1."},
+        ])
 
-if not presenter and trace is not None and not problems:
+
+@st.fragment
+def practice(prefix: str, questions: list[dict]) -> None:
+    """The practice questions; typing an answer redraws only them."""
+    practice_questions(prefix, questions)
+
+
+def download_section(trace, steps, temperature: float) -> None:
     st.subheader("Download")
     matrices = {
         "Q": (trace.q, tokens, q_cols), "K": (trace.k, tokens, k_cols),
@@ -348,3 +388,6 @@ if not presenter and trace is not None and not problems:
         "exps": steps.exps, "row_sums": steps.row_sums[:, 0], "weights": trace.weights,
         "output": trace.output,
     })
+
+
+softmax_onwards()
