@@ -73,7 +73,8 @@ def typed_text(m) -> np.ndarray:
     Up to 12 significant digits, so the parsed text is the number computed with, and
     float noise (0.23000000000000004) is not shown.
     """
-    return np.vectorize(lambda x: f"{x:.12g}", otypes=[object])(np.asarray(m, dtype=float))
+    m = np.asarray(m, dtype=float) + 0.0  # + 0.0 turns -0.0 (np.round(-0.04, 1)) into 0.0
+    return np.vectorize(lambda x: f"{x:.12g}", otypes=[object])(m)
 
 
 def typed_answers(frame, what: str) -> tuple[np.ndarray, list[str]]:
@@ -105,19 +106,18 @@ def matrix_frame(m, row_labels, col_labels) -> pd.DataFrame:
 def show_matrix(m, row_labels, col_labels, decimals: int) -> None:
     """A read-only table of a matrix, rounded to ``decimals`` by ``number_text``.
 
-    Every column is as wide as its longest number (numbers that don't fit in fixed
-    notation are written in scientific notation), so no cell is clipped.
+    Numbers that don't fit in fixed notation are written in scientific notation. Each
+    column is as wide as its longest number (about 7.5 px a character): Glide's own
+    widths cut a 6-token table after its fifth column and, in a narrow container,
+    showed 1386281.6 as "138628".
     """
     m = np.asarray(m, dtype=np.float64)
     cells = [[number_text(x, decimals) for x in row] for row in m]
     frame = pd.DataFrame(cells, index=unique_labels(row_labels), columns=unique_labels(col_labels))
-    longest = max((len(c) for row in cells for c in row), default=1)
-    # Glide's automatic width clipped long numbers ("138628" for 1386281.6); a fixed
-    # width from the longest text (11 px a character leaves room for presenter type) does not.
-    width = max(60, 11 * longest + 24)
+    widths = {c: max(len(c), *(len(x) for x in frame[c])) for c in frame.columns}
     st.dataframe(frame, width="content",
-                 column_config={c: st.column_config.TextColumn(c, width=width)
-                                for c in frame.columns})
+                 column_config={c: st.column_config.TextColumn(c, width=int(7.5 * n) + 20)
+                                for c, n in widths.items()})
 
 
 def to_csv(m, row_labels, col_labels) -> str:

@@ -39,3 +39,9 @@ def test_whole_numbers_in_the_arithmetic_read_as_typed():
 def test_wrapped_sum_breaks_every_few_terms():
     assert wrapped_sum(["a", "b", "c"], per_line=2) == r"a + b \\ &\quad + c"
     assert wrapped_sum(["a"]) == "a"
+
+
+def test_typed_text_writes_inputs_as_a_student_would():
+    from pages.ui.tables import typed_text
+    assert typed_text([[-0.0, 0.23000000000000004, -1.5, 1e300]]).tolist() == [
+        ["0", "0.23", "-1.5", "1e+300"]]
