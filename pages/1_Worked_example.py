@@ -190,9 +190,9 @@ with left:
 with right:
     if not waits_for("QK", "the scaled scores"):
         st.plotly_chart(matrix_heatmap(trace.masked_scores, tokens, tokens,
-                                   title="Scaled scores" + (" (masked)" if causal else ""),
-                                   kind="scores", decimals=decimals, font_size=font),
-                    key="we_fig_scaled")
+                                       title="Scaled scores" + (" (masked)" if causal else ""),
+                                       kind="scores", decimals=decimals, font_size=font),
+                        key="we_fig_scaled")
 
 
 @st.fragment

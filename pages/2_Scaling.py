@@ -16,6 +16,7 @@ from pages.ui.layout import (
     practice_questions,
     setup_page,
 )
+from pages.ui.numbers import number_text
 from pages.ui.tables import downloads
 
 D_KS = [2**n for n in range(11)]  # 1 .. 1024, the log slider's stops
@@ -87,7 +88,7 @@ moments = pd.DataFrame(
      "theory variance": [stats.theory_var, stats.theory_scaled_var]},
     index=["qᵀk", "qᵀk / √d_k"],
 )
-st.dataframe(moments.style.format("{:.3f}"), width="content")
+st.dataframe(moments.style.format(lambda x: number_text(x, 3)), width="content")
 if not presenter:
     st.caption("Theory: Var[qᵀk] = d_k·σ⁴ and Var[qᵀk/√d_k] = σ⁴; the dashed curves are "
                "the normal densities with those variances (the sum of many products is "
