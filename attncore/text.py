@@ -29,6 +29,9 @@ MAX_TOKENS = 64
 _ELISION = r"\b(?:[cdjlmnst]|qu)['\u2019](?=\w)"
 _WORD = r"\w+(?:['\u2019-]\w+)*"
 _TOKEN = re.compile(rf"{_ELISION}|{_WORD}|[^\w\s]", re.IGNORECASE)
+# A number as a student types it: 3, -0.5, .5, 1e300, 2.5E-3 (a leading "−" is read as
+# "-"). Python's float() also takes "1_000", "nan" and "infinity": not numbers to a student.
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 SENTENCES = {
     "cat": "The cat sat on the mat",
@@ -175,27 +178,47 @@ def worked_example(
     raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
 
 
+def parse_number(cell, where: str) -> float:
+    """Read one typed cell as a finite number, exactly as typed, or raise ValueError.
+
+    ``cell`` is a number, or text in plain or scientific notation (``1e300`` is
+    10³⁰⁰, never 1300). Anything else (empty, ``1,5``, ``1_000``, ``abc``, NaN,
+    infinity) raises a ValueError that starts with ``where`` and says what was typed.
+
+    >>> parse_number(" -2.5e3 ", "Q row 1, column 1")
+    -2500.0
+    """
+    if isinstance(cell, str):
+        text = cell.strip().replace("\u2212", "-")
+        if not text:
+            raise ValueError(f"{where} is empty; type a number")
+        if not _NUMBER.fullmatch(text):
+            raise ValueError(f"{where} is not a number: {cell.strip()[:30]!r}")
+        number = float(text)
+    elif cell is None or isinstance(cell, bool):
+        raise ValueError(f"{where} is empty; type a number")
+    else:
+        try:
+            number = float(cell)
+        except (TypeError, ValueError):
+            raise ValueError(f"{where} is not a number: {str(cell)[:30]!r}") from None
+        if np.isnan(number):
+            raise ValueError(f"{where} is empty or not a number (NaN); type a number")
+    if not np.isfinite(number):
+        raise ValueError(f"{where} is infinite (or too large for a float): type a finite number")
+    return number
+
+
 def check_matrix(values, name: str, shape: tuple[int, int]) -> np.ndarray:
     """Validate a user-edited matrix: numbers only, finite, of the expected shape.
 
-    The message names the first bad cell (1-based row and column), so a student can
-    find it in the table: empty cells arrive as None or NaN, typed text as str.
+    Each cell is read by :func:`parse_number`. The message names the first bad cell
+    (1-based row and column), so a student can find it in the table.
     """
     rows = np.asarray(values, dtype=object)
     if rows.ndim != 2 or rows.shape != shape:
         raise ValueError(f"{name} must have shape {shape}; got {rows.shape}")
     out = np.empty(shape, dtype=np.float64)
     for (i, j), cell in np.ndenumerate(rows):
-        where = f"{name} row {i + 1}, column {j + 1}"
-        try:
-            number = float(cell)
-        except (TypeError, ValueError):
-            if cell is None or (isinstance(cell, str) and not cell.strip()):
-                raise ValueError(f"{where} is empty; type a number") from None
-            raise ValueError(f"{where} is not a number: {str(cell)[:30]!r}") from None
-        if np.isnan(number):
-            raise ValueError(f"{where} is empty or not a number (NaN); type a number")
-        if not np.isfinite(number):
-            raise ValueError(f"{where} is infinite; type a finite number")
-        out[i, j] = number
+        out[i, j] = parse_number(cell, f"{name} row {i + 1}, column {j + 1}")
     return as_real_array(out, name, min_ndim=2)

@@ -7,20 +7,28 @@ import streamlit as st
 from attncore import causal_mask, scaled_dot_product_attention
 from attncore.exercise import STEPS, check_work
 from attncore.text import PRESETS, check_matrix, worked_example
-from pages.ui.arithmetic import cell_lines, output_row_lines, scale_text
+from pages.ui.arithmetic import cell_lines, output_row_lines
 from pages.ui.controls import URL, seed_input
 from pages.ui.figures import matrix_heatmap
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
-    bad_input_stops_page,
     bullet_list,
     figure_font,
     finish_page,
     lesson_header,
     practice_questions,
     setup_page,
+    show_error,
 )
-from pages.ui.tables import downloads, editor_key, linked_editor, show_matrix
+from pages.ui.numbers import number_text
+from pages.ui.tables import (
+    downloads,
+    editor_key,
+    linked_editor,
+    show_matrix,
+    typed_answers,
+    typed_text,
+)
 
 presenter = setup_page("Worked example", "✏️")
 lesson_header(
@@ -40,51 +48,105 @@ chosen_dk = c_dk.slider("d_k", 1, 4, 2, key="we_dk", disabled=fixed, **URL)
 chosen_dv = c_dv.slider("d_v", 1, 4, 3, key="we_dv", disabled=fixed, **URL)
 seed = seed_input(c_seed, "we_seed", disabled=preset == "textbook")
 
-c_scale, c_causal = st.columns(2)
-c_temp, c_dec = st.columns(2)
+c_scale, c_causal, c_dec = st.columns(3)
 scaled = c_scale.toggle("Divide by √d_k", value=True, key="we_scale", **URL)
 causal = c_causal.toggle("Causal mask", value=False, key="we_causal", **URL)
-temperature = c_temp.slider("Softmax temperature T", 0.1, 5.0, 1.0, 0.05, key="we_temp", **URL)
 decimals = c_dec.slider("Decimals shown (and checked)", 2, 6, 3, key="we_decimals", **URL)
 
 example = worked_example(preset, n_tokens, chosen_dk, chosen_dv, seed)
-st.caption(PRESETS[preset])
 T, d_k, d_v = example.q.shape[0], example.q.shape[1], example.v.shape[1]
+font = figure_font(presenter)
 
-st.header("The inputs: one query, key and value per token")
-st.markdown(
-    "Each row is a token. Its **query** q asks *what am I looking for?*, its **key** k "
-    "says *what do I contain?*, its **value** v is *what I pass on*. Edit any cell or "
-    "token name; everything below is recomputed."
-)
+if presenter:  # a figure on the projector's first screen: the inputs and S side by side
+    inputs_place, first_figure = st.columns([3, 2])
+else:
+    st.caption(PRESETS[preset])
+    st.header("The inputs: one query, key and value per token")
+    st.markdown(
+        "Each row is a token. Its **query** q asks *what am I looking for?*, its **key** k "
+        "says *what do I contain?*, its **value** v is *what I pass on*. Edit any cell or "
+        "token name; everything below is recomputed."
+    )
+    inputs_place = first_figure = st.container()
 q_cols = [f"q{c + 1}" for c in range(d_k)]
 k_cols = [f"k{c + 1}" for c in range(d_k)]
 v_cols = [f"v{c + 1}" for c in range(d_v)]
+# The numbers are text cells read by our own strict parser: the editor's number cells
+# dropped the "e" of "1e300" (1300) and rounded what they showed.
 base = pd.DataFrame(
-    np.hstack([example.q, example.k, example.v]), columns=q_cols + k_cols + v_cols
+    typed_text(np.hstack([example.q, example.k, example.v])), columns=q_cols + k_cols + v_cols
 )
 base.insert(0, "token", list(example.tokens))
 signature = [preset, T, d_k, d_v, seed]
-table = linked_editor(
-    base, "we_table", signature, link="we_data",
-    column_config={"token": st.column_config.TextColumn("token", max_chars=24)}
-    | {c: st.column_config.NumberColumn(c, format="%.4g") for c in base.columns[1:]},
-)
+with inputs_place:
+    table = linked_editor(
+        base, "we_table", signature, link="we_data",
+        column_config={c: st.column_config.TextColumn(c, max_chars=24 if c == "token" else 40)
+                       for c in base.columns},
+    )
 
 tokens = [str(t).strip() if isinstance(t, str) and t.strip() else f"x{i + 1}"
           for i, t in enumerate(table["token"].tolist())]
-with bad_input_stops_page():
-    q = check_matrix(table[q_cols].to_numpy(dtype=object), "Q", (T, d_k))
-    k = check_matrix(table[k_cols].to_numpy(dtype=object), "K", (T, d_k))
-    v = check_matrix(table[v_cols].to_numpy(dtype=object), "V", (T, d_v))
-    trace = scaled_dot_product_attention(
-        q, k, v,
-        scale="sqrt_dk" if scaled else "none",
-        temperature=temperature,
-        mask=causal_mask(T) if causal else None,
-    )
-    # Textbook exp(s) for hand arithmetic; the stable exp(s - max) only when needed.
-    steps = trace.softmax_steps(subtract_max="if_needed")
+inputs, problems = {}, {}  # matrix name -> array; what can't be used -> why
+for name, cols in (("Q", q_cols), ("K", k_cols), ("V", v_cols)):
+    try:
+        inputs[name] = check_matrix(table[cols].to_numpy(dtype=object), name, (T, len(cols)))
+    except ValueError as exc:
+        problems[name] = str(exc)
+        with inputs_place:
+            show_error(exc)
+
+
+def attend(temperature: float, *, show: bool = True):
+    """The trace and softmax steps at this τ, or (None, None) and the reason in ``problems``.
+
+    ``show``: also show the core's message as an error (once, beside the inputs).
+
+    Without a usable V, a zero V stands in: steps 1 to 3 don't use it, and what does
+    waits for V.
+    """
+    if "Q" not in inputs or "K" not in inputs:
+        return None, None
+    try:
+        trace = scaled_dot_product_attention(
+            inputs["Q"], inputs["K"], inputs.get("V", np.zeros((T, d_v))),
+            scale="sqrt_dk" if scaled else "none",
+            temperature=temperature,
+            mask=causal_mask(T) if causal else None,
+        )
+        # Textbook exp(s) for hand arithmetic; the stable exp(s - max) only when needed.
+        return trace, trace.softmax_steps(subtract_max="if_needed")
+    except ValueError as exc:
+        problems["scores"] = str(exc)
+        if show:
+            show_error(exc)
+        return None, None
+
+
+def waits_for(needs: str, what: str) -> bool:
+    """True (and says which cell to fix) when ``what`` needs a matrix that can't be used."""
+    for name in (*needs, "scores"):
+        if name in problems:
+            fix = f"fill every cell of {name}" if name in "QKV" else "change the inputs"
+            st.info(f"To compute {what}, {fix}: {problems[name]}.", icon="✏️")
+            return True
+    return False
+
+
+with inputs_place:
+    trace, steps = attend(1.0)  # S and S̃, steps 1 and 2, don't depend on τ
+
+
+def scores_figure() -> None:
+    if not waits_for("QK", "the scores"):
+        st.plotly_chart(matrix_heatmap(trace.raw_scores, tokens, tokens,
+                                       title="Scores S = Q Kᵀ", kind="scores",
+                                       decimals=decimals, font_size=font), key="we_fig_scores")
+
+
+if presenter:
+    with first_figure:
+        scores_figure()
 
 if example.x is not None:
     with st.expander("Where Q, K and V come from: Q = X W_Q, K = X W_K, V = X W_V",
@@ -101,9 +163,6 @@ if example.x is not None:
                                                                         range(m.shape[0])]
                 show_matrix(m, row_labels, [f"{c + 1}" for c in range(m.shape[1])], decimals)
 
-font = figure_font(presenter)
-div = scale_text(trace)
-
 st.header("Step 1 · Scores: how well each query matches each key")
 left, right = st.columns([2, 3])
 with left:
@@ -111,15 +170,16 @@ with left:
     st.markdown(f"Shape: Q ({T} × {d_k}) · Kᵀ ({d_k} × {T}) → S ({T} × {T}). "
                 "Rows are queries, columns are keys.")
 with right:
-    st.plotly_chart(matrix_heatmap(trace.raw_scores, tokens, tokens, title="Scores S = Q Kᵀ",
-                                   kind="scores", decimals=decimals, font_size=font),
-                    key="we_fig_scores")
+    if presenter:
+        st.markdown("S is drawn at the top, beside the inputs.")
+    else:
+        scores_figure()
 
 st.header("Step 2 · Scale the scores")
 left, right = st.columns([2, 3])
 with left:
     if scaled:
-        st.latex(rf"\tilde S = \frac{{S}}{{\sqrt{{d_k}}}} = \frac{{S}}{{{div}}}")
+        st.latex(rf"\tilde S = \frac{{S}}{{\sqrt{{d_k}}}} = \frac{{S}}{{\sqrt{{{d_k}}}}}")
         st.markdown(f"Every score is divided by √d_k = √{d_k} = {np.sqrt(d_k):.{decimals}f}, "
                     "which keeps the scores from growing with d_k (lesson 2 shows why).")
     else:
@@ -129,81 +189,64 @@ with left:
         st.markdown("**Causal mask:** query i may only look at keys j ≤ i; the others become "
                     "−∞ before the softmax.")
 with right:
-    st.plotly_chart(matrix_heatmap(trace.masked_scores, tokens, tokens,
-                                   title="Scaled scores" + (" (masked)" if causal else ""),
-                                   kind="scores", decimals=decimals, font_size=font),
-                    key="we_fig_scaled")
+    if not waits_for("QK", "the scaled scores"):
+        st.plotly_chart(matrix_heatmap(trace.masked_scores, tokens, tokens,
+                                       title="Scaled scores" + (" (masked)" if causal else ""),
+                                       kind="scores", decimals=decimals, font_size=font),
+                        key="we_fig_scaled")
 
-st.header("Step 3 · Softmax along each row")
-left, right = st.columns([2, 3])
-with left:
-    st.latex(r"w_{ij} = \frac{e^{\tilde s_{ij}/T}}{\sum_{j'} e^{\tilde s_{ij'}/T}}")
-    st.markdown(f"Temperature T = {temperature:g}. Exponentials and row sums:")
-    exps = np.hstack([steps.exps, steps.row_sums])
-    show_matrix(exps, tokens, [*tokens, "row sum"], decimals)
-    if np.any(steps.shift != 0):
-        st.caption("These scores are large, so each row's maximum m was subtracted before "
-                   "exp to avoid overflow: e^(s−m) / Σ e^(s−m) gives the same weights.")
-    st.markdown(f"Every row of weights sums to 1 (largest deviation "
-                f"{np.max(np.abs(trace.weights.sum(axis=1) - 1)):.1e}).")
-with right:
-    st.plotly_chart(matrix_heatmap(trace.weights, tokens, tokens,
-                                   title="Attention weights W (rows sum to 1)",
-                                   kind="weights", decimals=decimals, font_size=font),
-                    key="we_fig_weights")
 
-st.header("Step 4 · Weighted sum of the values")
-left, right = st.columns([2, 3])
-with left:
-    st.latex(r"O = W V, \qquad o_i = \sum_j w_{ij}\, v_j")
-    st.markdown(f"Shape: W ({T} × {T}) · V ({T} × {d_v}) → O ({T} × {d_v}). Each output "
-                "row is a blend of the value rows, mixed by that query's weights.")
-with right:
-    st.plotly_chart(matrix_heatmap(trace.output, tokens, v_cols, title="Output O = W V",
-                                   kind="values", decimals=decimals, x_title="dimension",
-                                   font_size=font),
-                    key="we_fig_output")
+@st.fragment
+def written_out(trace, steps, tokens: list[str], decimals: int) -> None:
+    """One weight and one output row with every number of the arithmetic."""
+    T = len(tokens)
+    c_i, c_j = st.columns(2)
+    label = lambda i: f"{i + 1}: {tokens[i]}"  # noqa: E731
+    i = c_i.selectbox("Query (row)", range(T), index=0, format_func=label, key="we_query",
+                      **URL)
+    j = c_j.selectbox("Key (column)", range(T), index=T - 1, format_func=label, key="we_key",
+                      **URL)
+    st.markdown(f"Query {i + 1} is “{md_escape(tokens[i])}”, key {j + 1} is "
+                f"“{md_escape(tokens[j])}”.")
+    for line in cell_lines(trace, steps, i, j, decimals):
+        st.latex(line)
+    if waits_for("QKV", "the output row"):
+        return
+    st.markdown(f"And output row {i + 1}, the weighted sum of the value rows:")
+    for line in output_row_lines(trace, i, decimals):
+        st.latex(line)
 
-st.header("One cell, written out in full")
-c_i, c_j = st.columns(2)
-label = lambda i: f"{i + 1}: {tokens[i]}"  # noqa: E731
-i = c_i.selectbox("Query (row)", range(T), index=min(T - 1, 0), format_func=label,
-                  key="we_query", **URL)
-j = c_j.selectbox("Key (column)", range(T), index=T - 1, format_func=label, key="we_key", **URL)
-st.markdown(f"Query {i + 1} is “{md_escape(tokens[i])}”, key {j + 1} is "
-            f"“{md_escape(tokens[j])}”.")
-for line in cell_lines(trace, steps, i, j, decimals):
-    st.latex(line)
-st.markdown(f"And output row {i + 1}, the weighted sum of the value rows:")
-for line in output_row_lines(trace, i, decimals):
-    st.latex(line)
 
-st.header("Check your work")
-st.markdown(
-    f"Compute the steps by hand and type your numbers (leave a cell blank to skip it). "
-    f"A cell is right within ±{10.0 ** -decimals:g}, one unit in the last of the "
-    f"{decimals} decimals chosen above."
-)
-shapes = {"scores": (T, T), "scaled": (T, T), "weights": (T, T), "output": (T, d_v)}
-answers = {}
-tabs = st.tabs([title for _, title in STEPS])
-for tab, (step, _title) in zip(tabs, STEPS, strict=True):
-    n_rows, n_cols = shapes[step]
-    with tab:
-        frame = pd.DataFrame(np.full((n_rows, n_cols), np.nan),
-                             columns=[f"{n + 1}" for n in range(n_cols)],
-                             index=[f"{n + 1}" for n in range(n_rows)])
-        given = st.data_editor(frame, key=editor_key(f"we_check_{step}", *signature),
-                               num_rows="fixed", placeholder="",
-                               column_config={c: st.column_config.NumberColumn(c, format="%.6g")
-                                              for c in frame.columns})
-        answers[step] = pd.DataFrame(given).apply(pd.to_numeric, errors="coerce") \
-            .to_numpy(dtype=np.float64)
-
-work = check_work(trace, answers, decimals)
-if work.n_attempted == 0:
-    st.info("Fill in some cells above and they are marked here.")
-else:
+@st.fragment
+def check_your_work(trace, decimals: int, signature: list) -> None:
+    """Editors for the student's hand-computed steps, marked cell by cell."""
+    st.markdown(
+        f"Compute the steps by hand and type your numbers (leave a cell blank to skip it). "
+        f"A cell is right within ±{10.0 ** -decimals:g}, one unit in the last of the "
+        f"{decimals} decimals chosen above."
+    )
+    T, d_v = trace.weights.shape[0], trace.v.shape[1]
+    shapes = {"scores": (T, T), "scaled": (T, T), "weights": (T, T), "output": (T, d_v)}
+    answers, unread = {}, []
+    tabs = st.tabs([title for _, title in STEPS])
+    for tab, (step, title) in zip(tabs, STEPS, strict=True):
+        n_rows, n_cols = shapes[step]
+        with tab:
+            frame = pd.DataFrame("", columns=[f"{n + 1}" for n in range(n_cols)],
+                                 index=[f"{n + 1}" for n in range(n_rows)])
+            # Text cells read by our strict parser, as for the inputs: typed 1e-3 stays 1e-3.
+            given = st.data_editor(frame, key=editor_key(f"we_check_{step}", *signature),
+                                   num_rows="fixed", placeholder="",
+                                   column_config={c: st.column_config.TextColumn(c)
+                                                  for c in frame.columns})
+            answers[step], problems_here = typed_answers(given, title)
+            unread += problems_here
+    for problem in unread:
+        st.warning(f"{problem}; that cell is not marked.", icon="✏️")
+    work = check_work(trace, answers, decimals)
+    if work.n_attempted == 0:
+        st.info("Fill in some cells above and they are marked here.")
+        return
     for marked in work.steps:
         if marked.n_attempted:
             n_right = marked.n_attempted - marked.n_wrong
@@ -218,42 +261,110 @@ else:
     else:
         st.error(work.explanation)
 
-bullet_list("What to notice", [
-    "The weights in each row are positive and sum to 1: each output row is an average "
-    "of the value rows.",
-    "A query attends most to the key it points in the same direction as: the largest "
-    "dot product gets the largest weight.",
-    "Adding the same number to every score of a row changes nothing: the softmax only "
-    "sees differences.",
-    "With the causal mask, token 1 can only see itself, so its output is exactly v₁.",
-])
-st.subheader("The formula")
-st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}"
-         r"{\sqrt{d_k}}\right) V")
-if not presenter:
-    bullet_list("Try this", [
-        "Set the temperature to 0.1: each row becomes nearly one-hot (hard attention). "
-        "Set it to 5: the rows flatten towards uniform.",
-        "Switch the scaling off and watch the weights of the textbook example sharpen.",
-        "Pick the “Uniform” example: every score is 0, so every weight is 1/T whatever K is.",
-        "Make one key much longer (multiply its row by 10) and see every query turn to it.",
-    ], expanded=False)
-    practice_questions("we", [
-        {"q": "In the textbook example (scaling on, T = 1), which key does query x3 "
-              "attend to most, and why?",
-         "a": "x3 itself: q₃ = [1, 1] has the largest dot product with k₃ = [1, 1] "
-              "(1 + 1 = 2), against 1 for k₁ and k₂."},
-        {"q": "Every score in a row of 3 keys is 0. What is each weight?",
-         "value": 1 / 3, "tol": 1e-3,
-         "a": "e⁰ / (e⁰ + e⁰ + e⁰) = 1/3 ≈ 0.3333 each."},
-        {"q": "If you double every value vector v_j, what happens to the weights and to "
-              "the output?",
-         "a": "The weights do not depend on V, so they stay the same; the output, a "
-              "weighted sum of the values, doubles."},
-        {"q": "With the causal mask, what is the output of the first token?",
-         "a": "Its own value v₁: it may only attend to key 1, so w₁₁ = 1."},
-    ])
 
+
+@st.fragment
+def softmax_onwards() -> None:
+    """Steps 3 and 4 and all that follows: everything that depends on τ.
+
+    A fragment, so that moving τ redraws these sections and not the inputs or S.
+    """
+    problems.pop("scores", None)  # a τ that overflowed may have been moved since
+    st.header("Step 3 · Softmax along each row")
+    left, right = st.columns([2, 3])
+    with left:
+        st.latex(r"w_{ij} = \frac{e^{\tilde s_{ij}/\tau}}{\sum_{j'} e^{\tilde s_{ij'}/\tau}}")
+        temperature = st.slider("Softmax temperature τ", 0.1, 5.0, 1.0, 0.05, key="we_temp",
+                                help="Below 1 it sharpens the weights, above 1 it flattens "
+                                     "them.", **URL)
+        trace, steps = attend(temperature, show=False)
+    with right:
+        if not waits_for("QK", "the weights"):
+            st.plotly_chart(matrix_heatmap(trace.weights, tokens, tokens,
+                                           title="Attention weights W (rows sum to 1)",
+                                           kind="weights", decimals=decimals, font_size=font),
+                            key="we_fig_weights")
+    if trace is not None:
+        # Full width: in the narrow column a 6-token table lost its last columns.
+        st.markdown("Exponentials and row sums:")
+        show_matrix(np.hstack([steps.exps, steps.row_sums]), tokens, [*tokens, "row sum"],
+                    decimals)
+        if np.any(steps.shift != 0):
+            st.caption("These scores are large, so each row's maximum m was subtracted "
+                       "before exp to avoid overflow: e^(s−m) / Σ e^(s−m) gives the same "
+                       "weights.")
+        st.markdown(f"Every row of weights sums to 1 (largest deviation "
+                    f"{number_text(np.max(np.abs(trace.weights.sum(axis=1) - 1)), 1)}).")
+
+    st.header("Step 4 · Weighted sum of the values")
+    left, right = st.columns([2, 3])
+    with left:
+        st.latex(r"O = W V, \qquad o_i = \sum_j w_{ij}\, v_j")
+        st.markdown(f"Shape: W ({T} × {T}) · V ({T} × {d_v}) → O ({T} × {d_v}). Each output "
+                    "row is a blend of the value rows, mixed by that query's weights.")
+    with right:
+        if not waits_for("QKV", "the output"):
+            st.plotly_chart(matrix_heatmap(trace.output, tokens, v_cols,
+                                           title="Output O = W V", kind="values",
+                                           decimals=decimals, x_title="dimension",
+                                           font_size=font), key="we_fig_output")
+
+    st.header("One cell, written out in full")
+    if not waits_for("QK", "a weight by hand"):
+        written_out(trace, steps, tokens, decimals)
+
+    st.header("Check your work")
+    if not waits_for("QKV", "and mark your steps"):
+        check_your_work(trace, decimals, signature)
+
+    closing_notes()
+    if not presenter and trace is not None and not problems:
+        download_section(trace, steps, temperature)
+
+
+def closing_notes() -> None:
+    """What to notice, the formula and, off the projector, things to try and questions."""
+    bullet_list("What to notice", [
+        "The weights in each row are positive and sum to 1: each output row is an average "
+        "of the value rows.",
+        "The largest dot product gets the largest weight, and a dot product rewards length as "
+        "well as direction (q·k = |q| |k| cos θ): in the textbook example q₁ = [1, 0] scores "
+        "k₁ = [1, 0] (same direction) and k₃ = [1, 1] (45° away, but √2 times longer) "
+        "equally, so x1 gives them the same weight.",
+        "Adding the same number to every score of a row changes nothing: the softmax only "
+        "sees differences.",
+        "With the causal mask, token 1 can only see itself, so its output is exactly v₁.",
+    ])
+    st.subheader("The formula")
+    st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}"
+             r"{\sqrt{d_k}}\right) V")
+    if not presenter:
+        bullet_list("Try this", [
+            "Set the temperature τ to 0.1: each row becomes nearly one-hot (hard attention). "
+            "Set it to 5: the rows flatten towards uniform.",
+            "Switch the scaling off and watch the weights of the textbook example sharpen.",
+            "Pick the “Uniform” example: every score is 0, so every weight is 1/T (T tokens), "
+            "whatever K is.",
+            "Make one key much longer (multiply its row by 10) and see every query turn to it.",
+        ], expanded=False)
+        practice_questions("we", [
+            {"q": "In the textbook example (scaling on, τ = 1), which key does query x3 "
+                  "attend to most, and why?",
+             "a": "x3 itself: q₃ = [1, 1] has the largest dot product with k₃ = [1, 1] "
+                  "(1 + 1 = 2), against 1 for k₁ and k₂."},
+            {"q": "Every score in a row of 3 keys is 0. What is each weight?",
+             "value": 1 / 3, "tol": 1e-3,
+             "a": "e⁰ / (e⁰ + e⁰ + e⁰) = 1/3 ≈ 0.3333 each."},
+            {"q": "If you double every value vector v_j, what happens to the weights and to "
+                  "the output?",
+             "a": "The weights do not depend on V, so they stay the same; the output, a "
+                  "weighted sum of the values, doubles."},
+            {"q": "With the causal mask, what is the output of the first token?",
+             "a": "Its own value v₁: it may only attend to key 1, so w₁₁ = 1."},
+        ])
+
+
+def download_section(trace, steps, temperature: float) -> None:
     st.subheader("Download")
     matrices = {
         "Q": (trace.q, tokens, q_cols), "K": (trace.k, tokens, k_cols),
@@ -272,4 +383,8 @@ if not presenter:
         "exps": steps.exps, "row_sums": steps.row_sums[:, 0], "weights": trace.weights,
         "output": trace.output,
     })
+
+
+softmax_onwards()
+
 finish_page()

@@ -17,6 +17,7 @@ from pages.ui.layout import (
     practice_questions,
     setup_page,
 )
+from pages.ui.numbers import number_text
 from pages.ui.tables import downloads
 
 D_KS = [2**n for n in range(11)]  # 1 .. 1024, the log slider's stops
@@ -62,11 +63,12 @@ with bad_input_stops_page():
     stats = sample_stats(d_k, n_samples, sigma2, seed)
 
 st.header("1 · Dot products grow with d_k")
-st.markdown(
-    f"Draw q and k with {d_k} independent components, each with mean 0 and variance "
-    f"σ² = {sigma2:g}, and compute qᵀk, {n_samples} times. The spread of qᵀk grows like "
-    "√d_k; dividing by √d_k brings it back to σ²."
-)
+if not presenter:  # in presenter mode the histograms come straight after the controls
+    st.markdown(
+        f"Draw q and k with {d_k} independent components, each with mean 0 and variance "
+        f"σ² = {sigma2:g}, and compute qᵀk, {n_samples} times. The spread of qᵀk grows like "
+        "√d_k; dividing by √d_k brings it back to σ²."
+    )
 left, right = st.columns(2)
 sd_raw, sd_scaled = np.sqrt(stats.theory_var), np.sqrt(stats.theory_scaled_var)
 with left:
@@ -87,11 +89,12 @@ moments = pd.DataFrame(
      "theory variance": [stats.theory_var, stats.theory_scaled_var]},
     index=["qᵀk", "qᵀk / √d_k"],
 )
-st.dataframe(moments.style.format("{:.3f}"), width="content")
-st.caption("Theory: Var[qᵀk] = d_k·σ⁴ and Var[qᵀk/√d_k] = σ⁴; the dashed curves are the "
-           "normal densities with those variances (the sum of many products is nearly "
-           "normal). The empirical values wobble by about ±"
-           f"{100 * np.sqrt(2 / (n_samples - 1)):.0f}% at {n_samples} samples.")
+st.dataframe(moments.style.format(lambda x: number_text(x, 3)), width="content")
+if not presenter:
+    st.caption("Theory: Var[qᵀk] = d_k·σ⁴ and Var[qᵀk/√d_k] = σ⁴; the dashed curves are "
+               "the normal densities with those variances (the sum of many products is "
+               "nearly normal). The empirical values wobble by about ±"
+               f"{100 * np.sqrt(2 / (n_samples - 1)):.0f}% at {n_samples} samples.")
 
 var_raw, var_scaled = variance_curve(sigma2, seed)
 st.plotly_chart(line_chart(
@@ -102,135 +105,155 @@ st.plotly_chart(line_chart(
     log_x=True, log_y=True, dashed=("d_k·σ⁴ (theory)", "σ⁴ (theory)"), font_size=font,
 ), key="sc_fig_variance")
 
-st.header("2 · Large scores saturate the softmax")
-n_keys = st.slider("Keys n", 1, 64, 16, key="sc_nkeys", **URL)
-sat = ex.saturation(d_k, n_keys, np.random.default_rng(seed + 1), sigma2)
-st.markdown(f"One query against {n_keys} keys at d_k = {d_k}: the same scores under the "
-            "three scalings.")
-cols = st.columns(3)
-keys = [f"k{j + 1}" for j in range(n_keys)]
-for col, name in zip(cols, ex.SCALINGS, strict=True):
-    with col:
-        st.plotly_chart(bar_chart(keys, sat[name].weights, title=LABEL[name], x_title="key",
-                                  y_title="weight", y_range=(0, 1.1), colour=COLOUR[name],
-                                  decimals=2, font_size=font), key=f"sc_fig_sat_{name}")
-summary = pd.DataFrame(
-    {LABEL[n]: [f"{sat[n].max_weight:.3f}", f"{sat[n].entropy:.3f} of {sat[n].max_entropy:.3f}",
-                f"{sat[n].effective_keys:.2f} of {n_keys}", f"{sat[n].jacobian_norm:.3g}"]
-     for n in ex.SCALINGS},
-    index=["max weight", "entropy H (of log n)", "effective keys e^H", "‖softmax Jacobian‖"],
-)
-st.dataframe(summary, width="stretch")
-st.caption("The Jacobian norm measures how much the weights move when the scores move: the "
-           "gradient signal that reaches Q and K during training.")
 
-st.header("3 · Averaged over many queries, against d_k")
-trials = st.select_slider("Trials per point", [20, 50, 100, 200], value=50, key="sc_trials",
-                          **URL)
-with bad_input_stops_page():
-    cv = curves(n_keys, trials, sigma2, seed)
-named = lambda d: {LABEL[k]: v for k, v in d.items()}  # noqa: E731
-c1, c2, c3 = st.columns(3)
-with c1:
-    st.plotly_chart(line_chart(D_KS, named(cv.max_weight), title="Mean max weight",
-                               x_title="d_k", y_title="max weight", log_x=True,
-                               font_size=font), key="sc_fig_curve_max")
-with c2:
-    st.plotly_chart(line_chart(D_KS, named(cv.entropy) | {"log n (uniform)": np.full(
-        len(D_KS), cv.max_entropy)}, title="Mean entropy", x_title="d_k", y_title="nats",
-        log_x=True, dashed=("log n (uniform)",), font_size=font), key="sc_fig_curve_entropy")
-with c3:
-    st.plotly_chart(line_chart(D_KS, named(cv.jacobian_norm), title="Mean ‖softmax Jacobian‖",
-                               x_title="d_k", y_title="Frobenius norm", log_x=True,
-                               font_size=font), key="sc_fig_curve_jacobian")
-st.markdown(
-    f"Without scaling the mean max weight climbs from {cv.max_weight['none'][0]:.2f} to "
-    f"{cv.max_weight['none'][-1]:.2f} and the gradient signal falls from "
-    f"{cv.jacobian_norm['none'][0]:.3g} to {cv.jacobian_norm['none'][-1]:.3g}; with 1/d_k the "
-    f"weights flatten (max weight {cv.max_weight['dk'][-1]:.3f}, uniform is "
-    f"{1 / n_keys:.3f}); with 1/√d_k they stay where they were at d_k = 1."
-)
 
-st.header("4 · Temperature: from hard to uniform attention")
-temperature = st.select_slider("Softmax temperature T", TEMPERATURES, value=1.0, key="sc_temp",
-                               **URL)
-scores = sat["sqrt_dk"].scores
-sweep = ex.temperature_sweep(scores, TEMPERATURES)
-at_t = sweep[TEMPERATURES.index(temperature)]
-left, right = st.columns(2)
-with left:
-    st.plotly_chart(bar_chart(keys, at_t, title=f"softmax(s / T) at T = {temperature:g}",
-                              x_title="key", y_title="weight", y_range=(0, 1.1),
-                              colour=COLOUR["sqrt_dk"], decimals=2, font_size=font),
-                    key="sc_fig_temperature_weights")
-with right:
-    st.plotly_chart(line_chart(
-        TEMPERATURES, {"max weight": max_weight(sweep),
-                       "effective keys / n": effective_keys(sweep) / n_keys},
-        title="Against T (log axis)", x_title="T", y_title="fraction", log_x=True,
-        font_size=font), key="sc_fig_temperature")
-st.markdown(
-    f"The 1/√d_k scores of section 2, divided by T. At T = {TEMPERATURES[0]} the largest "
-    f"score takes most of the weight ({max_weight(sweep[0]):.3f}; as T → 0 it tends to 1, "
-    f"hard attention); at T = {TEMPERATURES[-1]:g} the weights are nearly uniform (entropy "
-    f"{entropy(sweep[-1]):.3f} of log n = {np.log(n_keys):.3f})."
-)
+@st.fragment
+def temperature_section(sweep: np.ndarray, keys: list[str]) -> None:
+    """Section 4; moving τ redraws only this section (``sweep`` holds every τ's weights)."""
+    n_keys = len(keys)
+    st.header("4 · Temperature τ: from hard to uniform attention")
+    temperature = st.select_slider("Softmax temperature τ", TEMPERATURES, value=1.0, key="sc_temp",
+                                   **URL)
+    at_t = sweep[TEMPERATURES.index(temperature)]
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(bar_chart(keys, at_t, title=f"softmax(s / τ) at τ = {temperature:g}",
+                                  x_title="key", y_title="weight", y_range=(0, 1.1),
+                                  colour=COLOUR["sqrt_dk"], decimals=2, font_size=font),
+                        key="sc_fig_temperature_weights")
+    with right:
+        st.plotly_chart(line_chart(
+            TEMPERATURES, {"max weight": max_weight(sweep),
+                           "effective keys / n": effective_keys(sweep) / n_keys},
+            title="Against τ (log axis)", x_title="τ", y_title="fraction", log_x=True,
+            font_size=font), key="sc_fig_temperature")
+    st.markdown(
+        f"The 1/√d_k scores of section 2, divided by τ. At τ = {TEMPERATURES[0]} the largest "
+        f"score takes most of the weight ({max_weight(sweep[0]):.3f}; as τ → 0 it tends to 1, "
+        f"hard attention); at τ = {TEMPERATURES[-1]:g} the weights are nearly uniform (entropy "
+        f"{entropy(sweep[-1]):.3f} of log n = {np.log(n_keys):.3f})."
+    )
 
-bullet_list("What to notice", [
-    "The variance of qᵀk grows in proportion to d_k; dividing by √d_k makes it σ⁴ for "
-    "every d_k: the softmax sees scores of the same size whatever the dimension.",
-    "Unscaled scores at large d_k put almost all the weight on one key, and the softmax's "
-    "Jacobian, the gradient that reaches the scores, shrinks towards 0.",
-    "Dividing by d_k over-corrects: the score variance falls like σ⁴/d_k and every query "
-    "attends almost uniformly, whatever it asks.",
-])
-st.subheader("The formulas")
-st.latex(r"\mathrm{Var}[q^\top k] = \sum_{i=1}^{d_k} \mathrm{Var}[q_i k_i] = d_k\,\sigma^4,"
-         r"\qquad \mathrm{Var}\!\left[\frac{q^\top k}{\sqrt{d_k}}\right] = \sigma^4")
-st.latex(r"\frac{\partial\, \mathrm{softmax}(s)}{\partial s} = \mathrm{diag}(p) - p\,p^\top"
-         r"\;\to\; 0 \text{ as } p \to \text{one-hot}")
-if not presenter:
-    bullet_list("Try this", [
-        "Move d_k to 1024 with scaling off and watch the max weight approach 1.",
-        "Set σ² = 4: the variance of qᵀk/√d_k becomes σ⁴ = 16, and the scaled softmax "
-        "saturates too. Scaling assumes unit-variance components (hence layer norm).",
-        "Set T to 0.05, then 20: hard attention, then uniform attention.",
-        "Set n = 1: with a single key every scaling gives weight 1 and a zero Jacobian.",
-    ], expanded=False)
-    practice_questions("sc", [
-        {"q": "Why divide by √d_k and not by d_k?",
-         "a": "qᵀk has standard deviation σ²√d_k. Dividing by √d_k makes it σ², the same for "
-              "every d_k. Dividing by d_k makes it σ²/√d_k, which shrinks to 0: the scores "
-              "all become nearly equal and attention nearly uniform."},
-        {"q": "q and k have 64 independent components of variance 1. What is the variance "
-              "of qᵀk?",
-         "value": 64.0, "tol": 1e-6,
-         "a": "d_k·σ⁴ = 64 × 1 = 64 (standard deviation 8)."},
-        {"q": "A softmax row is one-hot, p = (1, 0, 0). What is its Jacobian?",
-         "a": "diag(p) − p pᵀ = diag(1,0,0) − e₁e₁ᵀ = 0: no gradient reaches the scores."},
+
+@st.fragment
+def keys_onwards(stats: ex.DotProductStats, moments: pd.DataFrame) -> None:
+    """Sections 2 to 4 and the rest of the page: all that depends on the number of keys.
+
+    A fragment: moving n or the trials redraws these sections, not section 1.
+    """
+    st.header("2 · Large scores saturate the softmax")
+    n_keys = st.slider("Keys n", 1, 64, 16, key="sc_nkeys", **URL)
+    sat = ex.saturation(d_k, n_keys, np.random.default_rng(seed + 1), sigma2)
+    st.markdown(f"One query against {n_keys} keys at d_k = {d_k}: the same scores under the "
+                "three scalings.")
+    cols = st.columns(3)
+    keys = [f"k{j + 1}" for j in range(n_keys)]
+    for col, name in zip(cols, ex.SCALINGS, strict=True):
+        with col:
+            st.plotly_chart(bar_chart(keys, sat[name].weights, title=LABEL[name], x_title="key",
+                                      y_title="weight", y_range=(0, 1.1), colour=COLOUR[name],
+                                      decimals=2, font_size=font), key=f"sc_fig_sat_{name}")
+    summary = pd.DataFrame(
+        {LABEL[n]: [f"{sat[n].max_weight:.3f}", f"{sat[n].entropy:.3f} of {sat[n].max_entropy:.3f}",
+                    f"{sat[n].effective_keys:.2f} of {n_keys}", f"{sat[n].jacobian_norm:.3g}"]
+         for n in ex.SCALINGS},
+        index=["max weight", "entropy H (of log n)", "effective keys e^H", "‖softmax Jacobian‖"],
+    )
+    st.dataframe(summary, width="stretch")
+    if not presenter:
+        st.caption("The Jacobian norm measures how much the weights move when the scores move: "
+                   "the gradient signal that reaches Q and K during training.")
+
+    st.header("3 · Averaged over many queries, against d_k")
+    trials = st.select_slider("Trials per point", [20, 50, 100, 200], value=50, key="sc_trials",
+                              **URL)
+    with bad_input_stops_page():
+        cv = curves(n_keys, trials, sigma2, seed)
+    named = lambda d: {LABEL[k]: v for k, v in d.items()}  # noqa: E731
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        st.plotly_chart(line_chart(D_KS, named(cv.max_weight), title="Mean max weight",
+                                   x_title="d_k", y_title="max weight", log_x=True,
+                                   font_size=font), key="sc_fig_curve_max")
+    with c2:
+        st.plotly_chart(line_chart(D_KS, named(cv.entropy) | {"log n (uniform)": np.full(
+            len(D_KS), cv.max_entropy)}, title="Mean entropy", x_title="d_k", y_title="nats",
+            log_x=True, dashed=("log n (uniform)",), font_size=font), key="sc_fig_curve_entropy")
+    with c3:
+        st.plotly_chart(line_chart(D_KS, named(cv.jacobian_norm), title="Mean ‖softmax Jacobian‖",
+                                   x_title="d_k", y_title="Frobenius norm", log_x=True,
+                                   font_size=font), key="sc_fig_curve_jacobian")
+    st.markdown(
+        f"Without scaling the mean max weight climbs from {cv.max_weight['none'][0]:.2f} to "
+        f"{cv.max_weight['none'][-1]:.2f} and the gradient signal falls from "
+        f"{cv.jacobian_norm['none'][0]:.3g} to {cv.jacobian_norm['none'][-1]:.3g}; with 1/d_k the "
+        f"weights flatten (max weight {cv.max_weight['dk'][-1]:.3f}, uniform is "
+        f"{1 / n_keys:.3f}); with 1/√d_k they stay where they were at d_k = 1."
+    )
+
+    # The weights at every τ of section 4 (the downloads hold them all).
+    sweep = ex.temperature_sweep(sat["sqrt_dk"].scores, TEMPERATURES)
+    temperature_section(sweep, keys)
+
+    bullet_list("What to notice", [
+        "The variance of qᵀk grows in proportion to d_k; dividing by √d_k makes it σ⁴ for "
+        "every d_k: the softmax sees scores of the same size whatever the dimension.",
+        "Unscaled scores at large d_k put almost all the weight on one key, and the softmax's "
+        "Jacobian, the gradient that reaches the scores, shrinks towards 0.",
+        "Dividing by d_k over-corrects: the score variance falls like σ⁴/d_k and every query "
+        "attends almost uniformly, whatever it asks.",
     ])
-    st.subheader("Download")
-    sat_matrix = np.stack([sat[n].weights for n in ex.SCALINGS])
-    scal = [LABEL[n] for n in ex.SCALINGS]
-    downloads("sc", {
-        "Saturation weights (scaling × key)": (sat_matrix, scal, keys),
-        "Mean max weight (scaling × d_k)": (np.stack([cv.max_weight[n] for n in ex.SCALINGS]),
-                                            scal, D_KS),
-        "Mean entropy (scaling × d_k)": (np.stack([cv.entropy[n] for n in ex.SCALINGS]),
-                                         scal, D_KS),
-        "Mean Jacobian norm (scaling × d_k)": (
-            np.stack([cv.jacobian_norm[n] for n in ex.SCALINGS]), scal, D_KS),
-        "Samples (qᵀk, qᵀk/√d_k)": (np.stack([stats.raw, stats.scaled], axis=1),
-                                   list(range(1, n_samples + 1)), ["qk", "qk_scaled"]),
-    }, {
-        "settings": {"d_k": d_k, "samples": n_samples, "sigma2": sigma2, "seed": seed,
-                     "n_keys": n_keys, "temperature": temperature, "trials": trials},
-        "temperature_sweep": {"T": TEMPERATURES, "weights": sweep},
-        "moments": moments.to_dict(),
-        "saturation": {n: {"scores": sat[n].scores, "weights": sat[n].weights,
-                           "max_weight": sat[n].max_weight, "entropy": sat[n].entropy,
-                           "jacobian_norm": sat[n].jacobian_norm} for n in ex.SCALINGS},
-        "curves": {"d_k": D_KS, "max_weight": cv.max_weight, "entropy": cv.entropy,
-                   "jacobian_norm": cv.jacobian_norm},
-    })
+    st.subheader("The formulas")
+    st.latex(r"\mathrm{Var}[q^\top k] = \sum_{i=1}^{d_k} \mathrm{Var}[q_i k_i] = d_k\,\sigma^4,"
+             r"\qquad \mathrm{Var}\!\left[\frac{q^\top k}{\sqrt{d_k}}\right] = \sigma^4")
+    st.latex(r"\frac{\partial\, \mathrm{softmax}(s)}{\partial s} = \mathrm{diag}(p) - p\,p^\top"
+             r"\;\to\; 0 \text{ as } p \to \text{one-hot}")
+    if not presenter:
+        bullet_list("Try this", [
+            "Move d_k to 1024 with scaling off and watch the max weight approach 1.",
+            "Set σ² = 4: the variance of qᵀk/√d_k becomes σ⁴ = 16, and the scaled softmax "
+            "saturates too. Scaling assumes unit-variance components (hence layer norm).",
+            "Set τ to 0.05, then 20: hard attention, then uniform attention.",
+            "Set n = 1: with a single key every scaling gives weight 1 and a zero Jacobian.",
+        ], expanded=False)
+        practice_questions("sc", [
+            {"q": "Why divide by √d_k and not by d_k?",
+             "a": "qᵀk has standard deviation σ²√d_k. Dividing by √d_k makes it σ², the same for "
+                  "every d_k. Dividing by d_k makes it σ²/√d_k, which shrinks to 0: the scores "
+                  "all become nearly equal and attention nearly uniform."},
+            {"q": "q and k have 64 independent components of variance 1. What is the variance "
+                  "of qᵀk?",
+             "value": 64.0, "tol": 1e-6,
+             "a": "d_k·σ⁴ = 64 × 1 = 64 (standard deviation 8)."},
+            {"q": "A softmax row is one-hot, p = (1, 0, 0). What is its Jacobian?",
+             "a": "diag(p) − p pᵀ = diag(1,0,0) − e₁e₁ᵀ = 0: no gradient reaches the scores."},
+        ])
+        st.subheader("Download")
+        sat_matrix = np.stack([sat[n].weights for n in ex.SCALINGS])
+        scal = [LABEL[n] for n in ex.SCALINGS]
+        downloads("sc", {
+            "Saturation weights (scaling × key)": (sat_matrix, scal, keys),
+            "Mean max weight (scaling × d_k)": (np.stack([cv.max_weight[n] for n in ex.SCALINGS]),
+                                                scal, D_KS),
+            "Mean entropy (scaling × d_k)": (np.stack([cv.entropy[n] for n in ex.SCALINGS]),
+                                             scal, D_KS),
+            "Mean Jacobian norm (scaling × d_k)": (
+                np.stack([cv.jacobian_norm[n] for n in ex.SCALINGS]), scal, D_KS),
+            "Samples (qᵀk, qᵀk/√d_k)": (np.stack([stats.raw, stats.scaled], axis=1),
+                                       list(range(1, n_samples + 1)), ["qk", "qk_scaled"]),
+        }, {
+            "settings": {"d_k": d_k, "samples": n_samples, "sigma2": sigma2, "seed": seed,
+                         "n_keys": n_keys, "trials": trials},
+            "temperature_sweep": {"tau": TEMPERATURES, "weights": sweep},
+            "moments": moments.to_dict(),
+            "saturation": {n: {"scores": sat[n].scores, "weights": sat[n].weights,
+                               "max_weight": sat[n].max_weight, "entropy": sat[n].entropy,
+                               "jacobian_norm": sat[n].jacobian_norm} for n in ex.SCALINGS},
+            "curves": {"d_k": D_KS, "max_weight": cv.max_weight, "entropy": cv.entropy,
+                       "jacobian_norm": cv.jacobian_norm},
+        })
+
+
+keys_onwards(stats, moments)
+
 finish_page()

@@ -12,15 +12,24 @@ import numpy as np
 from attncore.attention import AttentionTrace
 from attncore.softmax import SoftmaxSteps
 
+from .numbers import number_latex
+
+#: Terms per line of a written-out sum: d_k = 4 products at 6 decimals, or 6 row-sum
+#: terms, ran off the page on one line.
+TERMS_PER_LINE = 2
+
 
 def num(x: float, decimals: int) -> str:
-    """A number for LaTeX, rounded; negative numbers in parentheses where multiplied."""
-    if np.isneginf(x):
-        return r"-\infty"
-    if float(x).is_integer() and abs(x) < 1e12:
-        return f"{int(x)}"  # inputs such as 1 and 0 read as typed
-    text = f"{x:.{decimals}f}"
-    return "0" if float(text) == 0 else text
+    """A number for LaTeX, rounded (scientific when it doesn't fit); whole numbers exact."""
+    if float(x).is_integer() and abs(x) < 1e15:
+        return f"{int(x)}"  # inputs such as 1, 0 and 99999999999 read as typed
+    return number_latex(x, decimals)
+
+
+def wrapped_sum(terms: list[str], per_line: int = TERMS_PER_LINE) -> str:
+    """``a + b \\ + c + d``: a sum for an ``aligned`` block, ``per_line`` terms a line."""
+    lines = [" + ".join(terms[n:n + per_line]) for n in range(0, len(terms), per_line)]
+    return r" \\ &\quad + ".join(lines)
 
 
 def _factor(x: float, decimals: int) -> str:
@@ -46,10 +55,11 @@ def cell_lines(
     """LaTeX lines computing weight w_ij of an unbatched trace, from q_i and k_j."""
     q, k = trace.q[i], trace.k[j]
     a, b = i + 1, j + 1
-    terms = " + ".join(f"{_factor(x, decimals)}\\times{_factor(y, decimals)}"
-                       for x, y in zip(q, k, strict=True))
+    terms = [f"{_factor(x, decimals)}\\times{_factor(y, decimals)}"
+             for x, y in zip(q, k, strict=True)]
     s = trace.raw_scores[i, j]
-    lines = [rf"s_{{{a}{b}}} = q_{{{a}}}\cdot k_{{{b}}} = {terms} = {num(s, decimals)}"]
+    lines = [rf"\begin{{aligned}} s_{{{a}{b}}} = q_{{{a}}}\cdot k_{{{b}}} &= "
+             rf"{wrapped_sum(terms)} \\ &= {num(s, decimals)} \end{{aligned}}"]
     scaled = trace.scaled_scores[i, j]
     div = scale_text(trace)
     if div == "1":
@@ -66,8 +76,8 @@ def cell_lines(
     shift = steps.shift[i, 0]
     arg = rf"\tilde s_{{{a}{b}}}"
     if trace.temperature != 1.0:
-        arg += "/T"
-        lines.append(rf"\tilde s_{{{a}{b}}} / T = {num(scaled, decimals)} / "
+        arg += r"/\tau"
+        lines.append(rf"\tilde s_{{{a}{b}}} / \tau = {num(scaled, decimals)} / "
                      rf"{num(trace.temperature, decimals)} = {num(logit, decimals)}")
     if shift != 0.0:
         lines.append(rf"e^{{{arg} - m_{{{a}}}}} = e^{{{num(logit, decimals)} - "
@@ -77,8 +87,9 @@ def cell_lines(
         lines.append(rf"e^{{{arg}}} = e^{{{num(logit, decimals)}}} = "
                      rf"{num(steps.exps[i, j], decimals)}")
     e_ij, total = num(steps.exps[i, j], decimals), num(steps.row_sums[i, 0], decimals)
-    shown = " + ".join(num(x, decimals) for x in steps.exps[i])
-    lines.append(rf"\text{{row sum }} Z_{{{a}}} = {shown} = {total}")
+    shown = wrapped_sum([num(x, decimals) for x in steps.exps[i]], per_line=3)
+    lines.append(rf"\begin{{aligned}} \text{{row sum }} Z_{{{a}}} &= {shown} \\ "
+                 rf"&= {total} \end{{aligned}}")
     lines.append(rf"w_{{{a}{b}}} = \frac{{{e_ij}}}{{Z_{{{a}}}}} = \frac{{{e_ij}}}{{{total}}} = "
                  rf"{num(trace.weights[i, j], decimals)}")
     return lines
@@ -92,12 +103,9 @@ def output_row_lines(trace: AttentionTrace, i: int, decimals: int) -> list[str]:
     def vec(row) -> str:
         return r"\begin{bmatrix}" + " & ".join(num(x, decimals) for x in row) + r"\end{bmatrix}"
 
-    terms = r" \\ &+ ".join(
-        rf"w_{{{a}{j + 1}}}\, v_{{{j + 1}}} = {num(w[j], decimals)} \times {vec(trace.v[j])}"
-        for j in range(len(w))
-    )
+    symbols = " + ".join(rf"w_{{{a}{j + 1}}} v_{{{j + 1}}}" for j in range(len(w)))
+    products = [rf"{num(w[j], decimals)} {vec(trace.v[j])}" for j in range(len(w))]
     return [
-        rf"\begin{{aligned}} o_{{{a}}} = \textstyle\sum_j w_{{{a}j}}\, v_j \; "
-        rf"&= {terms} \end{{aligned}}",
-        rf"o_{{{a}}} = {vec(trace.output[i])}",
+        rf"\begin{{aligned}} o_{{{a}}} &= \textstyle\sum_j w_{{{a}j}}\, v_j = {symbols} \\ "
+        rf"&= {wrapped_sum(products, per_line=1)} \\ &= {vec(trace.output[i])} \end{{aligned}}",
     ]

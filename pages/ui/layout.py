@@ -293,8 +293,10 @@ def bullet_list(title: str, items: list[str], *, expanded: bool = True,
         st.markdown("\n".join(f"- {item}" for item in items))
 
 
+@st.fragment
 def practice_questions(prefix: str, questions: list[dict]) -> None:
-    """2 to 4 practice questions with answers that can be revealed or checked.
+    """2 to 4 practice questions with answers that can be revealed or checked; a fragment,
+    so typing an answer redraws only the questions.
 
     Each question is a dict with ``q`` (text), ``a`` (the answer, markdown) and
     optionally ``value`` (a number the student can type and check) with ``tol``.

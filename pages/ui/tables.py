@@ -8,8 +8,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from attncore.text import parse_number
+
 from .controls import URL
 from .labels import unique_labels
+from .numbers import number_text
 
 
 def editor_key(prefix: str, *parts) -> str:
@@ -34,8 +37,10 @@ def linked_editor(base: pd.DataFrame, key: str, settings: list, *, link: str,
     """
     settings = list(settings)
     saved = _table_from_link(st.query_params.get(link), base, settings)
+    # An emptied cell is null: marked "empty", where Streamlit would write "None".
     table = st.data_editor(base if saved is None else saved, key=editor_key(key, *settings),
-                           hide_index=True, num_rows="fixed", column_config=column_config)
+                           hide_index=True, num_rows="fixed", column_config=column_config,
+                           placeholder="empty")
     if table.astype(str).equals(base.astype(str)):
         st.query_params.pop(link, None)
     else:
@@ -54,7 +59,42 @@ def _table_from_link(raw: str | None, base: pd.DataFrame, settings: list) -> pd.
         table = pd.DataFrame(saved["rows"], columns=base.columns)
     except (TypeError, ValueError, KeyError):  # not JSON, not our dict, or rows of bad width
         return None
-    return table if table.shape == base.shape else None
+    if table.shape != base.shape:
+        return None
+    # Text columns stay text: a number saved by an older link is shown as typed.
+    text = [c for c in base.columns if base[c].dtype == object]
+    table[text] = table[text].map(lambda c: c if c is None or isinstance(c, str) else f"{c:.17g}")
+    return table
+
+
+def typed_text(m) -> np.ndarray:
+    """A matrix as the text an editor shows and a student would type: ``0.23``, ``-1``.
+
+    Up to 12 significant digits, so the parsed text is the number computed with, and
+    float noise (0.23000000000000004) is not shown.
+    """
+    m = np.asarray(m, dtype=float) + 0.0  # + 0.0 turns -0.0 (np.round(-0.04, 1)) into 0.0
+    return np.vectorize(lambda x: f"{x:.12g}", otypes=[object])(m)
+
+
+def typed_answers(frame, what: str) -> tuple[np.ndarray, list[str]]:
+    """The numbers of an editor of text cells, NaN where blank, and what couldn't be read.
+
+    A cell that isn't a number as typed (``1,5``, ``abc``) is left NaN and named in the
+    list ("Step 3: softmax weights: row 1, column 2 is not a number: '1,5'"), never altered.
+    """
+    cells = pd.DataFrame(frame).to_numpy(dtype=object)
+    out = np.full(cells.shape, np.nan)
+    unread = []
+    for (i, j), cell in np.ndenumerate(cells):
+        if cell is None or (isinstance(cell, str) and not cell.strip()) or (
+                isinstance(cell, float) and np.isnan(cell)):
+            continue
+        try:
+            out[i, j] = parse_number(cell, f"{what}: row {i + 1}, column {j + 1}")
+        except ValueError as exc:
+            unread.append(str(exc))
+    return out, unread
 
 
 def matrix_frame(m, row_labels, col_labels) -> pd.DataFrame:
@@ -64,14 +104,20 @@ def matrix_frame(m, row_labels, col_labels) -> pd.DataFrame:
 
 
 def show_matrix(m, row_labels, col_labels, decimals: int) -> None:
-    """A read-only table of a matrix, rounded to ``decimals`` (−∞ shown as text)."""
+    """A read-only table of a matrix, rounded to ``decimals`` by ``number_text``.
+
+    Numbers that don't fit in fixed notation are written in scientific notation. Each
+    column is as wide as its longest number (about 7.5 px a character): Glide's own
+    widths cut a 6-token table after its fifth column and, in a narrow container,
+    showed 1386281.6 as "138628".
+    """
     m = np.asarray(m, dtype=np.float64)
-    fmt = f"{{:.{decimals}f}}"
-    cells = [["−∞" if np.isneginf(x) else fmt.format(x) for x in row] for row in m]
-    st.dataframe(
-        pd.DataFrame(cells, index=unique_labels(row_labels), columns=unique_labels(col_labels)),
-        width="content",
-    )
+    cells = [[number_text(x, decimals) for x in row] for row in m]
+    frame = pd.DataFrame(cells, index=unique_labels(row_labels), columns=unique_labels(col_labels))
+    widths = {c: max(len(c), *(len(x) for x in frame[c])) for c in frame.columns}
+    st.dataframe(frame, width="content",
+                 column_config={c: st.column_config.TextColumn(c, width=int(7.5 * n) + 20)
+                                for c, n in widths.items()})
 
 
 def to_csv(m, row_labels, col_labels) -> str:

@@ -12,6 +12,7 @@ from attncore.text import (
     PRESETS,
     check_matrix,
     pad_batch,
+    parse_number,
     tokenize,
     toy_embeddings,
     worked_example,
@@ -211,3 +212,21 @@ def test_check_matrix_names_the_first_bad_cell():
 def test_check_matrix_wrong_shape(values):
     with pytest.raises(ValueError, match=r"K must have shape \(2, 2\)"):
         check_matrix(values, "K", (2, 2))
+
+
+@pytest.mark.parametrize("typed, number", [
+    ("1e300", 1e300), ("1E-3", 0.001), (" \u22122.5 ", -2.5), (".5", 0.5), ("5.", 5.0),
+    ("+7", 7.0), (3, 3.0),
+])
+def test_parse_number_reads_what_was_typed(typed, number):
+    assert parse_number(typed, "Q row 1, column 1") == number
+
+
+@pytest.mark.parametrize("typed, message", [
+    ("1_000", "not a number: '1_000'"), ("1,5", "not a number: '1,5'"),
+    ("nan", "not a number: 'nan'"), ("infinity", "not a number"), ("1e400", "infinite"),
+    ("", "empty"), (None, "empty"), (True, "empty"),
+])
+def test_parse_number_flags_what_it_cannot_read(typed, message):
+    with pytest.raises(ValueError, match=f"Q row 1, column 1 is {message}"):
+        parse_number(typed, "Q row 1, column 1")

@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 import pytest
-from conftest import chart_array, open_page
+from conftest import chart_array, chart_spec, open_page
 from streamlit.testing.v1 import AppTest
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "2_Scaling.py")
@@ -91,3 +91,18 @@ def test_link_holds_settings_and_nonsense_falls_back():
     at = run(sc_dk="1000", sc_samples="lots", sc_sigma2="-3")
     assert at.select_slider(key="sc_dk").value == 64
     assert math.isclose(moments(at).loc["qᵀk", "theory variance"], 64.0)
+
+
+def test_temperature_is_tau():
+    at = run()
+    assert at.select_slider(key="sc_temp").label == "Softmax temperature τ"
+    titles = [chart_spec(at, key)["layout"]["title"]["text"]
+              for key in ("sc_fig_temperature_weights",)]
+    assert titles == ["softmax(s / τ) at τ = 1"]
+
+
+def test_presenter_mode_leaves_out_the_long_captions():
+    at = run(presenter="true")
+    main_captions = [c.value for c in at.main.caption]
+    assert not any(c.startswith("Theory:") for c in main_captions)
+    assert len(at.get("plotly_chart")) == 11  # every figure still drawn

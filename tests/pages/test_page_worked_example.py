@@ -15,6 +15,7 @@ Q = K = [[1,0],[0,1],[1,1]], V = [[1,2,3],[4,5,6],[7,8,9]], d_k = 2:
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -80,7 +81,7 @@ def test_cell_arithmetic_is_written_out():
     at = run()
     latex = " ".join(e.value for e in at.latex)
     # Default cell: query 1, key 3: q1·k3 = 1×1 + 0×1 = 1, /√2 = 0.707, e^0.707 = 2.028.
-    assert r"1\times1 + 0\times1 = 1" in latex
+    assert r"&= 1\times1 + 0\times1 \\ &= 1 \end{aligned}" in latex
     assert r"\frac{1}{\sqrt{2}} = 0.707" in latex
     assert "2.028" in latex and f"{Z1:.3f}" in latex
     at.selectbox(key="we_query").set_value(2).run()  # query 3
@@ -191,10 +192,12 @@ def test_edits_are_kept_in_the_link():
     "value, message",
     [
         (None, "empty"),
-        ("abc", "not a number"),
-        (float("nan"), "empty"),
-        (float("inf"), "infinite"),
-        (-float("inf"), "infinite"),
+        ("", "empty"),
+        ("abc", "not a number: 'abc'"),
+        ("1,5", "not a number: '1,5'"),
+        ("nan", "not a number: 'nan'"),
+        ("inf", "not a number: 'inf'"),
+        ("1e999", "infinite"),
     ],
 )
 def test_bad_cells_give_a_message_not_a_traceback(value, message):
@@ -225,3 +228,119 @@ def test_empty_token_name_falls_back_to_position():
     at = run()
     edit(at, TABLE, {1: {"token": "   "}})
     assert chart_spec(at, "we_fig_weights")["data"][0]["y"][1] == "x2"
+
+
+def dataframes(at: AppTest) -> list:
+    return [d.value for d in at.dataframe]
+
+
+def latex_text(at: AppTest) -> str:
+    return " ".join(e.value for e in at.latex)
+
+
+def test_e_notation_is_read_as_typed_never_as_digits():
+    at = run()
+    edit(at, TABLE, {0: {"q1": "1e-3"}})
+    # s11 = q1·k1 = 0.001×1 + 0×0 = 0.001 (1300 or 13 would be a misread "e").
+    assert cell_texts(at, "we_fig_scores")[0][0] == 0.001
+    edit(at, TABLE, {0: {"q1": "1e300"}, 2: {"k1": "1e300"}})
+    assert "overflow" in errors(at)
+    assert "1300" not in latex_text(at)
+
+
+def test_long_whole_numbers_are_shown_as_typed():
+    at = run()
+    edit(at, TABLE, {0: {"q1": "99999999999"}})
+    latex = latex_text(at)
+    # Default cell s13 = q1·k3 = 99999999999×1 + 0×1.
+    assert r"99999999999\times1" in latex and "100000000000" not in latex
+
+
+def test_an_emptied_cell_keeps_the_page_and_names_the_cell():
+    at = run()
+    edit(at, TABLE, {1: {"q2": None}})
+    assert "Q row 2, column 2 is empty" in errors(at)
+    waiting = " | ".join(i.value for i in at.info)
+    assert "fill every cell of Q" in waiting and "Q row 2, column 2" in waiting
+    assert [h.value for h in at.header][-2:] == ["One cell, written out in full",
+                                                "Check your work"]  # the page goes on
+    assert not at.get("plotly_chart")  # nothing drawn from a Q that has a hole
+    assert "None" not in " ".join(m.value for m in at.markdown)
+
+
+def test_an_emptied_value_cell_still_shows_the_weights():
+    at = run()
+    edit(at, TABLE, {0: {"v1": ""}})
+    assert "V row 1, column 1 is empty" in errors(at)
+    assert cell_texts(at, "we_fig_weights")[0][0] == pytest.approx(HAND["weights"][0][0],
+                                                                   abs=5e-4)
+    assert "fill every cell of V" in " | ".join(i.value for i in at.info)
+    assert not [c for c in at.get("plotly_chart") if "we_fig_output" in c.proto.id]
+
+
+def test_six_tokens_exponentials_table_has_every_column_and_the_row_sum():
+    at = run(we_preset="Random", we_tokens="6", we_dk="4", we_dv="4", we_decimals="6")
+    exps = next(df for df in dataframes(at) if "row sum" in df.columns)
+    assert list(exps.columns) == [f"x{n}" for n in range(1, 7)] + ["row sum"]
+    assert exps.shape == (6, 7)
+
+
+def test_large_exponentials_switch_to_scientific_notation():
+    at = run(we_temp="0.1")
+    # Row 3 of the textbook: s̃33 = 2/√2 = 1.41421, /τ = 14.1421, e^14.1421 = 1,386,281.6.
+    exps = next(df for df in dataframes(at) if "row sum" in df.columns)
+    assert exps.loc["x3", "x3"] == "1.386×10⁶"
+    assert all("−0.000" not in c and "-0.000" not in c for c in exps.to_numpy().ravel())
+    assert r"1.386 \times 10^{6}" in latex_text(at.selectbox(key="we_query").set_value(2)
+                                                  .run())
+
+
+def test_written_out_dot_product_wraps_at_d_k_4():
+    at = run(we_preset="Random", we_tokens="6", we_dk="4", we_decimals="6")
+    first = next(e.value for e in at.latex if r"q_{1}\cdot k_{6}" in e.value)
+    lines = first.split(r"\\")
+    assert len(lines) == 3  # 2 products, 2 products, the sum
+    assert all(line.count(r"\times") <= 2 for line in lines)
+
+
+def test_check_your_work_reads_typed_text_strictly():
+    at = run()
+    # s11 = 1, s12 = 0 (hand arithmetic in the module docstring); "1e0" is 1.
+    edit(at, "we_check_scores_textbook_3_2_3_0", {0: {"1": "1e0", "2": "0,0"}})
+    warnings = " | ".join(w.value for w in at.warning)
+    assert "Step 1: scores Q Kᵀ: row 1, column 2 is not a number: '0,0'" in warnings
+    assert any("1 of 1 filled cells right" in m.value for m in at.markdown)
+
+
+def test_temperature_is_tau_and_written_out_with_tau():
+    at = run(we_temp="0.5")
+    assert at.slider(key="we_temp").label == "Softmax temperature τ"
+    # Default cell (query 1, key 3): s̃13 = 1/√2 = 0.707, /τ = 0.707/0.5 = 1.414.
+    assert r"\tilde s_{13} / \tau = 0.707 / 0.500 = 1.414" in latex_text(at)
+
+
+def test_output_row_is_the_full_weighted_sum():
+    at = run()
+    latex = latex_text(at)
+    assert r"o_{1} &= \textstyle\sum_j w_{1j}\, v_j = w_{11} v_{1} + w_{12} v_{2} + w_{13} v_{3}" \
+        in latex
+    # o_1 = 0.401·[1,2,3] + 0.198·[4,5,6] + 0.401·[7,8,9] = [4, 5, 6] (module docstring).
+    assert re.search(r"&= \\begin\{bmatrix\}4(\.000)? & 5(\.000)? & 6(\.000)?\\end", latex)
+
+
+def test_what_to_notice_agrees_with_the_figure():
+    at = run()
+    notice = next(e for e in at.expander if e.label == "What to notice")
+    text = " ".join(m.value for m in notice.markdown)
+    assert "length as well as direction" in text and "same weight" in text
+    w = cell_texts(at, "we_fig_weights")
+    assert w[0][0] == w[0][2]  # x1 weighs k1 = [1, 0] and k3 = [1, 1] equally
+
+
+def test_presenter_mode_puts_the_scores_beside_the_inputs():
+    at = run(presenter="true")
+    # The inputs' header and intro text are left out; S is drawn once, at the top.
+    assert "The inputs: one query, key and value per token" not in [h.value for h in at.header]
+    assert [c.proto.id for c in at.get("plotly_chart")].count(
+        next(c.proto.id for c in at.get("plotly_chart") if "we_fig_scores" in c.proto.id)) == 1
+    assert any("S is drawn at the top" in m.value for m in at.markdown)

@@ -1,0 +1,51 @@
+"""One way to write a number for students: in tables, in prose and in LaTeX.
+
+A number is written with a fixed number of decimals while it fits (|x| < 10⁶); larger
+numbers, and nonzero numbers that would round to zero, switch to scientific notation
+with as many decimals in the mantissa, so nothing is clipped or shown as a false 0.
+Zero is never written with a minus sign.
+"""
+
+from __future__ import annotations
+
+import math
+
+#: Fixed notation up to this magnitude; scientific from here on.
+LARGEST_FIXED = 1e6
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def number_parts(x: float, decimals: int) -> tuple[str, int | None]:
+    """The mantissa text and the power of ten (None in fixed notation) of ``x``.
+
+    >>> number_parts(1386281.6, 3)
+    ('1.386', 6)
+    >>> number_parts(-0.0001, 3)
+    ('-1.000', -4)
+    >>> number_parts(-0.0, 3)
+    ('0.000', None)
+    """
+    x = float(x)
+    fixed = f"{x:.{decimals}f}"
+    rounds_to_zero = float(fixed) == 0
+    if math.isfinite(x) and (abs(x) >= LARGEST_FIXED or (rounds_to_zero and x != 0)):
+        mantissa, exponent = f"{x:.{decimals}e}".split("e")
+        return mantissa, int(exponent)
+    return (fixed.lstrip("-") if rounds_to_zero else fixed), None
+
+
+def number_text(x: float, decimals: int) -> str:
+    """``x`` as plain text: ``0.401``, ``1.386×10⁶``, ``−∞`` for minus infinity."""
+    if math.isinf(x):
+        return "−∞" if x < 0 else "∞"
+    mantissa, exponent = number_parts(x, decimals)
+    return mantissa if exponent is None else f"{mantissa}×10{str(exponent).translate(_SUPERSCRIPT)}"
+
+
+def number_latex(x: float, decimals: int) -> str:
+    """``x`` for LaTeX: ``0.401``, ``1.386 \\times 10^{6}``, ``-\\infty``."""
+    if math.isinf(x):
+        return r"-\infty" if x < 0 else r"\infty"
+    mantissa, exponent = number_parts(x, decimals)
+    return mantissa if exponent is None else rf"{mantissa} \times 10^{{{exponent}}}"

@@ -1,0 +1,47 @@
+"""The one number formatter of lessons 1 and 2 (pages/ui/numbers.py) and the LaTeX sums."""
+
+from __future__ import annotations
+
+import pytest
+
+from pages.ui.arithmetic import num, wrapped_sum
+from pages.ui.numbers import number_latex, number_text
+
+
+@pytest.mark.parametrize("x, decimals, text", [
+    (0.40111, 3, "0.401"),
+    (2.0, 3, "2.000"),
+    (-0.0, 3, "0.000"),            # never "−0.000"
+    (-0.0004, 3, "-4.000×10⁻⁴"),   # would round to a false 0
+    (-0.0004, 6, "-0.000400"),     # fits at 6 decimals
+    (999999.4, 1, "999999.4"),     # the largest that stays fixed
+    (1386281.6, 3, "1.386×10⁶"),   # e^14.1421 at τ = 0.1, lesson 1
+    (1386281.6, 6, "1.386282×10⁶"),
+    (1e300, 2, "1.00×10³⁰⁰"),
+    (float("-inf"), 3, "−∞"),
+])
+def test_number_text(x, decimals, text):
+    assert number_text(x, decimals) == text
+
+
+def test_number_latex_uses_a_power_of_ten():
+    assert number_latex(1386281.6, 3) == r"1.386 \times 10^{6}"
+    assert number_latex(-0.0, 2) == "0.00"
+    assert number_latex(float("-inf"), 2) == r"-\infty"
+
+
+def test_whole_numbers_in_the_arithmetic_read_as_typed():
+    assert num(99999999999.0, 3) == "99999999999"
+    assert num(1.0, 6) == "1"
+    assert num(0.5, 3) == "0.500"
+
+
+def test_wrapped_sum_breaks_every_few_terms():
+    assert wrapped_sum(["a", "b", "c"], per_line=2) == r"a + b \\ &\quad + c"
+    assert wrapped_sum(["a"]) == "a"
+
+
+def test_typed_text_writes_inputs_as_a_student_would():
+    from pages.ui.tables import typed_text
+    assert typed_text([[-0.0, 0.23000000000000004, -1.5, 1e300]]).tolist() == [
+        ["0", "0.23", "-1.5", "1e+300"]]
