@@ -25,6 +25,7 @@ import plotly.graph_objects as go
 from plotly.colors import get_colorscale
 
 from .labels import plotly_safe, unique_labels
+from .numbers import cell_number
 
 MAX_CELLS = 64  # per side, on the wire
 TEXT_CELLS = 12  # numbers printed in cells up to this size
@@ -206,9 +207,7 @@ def _cell_text(shown: np.ndarray, kind: str, decimals: int) -> list[list[str]]:
     "✓" (may attend) or "✗"."""
     if kind == "mask":
         return [["✓" if x >= 0.5 else "✗" for x in row] for row in shown]
-    fmt = f"{{:.{decimals}f}}"
-    return [["−∞" if np.isneginf(x) else "" if np.isnan(x) else fmt.format(x) for x in row]
-            for row in shown]
+    return [["" if np.isnan(x) else cell_number(x, decimals) for x in row] for row in shown]
 
 
 def _cell_font(font_size: int, shape: tuple[int, int], row_names: list[str],

@@ -49,3 +49,11 @@ def number_latex(x: float, decimals: int) -> str:
         return r"-\infty" if x < 0 else r"\infty"
     mantissa, exponent = number_parts(x, decimals)
     return mantissa if exponent is None else rf"{mantissa} \times 10^{{{exponent}}}"
+
+
+def cell_number(x: float, decimals: int) -> str:
+    """``x`` for a heatmap cell, where room is short: as :func:`number_text` while it fits
+    in fixed notation, else with one decimal in the mantissa (``3.0×10⁻⁵``, never ``0.00``)."""
+    if math.isinf(x) or number_parts(x, decimals)[1] is None:
+        return number_text(x, decimals)
+    return number_text(x, 1)

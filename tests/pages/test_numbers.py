@@ -45,3 +45,13 @@ def test_typed_text_writes_inputs_as_a_student_would():
     from pages.ui.tables import typed_text
     assert typed_text([[-0.0, 0.23000000000000004, -1.5, 1e300]]).tolist() == [
         ["0", "0.23", "-1.5", "1e+300"]]
+
+
+def test_heatmap_cells_never_show_a_false_zero():
+    """A weight of 3e-5 at 2 decimals would print "0.00"; the cell says 3.0×10⁻⁵ instead,
+    while 0.401 keeps its fixed form and an exact 0 stays 0.00."""
+    from pages.ui.figures import matrix_heatmap
+
+    fig = matrix_heatmap([[0.401, 3e-5], [0.0, 1.0]], ["a", "b"], ["a", "b"], title="w",
+                         decimals=2)
+    assert [list(row) for row in fig.data[0].text] == [["0.40", "3.0×10⁻⁵"], ["0.00", "1.00"]]
