@@ -10,6 +10,7 @@ from attncore.init import normal_weights
 from attncore.masks import leakage_test
 from attncore.softmax import softmax_with_fill
 from attncore.text import PAD, pad_batch, tokenize, toy_embeddings
+from pages.ui.choices import keep_offered
 from pages.ui.controls import URL
 from pages.ui.figures import matrix_heatmap
 from pages.ui.labels import md_escape
@@ -63,8 +64,11 @@ st.dataframe(pd.DataFrame(batch, index=[f"sentence {b + 1}" for b in range(B)],
                           columns=[f"{t + 1}" for t in range(T)]), width="stretch")
 
 c1, c2, c3 = st.columns([2, 3, 2])
-b = c1.selectbox("Sentence", range(B), index=min(1, B - 1),
-                 format_func=lambda i: f"sentence {i + 1}", key="mk_sentence", **URL)
+sentence_label = "sentence {}".format
+b = c1.selectbox("Sentence", range(B), format_func=lambda i: sentence_label(i + 1),
+                 key="mk_sentence", **URL,
+                 **keep_offered("mk_sentence", range(B), min(1, B - 1),
+                                lambda i: sentence_label(i + 1)))
 kind = c2.selectbox("Mask", list(MASKS), index=2, key="mk_mask", **URL)
 c2.caption(MASKS[kind])
 width = c3.slider("Window w", 0, MAX_TOKENS, 1, key="mk_window", disabled=kind != "window",
@@ -143,8 +147,13 @@ if blocked.size:
                "(never NaN). Section 3 shows what other choices give.")
 
 st.header("3 · Why −∞ and not −1e9, and the fully masked row")
-row = st.selectbox("Row to mask completely", range(T), index=T - 1,
-                   format_func=lambda i: f"{i + 1}: {tokens[i]}", key="mk_block_row", **URL)
+def row_label(i: int) -> str:
+    return f"{i + 1}: {tokens[i]}"
+
+
+row = st.selectbox("Row to mask completely", range(T), format_func=row_label,
+                   key="mk_block_row", **URL,
+                   **keep_offered("mk_block_row", range(T), T - 1, row_label))
 blocked_mask = mask.copy()
 blocked_mask[row] = False
 rows = {

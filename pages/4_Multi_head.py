@@ -8,6 +8,7 @@ from attncore import analysis, causal_mask
 from attncore import multihead as mh
 from attncore.positional import sinusoidal
 from attncore.text import SENTENCES, toy_embeddings
+from pages.ui.choices import keep_offered
 from pages.ui.controls import URL, capped_tokens, seed_input
 from pages.ui.figures import SERIES_COLOURS, bar_chart, matrix_heatmap
 from pages.ui.layout import (
@@ -38,11 +39,13 @@ sentence = st.text_input("Sentence", DEFAULT_SENTENCE, key="mha_sentence", max_c
                          **URL)
 c1, c2, c3, c4 = st.columns(4)
 d_model = c1.select_slider("d_model", D_MODELS, value=32, key="mha_dmodel", **URL)
-allowed = mh.divisors(d_model)
-n_heads = c2.selectbox("Heads H (divisors of d_model)", allowed,
-                       index=allowed.index(4) if 4 in allowed else 0, key="mha_heads", **URL)
 weights_kind = c3.radio("Weights", ["random", "designed"], key="mha_weights", horizontal=True,
                         **URL)
+allowed = mh.head_counts(d_model, designed=weights_kind == "designed")
+n_heads = c2.selectbox(
+    "Heads H (divisors of d_model)" if weights_kind == "random" else
+    "Heads H (d_model / H ≥ 2 for designed heads)", allowed, key="mha_heads", **URL,
+    **keep_offered("mha_heads", allowed, 4 if 4 in allowed else allowed[0]))
 seed = seed_input(c4, "mha_seed")
 c1, c2 = st.columns(2)
 causal = c1.toggle("Causal mask", value=False, key="mha_causal", **URL)

@@ -115,3 +115,21 @@ def test_every_mask_kind_renders():
         w = chart_array(at, "mk_fig_weights")
         rows = w.sum(axis=1)
         assert np.all((np.abs(rows - 1) < 1e-6) | (rows == 0)), kind
+
+
+def test_a_kept_sentence_or_row_that_is_no_longer_offered_moves_to_the_default():
+    at = run(mk_sentence="sentence 3")
+    at.selectbox(key="mk_block_row").set_value(5).run()  # row 6 of T = 6
+    assert at.selectbox(key="mk_sentence").value == 2
+    at.text_area(key="mk_text").set_value("one two\nthree").run()  # B = 2, T = 2
+    assert not at.exception and not at.error
+    assert at.selectbox(key="mk_sentence").value == 1  # the default: sentence 2
+    assert at.selectbox(key="mk_block_row").value == 1  # the default: the last row, 2
+
+
+def test_a_link_naming_a_sentence_that_is_not_there_opens_the_default():
+    at = run(mk_sentence="sentence 9", mk_block_row="40: zebra")
+    assert not at.exception
+    assert at.selectbox(key="mk_sentence").value == 1
+    assert at.selectbox(key="mk_block_row").value == 5
+    assert "9" not in str(at.query_params.get("mk_sentence"))

@@ -60,9 +60,41 @@ def test_designed_heads_are_checked_on_the_page():
                           "head 4: same word"]
 
 
-def test_designed_heads_with_one_dimension_per_head_explain_why_not():
-    at = run(mha_weights="designed", mha_dmodel="8", mha_heads="8")
-    assert "d_k = d_model / H >= 2" in " ".join(e.value for e in at.error)
+def test_designed_heads_offer_only_head_counts_with_two_dimensions_each():
+    at = run(mha_weights="designed")
+    for d_model in (8, 16, 32, 64, 128):
+        at.select_slider(key="mha_dmodel").set_value(d_model).run()
+        offered = [int(h) for h in at.selectbox(key="mha_heads").options]
+        # By hand: a designed head needs d_k = d_model / H >= 2, so H <= d_model / 2.
+        assert offered == [h for h in range(1, d_model // 2 + 1) if d_model % h == 0]
+        assert not at.error
+
+
+@pytest.mark.parametrize("query", [
+    {"mha_weights": "designed", "mha_dmodel": "8", "mha_heads": "8"},
+    {"mha_weights": "designed", "mha_dmodel": "128", "mha_heads": "128"},
+    {"mha_dmodel": "32", "mha_heads": "128"},
+    {"mha_heads": "7"},
+])
+def test_a_link_with_a_head_count_not_offered_opens_a_working_lesson(query):
+    at = run(**query)
+    assert not at.error
+    heads = at.selectbox(key="mha_heads")
+    assert heads.value == 4 and str(heads.value) in heads.options  # options are labels
+    # The link no longer carries the count that was not offered (4, the default, drops out).
+    assert at.query_params.get("mha_heads") in (None, ["4"], "4")
+
+
+def test_switching_to_designed_weights_moves_an_impossible_head_count_and_the_link():
+    at = run(mha_dmodel="128", mha_heads="128")
+    assert at.selectbox(key="mha_heads").value == 128  # random heads: d_k = 1 is fine
+    at.radio(key="mha_weights").set_value("designed").run()
+    assert not at.error
+    assert at.selectbox(key="mha_heads").value == 4
+    assert "128" not in str(at.query_params.get("mha_heads"))
+    # Back to random: 4 is still offered and stays.
+    at.radio(key="mha_weights").set_value("random").run()
+    assert at.selectbox(key="mha_heads").value == 4
 
 
 def test_cross_attention_is_rectangular_for_sentences_of_different_lengths():
