@@ -32,10 +32,12 @@ MASKS = {  # short label (kept in the link) -> what it does
     "padding": "no query may attend to a <pad> key",
     "causal": "query i may attend to keys j ≤ i only",
     "padding+causal": "padding and causal combined (logical AND)",
-    "window": "query i may attend to keys with |i − j| ≤ w",
+    "window": "query i may attend to keys with |i − j| ≤ r",
     "custom": "tick the cells yourself",
     "none": "every query attends to every key",
 }
+
+PADDING_MASKS = ("padding", "padding+causal")  # the masks the padding-rows switch acts on
 
 presenter = setup_page("Masks", "🎭")
 font = figure_font(presenter)
@@ -71,13 +73,18 @@ b = c1.selectbox("Sentence", range(B), format_func=lambda i: sentence_label(i + 
                                 lambda i: sentence_label(i + 1)))
 kind = c2.selectbox("Mask", list(MASKS), index=2, key="mk_mask", **URL)
 c2.caption(MASKS[kind])
-width = c3.slider("Window w", 0, MAX_TOKENS, 1, key="mk_window", disabled=kind != "window",
-                  **URL)
+width = c3.slider("Window radius r", 0, MAX_TOKENS, 1, key="mk_window",
+                  disabled=kind != "window", **URL)
+padded = kind in PADDING_MASKS
 pad_queries = st.toggle("Also mask the rows of padding queries", value=False,
-                        key="mk_pad_queries", **URL,
-                        help="Off: padding queries still attend to real tokens (their outputs "
-                             "are ignored later). On: their rows are fully masked and get "
-                             "all-zero weights.")
+                        key="mk_pad_queries", disabled=not padded, **URL,
+                        help="Acts with the padding masks only. Off: padding queries still "
+                             "attend to real tokens (their outputs are ignored later). On: "
+                             "their rows are fully masked and get all-zero weights.")
+if not padded:
+    st.caption(f"The padding-rows switch acts with the padding masks only "
+               f"({' and '.join(PADDING_MASKS)}); the {kind} mask leaves padding alone.")
+pad_queries = pad_queries and padded
 tokens = batch[b]
 length = int(lengths[b])
 
@@ -120,7 +127,7 @@ st.markdown("Q = X W_Q, K = X W_K, V = X W_V from toy word embeddings X (d_model
             f"{D_MODEL}). Masked scores become −∞, so their exponentials are exactly 0.")
 c1, c2 = st.columns(2)
 with c1:
-    st.plotly_chart(matrix_heatmap(trace.scaled_scores, tokens, tokens, title="Scores QKᵀ/√d",
+    st.plotly_chart(matrix_heatmap(trace.scaled_scores, tokens, tokens, title="Scores QKᵀ/√d_k",
                                    kind="scores", decimals=2, font_size=font),
                     key="mk_fig_scores")
 with c2:
@@ -227,10 +234,11 @@ st.latex(r"w_{ij} = \frac{M_{ij}\, e^{s_{ij}}}{\sum_{j'} M_{ij'}\, e^{s_{ij'}}}"
          r" M_{ij} \in \{0, 1\},\ \log 0 = -\infty")
 if not presenter:
     bullet_list("Try this", [
-        "Choose “Custom” and untick a whole row: the row is flagged as fully masked.",
+        "Choose “custom” and untick a whole row: the row is flagged as fully masked.",
         "Choose sentence 2 (the shortest) with the padding mask: its <pad> columns are grey.",
         "Switch on “Also mask the rows of padding queries” and look at the last rows.",
-        "Set the window to 0: every token attends only to itself, so its output is its value.",
+        "Choose the window mask with radius r = 0: every token attends only to itself, so "
+        "its output is its value.",
     ], expanded=False)
     practice_questions("mk", [
         {"q": "A row has scores [2, 1, 5] and the third key is masked. What is the weight "

@@ -133,3 +133,36 @@ def test_a_link_naming_a_sentence_that_is_not_there_opens_the_default():
     assert at.selectbox(key="mk_sentence").value == 1
     assert at.selectbox(key="mk_block_row").value == 5
     assert "9" not in str(at.query_params.get("mk_sentence"))
+
+
+@pytest.mark.parametrize("kind", ["padding", "padding+causal"])
+def test_masking_padding_query_rows_zeroes_those_rows(kind):
+    at = run(mk_mask=kind)  # sentence 2: "A dog barked" + 3 <pad>
+    assert not at.toggle(key="mk_pad_queries").disabled
+    before = chart_array(at, "mk_fig_weights")
+    at.toggle(key="mk_pad_queries").set_value(True).run()
+    after = chart_array(at, "mk_fig_weights")
+    assert np.all(after[3:] == 0) and np.all(before[3:].sum(axis=1) > 0.99)
+    np.testing.assert_array_equal(after[:3], before[:3])  # real queries: unchanged
+
+
+@pytest.mark.parametrize("kind", ["causal", "window", "custom", "none"])
+def test_the_padding_rows_switch_is_offered_only_where_it_acts(kind):
+    at = run(mk_mask=kind, mk_pad_queries="true")  # a link may carry it switched on
+    assert at.toggle(key="mk_pad_queries").disabled
+    assert "acts with the padding masks only" in texts(at, "caption")
+    off = run(mk_mask=kind)
+    np.testing.assert_array_equal(chart_array(at, "mk_fig_weights"),
+                                  chart_array(off, "mk_fig_weights"))
+
+
+def test_positions_are_counted_from_one_and_symbols_have_one_meaning():
+    at = run(mk_mask="window")
+    batch = next(d.value for d in at.dataframe if "sentence 1" in d.value.index)
+    assert list(batch.columns)[0] == "1"
+    rows = at.selectbox(key="mk_block_row")
+    assert rows.options[0] == "1: A" and rows.options[-1].startswith("6: ")
+    # w is a weight (w_ij in the formula); the window's radius is r.
+    assert at.slider(key="mk_window").label == "Window radius r"
+    assert "|i − j| ≤ r" in texts(at, "caption")
+    assert chart_spec(at, "mk_fig_scores")["layout"]["title"]["text"] == "Scores QKᵀ/√d_k"

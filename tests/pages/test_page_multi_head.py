@@ -134,3 +134,12 @@ def test_causal_mask_makes_every_head_lower_triangular():
             text = spec["data"][0]["text"]
             assert all(float(text[r][c]) == 0.0 for r in range(len(text))
                        for c in range(r + 1, len(text)))
+
+
+def test_heads_rows_and_columns_are_counted_from_one():
+    at = run(mha_head="head 2")  # d_model = 32, H = 4, d_k = 8: head 2 owns columns 9 to 16
+    spec = chart_spec(at, "mha_fig_W_Q")
+    assert spec["data"][0]["x"][0] == "9" and spec["data"][0]["x"][-1] == "16"
+    assert spec["data"][0]["y"][0] == "1" and spec["data"][0]["y"][-1] == "32"
+    assert "Head 2 owns columns 9 to 16" in markdown(at)
+    assert chart_spec(at, "mha_fig_similarity")["data"][0]["x"] == ["h1", "h2", "h3", "h4"]
