@@ -47,8 +47,14 @@ lesson_header(
     "weights are exactly 0 while every row still sums to 1.",
 )
 
-text = st.text_area("Sentences, one per line (1 to 4)", DEFAULT_TEXT, key="mk_text",
-                    max_chars=2000, **URL)
+# In presenter mode the text box shares the row of the controls, so that the masks show
+# on the first screen.
+if presenter:
+    top, c1, c2, c3 = st.columns([4, 2, 3, 3])
+else:
+    top = st.container()
+text = top.text_area("Sentences, one per line (1 to 4)", DEFAULT_TEXT, key="mk_text",
+                     max_chars=2000, **URL)
 lines = [line for line in (text or "").splitlines() if line.strip()]
 if not lines:
     st.info("Type at least one sentence (one per line) to build a batch.")
@@ -61,11 +67,11 @@ if any(len(tokenize(line)) > MAX_TOKENS for line in lines):
 with bad_input_stops_page():
     batch, lengths = pad_batch(lines, max_tokens=MAX_TOKENS)
 B, T = len(batch), len(batch[0])
-st.markdown(f"**The batch** (B = {B} sentences, padded with `{PAD}` to T = {T} tokens):")
-st.dataframe(pd.DataFrame(batch, index=[f"sentence {b + 1}" for b in range(B)],
-                          columns=[f"{t + 1}" for t in range(T)]), width="stretch")
-
-c1, c2, c3 = st.columns([2, 3, 2])
+if not presenter:
+    st.markdown(f"**The batch** (B = {B} sentences, padded with `{PAD}` to T = {T} tokens):")
+    st.dataframe(pd.DataFrame(batch, index=[f"sentence {b + 1}" for b in range(B)],
+                              columns=[f"{t + 1}" for t in range(T)]), width="stretch")
+    c1, c2, c3 = st.columns([2, 3, 2])
 sentence_label = "sentence {}".format
 b = c1.selectbox("Sentence", range(B), format_func=lambda i: sentence_label(i + 1),
                  key="mk_sentence", **URL,
@@ -76,12 +82,12 @@ c2.caption(MASKS[kind])
 width = c3.slider("Window radius r", 0, MAX_TOKENS, 1, key="mk_window",
                   disabled=kind != "window", **URL)
 padded = kind in PADDING_MASKS
-pad_queries = st.toggle("Also mask the rows of padding queries", value=False,
+pad_queries = (c3 if presenter else st).toggle("Also mask the rows of padding queries", value=False,
                         key="mk_pad_queries", disabled=not padded, **URL,
                         help="Acts with the padding masks only. Off: padding queries still "
                              "attend to real tokens (their outputs are ignored later). On: "
                              "their rows are fully masked and get all-zero weights.")
-if not padded:
+if not padded and not presenter:
     st.caption(f"The padding-rows switch acts with the padding masks only "
                f"({' and '.join(PADDING_MASKS)}); the {kind} mask leaves padding alone.")
 pad_queries = pad_queries and padded
@@ -93,8 +99,9 @@ pad_m = np.broadcast_to(pad_keys, (T, T))
 causal = causal_mask(T)
 window = local_window(T, width)
 st.header("1 · The masks, for this sentence")
-st.markdown("Rows are queries, columns are keys; ✓ means *may attend*. A mask is a boolean "
-            "matrix, and combining masks is a logical AND.")
+if not presenter:
+    st.markdown("Rows are queries, columns are keys; ✓ means *may attend*. A mask is a "
+                "boolean matrix, and combining masks is a logical AND.")
 if kind == "custom":
     st.markdown("Tick the cells that may be attended to (the default is causal):")
     grid = pd.DataFrame(causal, columns=[f"{t + 1}" for t in range(T)],
@@ -123,8 +130,9 @@ w_q, w_k, w_v = (normal_weights(rng, (D_MODEL, D_MODEL)) for _ in range(3))
 x = toy_embeddings(tokens, D_MODEL, decimals=None)
 trace = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask=mask)
 st.header(f"2 · Attention with the {kind} mask")
-st.markdown("Q = X W_Q, K = X W_K, V = X W_V from toy word embeddings X (d_model = "
-            f"{D_MODEL}). Masked scores become −∞, so their exponentials are exactly 0.")
+if not presenter:
+    st.markdown("Q = X W_Q, K = X W_K, V = X W_V from toy word embeddings X (d_model = "
+                f"{D_MODEL}). Masked scores become −∞, so their exponentials are exactly 0.")
 c1, c2 = st.columns(2)
 with c1:
     st.plotly_chart(matrix_heatmap(trace.scaled_scores, tokens, tokens, title="Scores QKᵀ/√d_k",

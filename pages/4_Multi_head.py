@@ -73,38 +73,47 @@ mask = causal_mask(T) if causal else None
 trace = mh.multi_head_attention(x, params, mask=mask)
 w = trace.weights  # (H, T, T)
 
-st.header("1 · The shapes, with this configuration's numbers")
-st.markdown(
-    f"T = {T} tokens, d_model = {d_model}, H = {H} heads, d_k = d_model / H = {d_k}.\n\n"
-    f"| step | operation | shape |\n|---|---|---|\n"
-    f"| input | X | ({T}, {d_model}) |\n"
-    f"| project | Q = X W_Q, K = X W_K, V = X W_V | ({T}, {d_model}) each |\n"
-    f"| split | reshape to heads | ({H}, {T}, {d_k}) each |\n"
-    f"| attend | softmax(Qʰ Kʰᵀ / √{d_k}) per head | ({H}, {T}, {T}) weights |\n"
-    f"| mix | weights · Vʰ | ({H}, {T}, {d_k}) head outputs |\n"
-    f"| concatenate | heads side by side | ({T}, {H}·{d_k} = {H * d_k}) |\n"
-    f"| output | concat · W_O | ({T}, {d_model}) |"
-)
-head = st.selectbox("Head to inspect", range(H), format_func=lambda h: f"head {h + 1}",
-                    key="mha_head", **URL)
-wq_h, wk_h, wv_h = params.head_weights(head)
-st.markdown(
-    f"Head {head + 1} owns columns {head * d_k + 1} to {(head + 1) * d_k} of W_Q, W_K and W_V: "
-    f"W_Qʰ, W_Kʰ, W_Vʰ are ({d_model}, {d_k}) slices. Its queries X W_Qʰ equal the head's "
-    f"slice of Q exactly (largest difference "
-    f"{np.max(np.abs(x @ wq_h - trace.heads.q[head])):.1e})."
-)
-cols = st.columns(3)
-dims = [f"{r + 1}" for r in range(d_model)]
-for col, (name, m) in zip(cols, [("W_Q", wq_h), ("W_K", wk_h), ("W_V", wv_h)], strict=True):
-    with col:
-        st.plotly_chart(matrix_heatmap(m, dims, [f"{head * d_k + c + 1}" for c in range(d_k)],
-                                       title=f"{name} columns of head {head + 1}",
-                                       kind="values", decimals=2, x_title="column",
-                                       y_title="row", font_size=font - 2),
-                        key=f"mha_fig_{name}")
+def shapes_and_slices(number: int) -> None:
+    """Section: the shapes of every step, and one head's slices of W_Q, W_K, W_V."""
+    st.header(f"{number} · The shapes, with this configuration's numbers")
+    st.markdown(f"T = {T} tokens, d_model = {d_model}, H = {H} heads, d_k = d_model / H = "
+                f"{d_k}.")
+    if not presenter:
+        st.markdown(
+            f"| step | operation | shape |\n|---|---|---|\n"
+            f"| input | X | ({T}, {d_model}) |\n"
+            f"| project | Q = X W_Q, K = X W_K, V = X W_V | ({T}, {d_model}) each |\n"
+            f"| split | reshape to heads | ({H}, {T}, {d_k}) each |\n"
+            f"| attend | softmax(Qʰ Kʰᵀ / √{d_k}) per head | ({H}, {T}, {T}) weights |\n"
+            f"| mix | weights · Vʰ | ({H}, {T}, {d_k}) head outputs |\n"
+            f"| concatenate | heads side by side | ({T}, {H}·{d_k} = {H * d_k}) |\n"
+            f"| output | concat · W_O | ({T}, {d_model}) |"
+        )
+    head = st.selectbox("Head to inspect", range(H), format_func=lambda h: f"head {h + 1}",
+                        key="mha_head", **URL)
+    wq_h, wk_h, wv_h = params.head_weights(head)
+    st.markdown(
+        f"Head {head + 1} owns columns {head * d_k + 1} to {(head + 1) * d_k} of W_Q, W_K and "
+        f"W_V: W_Qʰ, W_Kʰ, W_Vʰ are ({d_model}, {d_k}) slices. Its queries X W_Qʰ equal the "
+        f"head's slice of Q exactly (largest difference "
+        f"{np.max(np.abs(x @ wq_h - trace.heads.q[head])):.1e})."
+    )
+    cols = st.columns(3)
+    for col, (name, m) in zip(cols, [("W_Q", wq_h), ("W_K", wk_h), ("W_V", wv_h)],
+                              strict=True):
+        with col:
+            st.plotly_chart(matrix_heatmap(m, dims, [f"{head * d_k + c + 1}" for c in range(d_k)],
+                                           title=f"{name} columns of head {head + 1}",
+                                           kind="values", decimals=2, x_title="column",
+                                           y_title="row", font_size=font - 2),
+                            key=f"mha_fig_{name}")
 
-st.header("2 · Every head's weights, and their average")
+
+dims = [f"{r + 1}" for r in range(d_model)]
+# In presenter mode every head's weights come first, so that they show on the first screen.
+if not presenter:
+    shapes_and_slices(1)
+st.header(f"{2 - presenter} · Every head's weights, and their average")
 patterns = mh.head_patterns(H) if weights_kind == "designed" else None
 shown = min(H, MAX_SHOWN_HEADS)
 if shown < H:
@@ -132,11 +141,14 @@ if patterns:
                     "says:")
         st.dataframe(pd.DataFrame(rows, columns=["head", "pattern", "largest weight there"]),
                      hide_index=True, width="stretch")
+if presenter:
+    shapes_and_slices(2)
 
 st.header("3 · What each head does, in numbers")
 stats = analysis.head_statistics(w)
 table = pd.DataFrame(stats, index=[f"head {h + 1}" for h in range(H)])
-st.dataframe(table.style.format("{:.3f}"), width="stretch")
+if not presenter:
+    st.dataframe(table.style.format("{:.3f}"), width="stretch")
 c1, c2 = st.columns(2)
 with c1:
     stat = st.selectbox("Statistic to chart", list(stats), key="mha_stat", **URL)

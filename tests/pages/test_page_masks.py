@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import chart_array, chart_spec, open_page
+from presenter_order import ALLOWED_ABOVE, above_first_figure
 from streamlit.testing.v1 import AppTest
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "3_Masks.py")
@@ -166,3 +167,16 @@ def test_positions_are_counted_from_one_and_symbols_have_one_meaning():
     assert at.slider(key="mk_window").label == "Window radius r"
     assert "|i − j| ≤ r" in texts(at, "caption")
     assert chart_spec(at, "mk_fig_scores")["layout"]["title"]["text"] == "Scores QKᵀ/√d_k"
+
+
+def test_presenter_mode_shows_the_masks_right_below_the_controls():
+    at = run(presenter="true")
+    above = above_first_figure(at)
+    assert {n.type for n in above} <= ALLOWED_ABOVE
+    markdowns = [n.value for n in above if n.type == "markdown"]
+    assert len(markdowns) == 1 and markdowns[0].startswith("**Goal:**")
+    assert not any("sentence 1" in d.value.index for d in at.dataframe)  # the batch table
+    assert {"mk_text", "mk_sentence", "mk_mask", "mk_window", "mk_pad_queries"} <= {
+        n.key for n in above if hasattr(n, "key")}
+    normal = run()
+    assert any("sentence 1" in d.value.index for d in normal.dataframe)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import chart_spec, open_page
+from presenter_order import ALLOWED_ABOVE, above_first_figure
 from streamlit.testing.v1 import AppTest
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "4_Multi_head.py")
@@ -143,3 +144,20 @@ def test_heads_rows_and_columns_are_counted_from_one():
     assert spec["data"][0]["y"][0] == "1" and spec["data"][0]["y"][-1] == "32"
     assert "Head 2 owns columns 9 to 16" in markdown(at)
     assert chart_spec(at, "mha_fig_similarity")["data"][0]["x"] == ["h1", "h2", "h3", "h4"]
+
+
+def test_presenter_mode_puts_every_heads_weights_first_and_hides_the_tables():
+    at = run(presenter="true")
+    above = above_first_figure(at)
+    assert {n.type for n in above} <= ALLOWED_ABOVE
+    markdowns = [n.value for n in above if n.type == "markdown"]
+    assert len(markdowns) == 1 and markdowns[0].startswith("**Goal:**")
+    assert [n.value for n in above if n.type == "header"] == [
+        "1 · Every head's weights, and their average"]
+    assert "| step | operation | shape |" not in markdown(at)  # the shapes table: hidden
+    assert not any("entropy" in d.value.columns for d in at.dataframe)  # statistics table
+    # The slices of W_Q, W_K, W_V still come, after the heads.
+    assert chart_spec(at, "mha_fig_W_Q") and "2 · The shapes" in " ".join(
+        h.value for h in at.header)
+    normal = run()
+    assert "| step | operation | shape |" in markdown(normal)
