@@ -128,30 +128,27 @@ for col, name in zip(cols, shown, strict=True):
 rng = np.random.default_rng(0)
 w_q, w_k, w_v = (normal_weights(rng, (D_MODEL, D_MODEL)) for _ in range(3))
 x = toy_embeddings(tokens, D_MODEL, decimals=None)
-trace = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask=mask)
+q, k, v = x @ w_q, x @ w_k, x @ w_v
+trace = scaled_dot_product_attention(q, k, v, mask=mask)
 st.header(f"2 · Attention with the {kind} mask")
 if not presenter:
     st.markdown("Q = X W_Q, K = X W_K, V = X W_V from toy word embeddings X (d_model = "
-                f"{D_MODEL}). Masked scores become −∞, so their exponentials are exactly 0.")
+                f"{D_MODEL}). Masked scores become −∞, so their exponentials are exactly 0; "
+                "the other cells are the scores QKᵀ/√d_k themselves.")
 c1, c2 = st.columns(2)
 with c1:
-    st.plotly_chart(matrix_heatmap(trace.scaled_scores, tokens, tokens, title="Scores QKᵀ/√d_k",
-                                   kind="scores", decimals=2, font_size=font),
-                    key="mk_fig_scores")
-with c2:
     st.plotly_chart(matrix_heatmap(trace.masked_scores, tokens, tokens,
-                                   title="Masked scores (−∞ where masked)", kind="scores",
+                                   title="Scores QKᵀ/√d_k, −∞ where masked", kind="scores",
                                    decimals=2, font_size=font), key="mk_fig_masked")
-c1, c2 = st.columns(2)
-with c1:
+with c2:
     st.plotly_chart(matrix_heatmap(trace.weights, tokens, tokens, title="Weights",
                                    kind="weights", decimals=2, font_size=font),
                     key="mk_fig_weights")
 sums = trace.weights.sum(axis=1)
 masked_values = trace.weights[~mask]
-c2.markdown(
+st.markdown(
     f"**Masked weights:** {masked_values.size} cells, the largest is "
-    f"{np.max(masked_values, initial=0.0)} (exactly 0).\n\n**Row sums:** "
+    f"{np.max(masked_values, initial=0.0)} (exactly 0). **Row sums:** "
     f"{', '.join(f'{s:.6f}' for s in sums)}."
 )
 blocked = np.flatnonzero(trace.fully_masked)
@@ -161,72 +158,95 @@ if blocked.size:
                "attend to: by our policy these rows get all-zero weights and a zero output "
                "(never NaN). Section 3 shows what other choices give.")
 
-st.header("3 · Why −∞ and not −1e9, and the fully masked row")
-def row_label(i: int) -> str:
-    return f"{i + 1}: {tokens[i]}"
+
+@st.fragment
+def fully_masked_row(tokens: list[str], mask: np.ndarray, q: np.ndarray, k: np.ndarray,
+                     v: np.ndarray, scores: np.ndarray) -> None:
+    """Section 3: one row masked completely, under three policies. Its row picker reruns
+    this section only."""
+    st.header("3 · Why −∞ and not −1e9, and the fully masked row")
+    T = len(tokens)
+
+    def row_label(i: int) -> str:
+        return f"{i + 1}: {tokens[i]}"
+
+    row = st.selectbox("Row to mask completely", range(T), format_func=row_label,
+                       key="mk_block_row", **URL,
+                       **keep_offered("mk_block_row", range(T), T - 1, row_label))
+    blocked_mask = mask.copy()
+    blocked_mask[row] = False
+    rows = {
+        "fill −∞, plain softmax": softmax_with_fill(scores, blocked_mask, -np.inf)[row],
+        "fill −1e9, plain softmax": softmax_with_fill(scores, blocked_mask, -1e9)[row],
+        "attncore's policy": scaled_dot_product_attention(q, k, v,
+                                                          mask=blocked_mask).weights[row],
+    }
+    st.dataframe(pd.DataFrame({name: [f"{v:.4f}" for v in vals] for name, vals in rows.items()},
+                              index=[f"key {j + 1}: {t}" for j, t in enumerate(tokens)]).T,
+                 width="stretch")
+    st.markdown(
+        "With −∞ every exponential is e^(−∞ − (−∞)) = e^NaN: the row is 0/0 = **NaN**, and "
+        "NaN spreads through every later layer. With −1e9 the row silently becomes "
+        "**uniform** over keys that were meant to be hidden. Our policy gives **zero "
+        "weights** and flags the row."
+    )
 
 
-row = st.selectbox("Row to mask completely", range(T), format_func=row_label,
-                   key="mk_block_row", **URL,
-                   **keep_offered("mk_block_row", range(T), T - 1, row_label))
-blocked_mask = mask.copy()
-blocked_mask[row] = False
-rows = {
-    "fill −∞, plain softmax": softmax_with_fill(trace.scaled_scores, blocked_mask, -np.inf)[row],
-    "fill −1e9, plain softmax": softmax_with_fill(trace.scaled_scores, blocked_mask, -1e9)[row],
-    "attncore's policy": scaled_dot_product_attention(
-        x @ w_q, x @ w_k, x @ w_v, mask=blocked_mask).weights[row],
-}
-st.dataframe(pd.DataFrame({name: [f"{v:.4f}" for v in vals] for name, vals in rows.items()},
-                          index=[f"key {j + 1}: {t}" for j, t in enumerate(tokens)]).T,
-             width="stretch")
-st.markdown(
-    "With −∞ every exponential is e^(−∞ − (−∞)) = e^NaN: the row is 0/0 = **NaN**, and NaN "
-    "spreads through every later layer. With −1e9 the row silently becomes **uniform** over "
-    "keys that were meant to be hidden. Our policy gives **zero weights** and flags the row."
-)
-
-st.header("4 · The leakage test: the causal mask hides the future")
-real = tokens[:length]
-swap = st.text_input("Replace the last real token with", "dog", key="mk_swap", max_chars=40,
-                     **URL)
-swap_tokens = tokenize(swap or "")
-if not real:
-    st.info("This sentence is empty: choose another.")
-elif not swap_tokens:
-    st.info("Type a word to put in place of the last token.")
-else:
+@st.fragment
+def leakage(real: list[str], w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray) -> None:
+    """Section 4: the causal mask hides the future. Its text box reruns this section only."""
+    st.header("4 · The leakage test: the causal mask hides the future")
+    swap = st.text_input("Replace the last real token with", "dog", key="mk_swap",
+                         max_chars=40, **URL)
+    swap_tokens = tokenize(swap or "")
+    if not real:
+        st.info("This sentence is empty: choose another.")
+        return
+    if not swap_tokens:
+        st.info("Type a word to put in place of the last token.")
+        return
     changed = [*real[:-1], swap_tokens[0]]
     x_real = toy_embeddings(real, D_MODEL, decimals=None)
     x_changed = toy_embeddings(changed, D_MODEL, decimals=None)
     if np.array_equal(x_real, x_changed):
         st.info(f"“{md_escape(swap_tokens[0])}” has the same embedding as the last token "
                 "(words are case-insensitive): type a different word.")
-    else:
-        leak = leakage_test(x_real, x_changed, w_q, w_k, w_v, causal_mask(len(real)))
-        st.dataframe(pd.DataFrame({"with causal mask": leak.diff_masked,
-                                   "without mask": leak.diff_unmasked},
-                                  index=[f"{i + 1}: {t}" for i, t in enumerate(real)]).T
-                     .map(lambda v: f"{v:.3g}"), width="stretch")
-        earlier = leak.diff_masked[:leak.position]
-        st.markdown(
-            f"Changing token {leak.position + 1} to “{md_escape(swap_tokens[0])}”: under the "
-            f"causal mask the largest change at earlier positions is "
-            f"**{np.max(earlier, initial=0.0)}** (exactly 0); without the mask it is "
-            f"{np.max(leak.diff_unmasked[:leak.position], initial=0.0):.3g}."
-        )
+        return
+    leak = leakage_test(x_real, x_changed, w_q, w_k, w_v, causal_mask(len(real)))
+    st.dataframe(pd.DataFrame({"with causal mask": leak.diff_masked,
+                               "without mask": leak.diff_unmasked},
+                              index=[f"{i + 1}: {t}" for i, t in enumerate(real)]).T
+                 .map(lambda v: f"{v:.3g}"), width="stretch")
+    earlier = leak.diff_masked[:leak.position]
+    st.markdown(
+        f"Changing token {leak.position + 1} to “{md_escape(swap_tokens[0])}”: under the "
+        f"causal mask the largest change at earlier positions is "
+        f"**{np.max(earlier, initial=0.0)}** (exactly 0); without the mask it is "
+        f"{np.max(leak.diff_unmasked[:leak.position], initial=0.0):.3g}."
+    )
 
-st.header("5 · Masking is not dropout")
-p = st.slider("Attention dropout p", 0.0, 0.9, 0.5, 0.1, key="mk_dropout", **URL)
-dropped = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask=mask, dropout=p,
-                                       rng=np.random.default_rng(1))
-st.dataframe(pd.DataFrame({"after masking": trace.weights.sum(axis=1),
-                           "after masking and dropout": dropped.dropout_weights.sum(axis=1)},
-                          index=[f"{i + 1}: {t}" for i, t in enumerate(tokens)]).T
-             .map(lambda v: f"{v:.4f}"), width="stretch")
-st.markdown(f"Dropout zeroes weights *after* the softmax and rescales the survivors by "
-            f"1/(1 − p) = {1 / (1 - p):.3g}, so a row's sum is no longer 1 (only its expected "
-            "value is). Masking acts *before* the normalisation, so rows still sum to 1.")
+
+@st.fragment
+def dropout(tokens: list[str], mask: np.ndarray, q: np.ndarray, k: np.ndarray,
+            v: np.ndarray, weights: np.ndarray) -> None:
+    """Section 5: masking is not dropout. Its slider reruns this section only."""
+    st.header("5 · Masking is not dropout")
+    p = st.slider("Attention dropout p", 0.0, 0.9, 0.5, 0.1, key="mk_dropout", **URL)
+    dropped = scaled_dot_product_attention(q, k, v, mask=mask, dropout=p,
+                                           rng=np.random.default_rng(1))
+    st.dataframe(pd.DataFrame({"after masking": weights.sum(axis=1),
+                               "after masking and dropout": dropped.dropout_weights.sum(axis=1)},
+                              index=[f"{i + 1}: {t}" for i, t in enumerate(tokens)]).T
+                 .map(lambda v: f"{v:.4f}"), width="stretch")
+    st.markdown(f"Dropout zeroes weights *after* the softmax and rescales the survivors by "
+                f"1/(1 − p) = {1 / (1 - p):.3g}, so a row's sum is no longer 1 (only its "
+                "expected value is). Masking acts *before* the normalisation, so rows still "
+                "sum to 1.")
+
+
+fully_masked_row(tokens, mask, q, k, v, trace.scaled_scores)
+leakage(tokens[:length], w_q, w_k, w_v)
+dropout(tokens, mask, q, k, v, trace.weights)
 
 bullet_list("What to notice", [
     "Masked weights are exactly 0, not just small: the −∞ scores give e^(−∞) = 0.",

@@ -166,7 +166,7 @@ def test_positions_are_counted_from_one_and_symbols_have_one_meaning():
     # w is a weight (w_ij in the formula); the window's radius is r.
     assert at.slider(key="mk_window").label == "Window radius r"
     assert "|i − j| ≤ r" in texts(at, "caption")
-    assert chart_spec(at, "mk_fig_scores")["layout"]["title"]["text"] == "Scores QKᵀ/√d_k"
+    assert chart_spec(at, "mk_fig_masked")["layout"]["title"]["text"].startswith("Scores QKᵀ/√d_k")
 
 
 def test_presenter_mode_shows_the_masks_right_below_the_controls():

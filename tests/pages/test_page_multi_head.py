@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
-from conftest import chart_spec, open_page
+from conftest import chart_array, chart_spec, open_page
 from presenter_order import ALLOWED_ABOVE, above_first_figure
 from streamlit.testing.v1 import AppTest
 
@@ -100,11 +101,11 @@ def test_switching_to_designed_weights_moves_an_impossible_head_count_and_the_li
 
 def test_cross_attention_is_rectangular_for_sentences_of_different_lengths():
     at = run()
-    spec = chart_spec(at, "mha_fig_cross_0")
+    spec = chart_spec(at, "mha_fig_cross")
     # Target "J'aime les chats" -> J ' aime les chats (5 rows); source "I love cats" (3).
     assert len(spec["data"][0]["y"]) == 5 and len(spec["data"][0]["x"]) == 3
     at.text_input(key="mha_source").set_value("the black cat sleeps all day long").run()
-    assert len(chart_spec(at, "mha_fig_cross_0")["data"][0]["x"]) == 7
+    assert len(chart_spec(at, "mha_fig_cross")["data"][0]["x"]) == 7
     at.text_input(key="mha_target").set_value("").run()
     assert "Type both a source and a target" in " ".join(i.value for i in at.info)
 
@@ -161,3 +162,15 @@ def test_presenter_mode_puts_every_heads_weights_first_and_hides_the_tables():
         h.value for h in at.header)
     normal = run()
     assert "| step | operation | shape |" in markdown(normal)
+
+
+def test_head_pickers_follow_the_head_count():
+    at = run(mha_head="head 4", mha_cross_head="head 3")
+    assert chart_spec(at, "mha_fig_cross")["layout"]["title"]["text"].endswith("head 3")
+    w = chart_array(at, "mha_fig_cross")
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-6)  # rows over the source
+    at.selectbox(key="mha_heads").set_value(2).run()  # heads 3 and 4 no longer exist
+    assert not at.exception
+    assert at.selectbox(key="mha_head").value == 0
+    assert at.selectbox(key="mha_cross_head").value == 0
+    assert "Head 1 owns columns 1 to 16" in markdown(at)  # d_k = 32 / 2 = 16
