@@ -11,7 +11,7 @@ from attncore.masks import leakage_test
 from attncore.softmax import softmax_with_fill
 from attncore.text import PAD, pad_batch, tokenize, toy_embeddings
 from pages.ui.choices import keep_offered
-from pages.ui.controls import URL
+from pages.ui.controls import URL, bounded_slider
 from pages.ui.figures import matrix_heatmap
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
@@ -50,7 +50,7 @@ lesson_header(
 # In presenter mode the text box shares the row of the controls, so that the masks show
 # on the first screen.
 if presenter:
-    top, c1, c2, c3 = st.columns([4, 2, 3, 3])
+    top, c1, c2, c3 = st.columns([3, 2, 3, 3])
 else:
     top = st.container()
 text = top.text_area("Sentences, one per line (1 to 4)", DEFAULT_TEXT, key="mk_text",
@@ -79,10 +79,11 @@ b = c1.selectbox("Sentence", range(B), format_func=lambda i: sentence_label(i + 
                                 lambda i: sentence_label(i + 1)))
 kind = c2.selectbox("Mask", list(MASKS), index=2, key="mk_mask", **URL)
 c2.caption(MASKS[kind])
-width = c3.slider("Window radius r", 0, MAX_TOKENS, 1, key="mk_window",
-                  disabled=kind != "window", **URL)
+# r = T − 1 already lets every query see every key, so the slider stops there.
+width = bounded_slider(c3, "Window radius r", 0, T - 1, 1, "mk_window",
+                       disabled=kind != "window")
 padded = kind in PADDING_MASKS
-pad_queries = (c3 if presenter else st).toggle("Also mask the rows of padding queries", value=False,
+pad_queries = (c3 if presenter else st).toggle("Mask padding query rows too", value=False,
                         key="mk_pad_queries", disabled=not padded, **URL,
                         help="Acts with the padding masks only. Off: padding queries still "
                              "attend to real tokens (their outputs are ignored later). On: "
@@ -264,7 +265,7 @@ if not presenter:
     bullet_list("Try this", [
         "Choose “custom” and untick a whole row: the row is flagged as fully masked.",
         "Choose sentence 2 (the shortest) with the padding mask: its <pad> columns are grey.",
-        "Switch on “Also mask the rows of padding queries” and look at the last rows.",
+        "Switch on “Mask padding query rows too” and look at the last rows.",
         "Choose the window mask with radius r = 0: every token attends only to itself, so "
         "its output is its value.",
     ], expanded=False)

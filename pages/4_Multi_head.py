@@ -43,8 +43,9 @@ weights_kind = c3.radio("Weights", ["random", "designed"], key="mha_weights", ho
                         **URL)
 allowed = mh.head_counts(d_model, designed=weights_kind == "designed")
 n_heads = c2.selectbox(
-    "Heads H (divisors of d_model)" if weights_kind == "random" else
-    "Heads H (d_model / H ≥ 2 for designed heads)", allowed, key="mha_heads", **URL,
+    "Heads H", allowed, key="mha_heads", **URL,
+    help="Only divisors of d_model: each head takes d_k = d_model / H whole columns. "
+         "Designed heads also need d_k ≥ 2 (a position is an angle, two numbers).",
     **keep_offered("mha_heads", allowed, 4 if 4 in allowed else allowed[0]))
 seed = seed_input(c4, "mha_seed")
 c1, c2 = st.columns(2)

@@ -180,3 +180,14 @@ def test_presenter_mode_shows_the_masks_right_below_the_controls():
         n.key for n in above if hasattr(n, "key")}
     normal = run()
     assert any("sentence 1" in d.value.index for d in normal.dataframe)
+
+
+def test_the_window_radius_stops_where_every_key_is_seen():
+    at = run(mk_mask="window", mk_window="20")  # sentence 2, T = 6: r = 5 sees every key
+    slider = at.slider(key="mk_window")
+    assert slider.max == 5 and slider.value == 1  # a linked radius beyond T − 1: the default
+    assert "20" not in str(at.query_params.get("mk_window"))
+    at.slider(key="mk_window").set_value(5).run()
+    assert np.all(chart_array(at, "mk_fig_weights") > 0)  # no mask left: every weight > 0
+    at.slider(key="mk_window").set_value(0).run()
+    np.testing.assert_array_equal(chart_array(at, "mk_fig_weights"), np.eye(6))  # r = 0
