@@ -95,7 +95,7 @@ def shapes_and_slices(number: int, x: np.ndarray, params: mh.MultiHeadParams,
                       trace: mh.MultiHeadTrace, presenter: bool) -> None:
     """Section: the shapes of every step, and one head's slices of W_Q, W_K, W_V.
 
-    Its head picker reruns this section only.
+    Its head and matrix pickers rerun this section only.
     """
     T, (d_model, H, d_k) = len(x), (params.d_model, params.n_heads, params.d_k)
     font = figure_font(presenter)
@@ -123,15 +123,18 @@ def shapes_and_slices(number: int, x: np.ndarray, params: mh.MultiHeadParams,
         f"head's slice of Q exactly (largest difference "
         f"{np.max(np.abs(x @ wq_h - trace.heads.q[head])):.1e})."
     )
-    cols = st.columns(3)
-    for col, (name, m) in zip(cols, [("W_Q", wq_h), ("W_K", wk_h), ("W_V", wv_h)],
-                              strict=True):
-        with col:
-            st.plotly_chart(matrix_heatmap(m, dims, [f"{head * d_k + c + 1}" for c in range(d_k)],
-                                           title=f"{name} columns of head {head + 1}",
-                                           kind="values", decimals=2, x_title="column",
-                                           y_title="row", font_size=font - 2),
-                            key=f"mha_fig_{name}")
+    # One matrix at a time: the three slices look alike (random numbers); what matters is
+    # which columns the head owns, the same for all three.
+    left, right = st.columns([1, 2])
+    name = left.radio("Matrix", ["W_Q", "W_K", "W_V"], key="mha_matrix", horizontal=True,
+                      **URL)
+    m = dict(zip(["W_Q", "W_K", "W_V"], (wq_h, wk_h, wv_h), strict=True))[name]
+    with right:
+        st.plotly_chart(matrix_heatmap(m, dims, [f"{head * d_k + c + 1}" for c in range(d_k)],
+                                       title=f"{name} columns of head {head + 1}",
+                                       kind="values", decimals=2, x_title="column",
+                                       y_title="row", font_size=font),
+                        key="mha_fig_slice")
 
 
 # In presenter mode every head's weights come first, so that they show on the first screen.

@@ -140,7 +140,7 @@ def test_causal_mask_makes_every_head_lower_triangular():
 
 def test_heads_rows_and_columns_are_counted_from_one():
     at = run(mha_head="head 2")  # d_model = 32, H = 4, d_k = 8: head 2 owns columns 9 to 16
-    spec = chart_spec(at, "mha_fig_W_Q")
+    spec = chart_spec(at, "mha_fig_slice")
     assert spec["data"][0]["x"][0] == "9" and spec["data"][0]["x"][-1] == "16"
     assert spec["data"][0]["y"][0] == "1" and spec["data"][0]["y"][-1] == "32"
     assert "Head 2 owns columns 9 to 16" in markdown(at)
@@ -158,7 +158,7 @@ def test_presenter_mode_puts_every_heads_weights_first_and_hides_the_tables():
     assert "| step | operation | shape |" not in markdown(at)  # the shapes table: hidden
     assert not any("entropy" in d.value.columns for d in at.dataframe)  # statistics table
     # The slices of W_Q, W_K, W_V still come, after the heads.
-    assert chart_spec(at, "mha_fig_W_Q") and "2 · The shapes" in " ".join(
+    assert chart_spec(at, "mha_fig_slice") and "2 · The shapes" in " ".join(
         h.value for h in at.header)
     normal = run()
     assert "| step | operation | shape |" in markdown(normal)
@@ -174,3 +174,10 @@ def test_head_pickers_follow_the_head_count():
     assert at.selectbox(key="mha_head").value == 0
     assert at.selectbox(key="mha_cross_head").value == 0
     assert "Head 1 owns columns 1 to 16" in markdown(at)  # d_k = 32 / 2 = 16
+
+
+def test_the_matrix_picker_shows_the_heads_slice_of_each_matrix():
+    at = run(mha_head="head 2", mha_matrix="W_V")
+    spec = chart_spec(at, "mha_fig_slice")
+    assert spec["layout"]["title"]["text"] == "W_V columns of head 2"
+    assert chart_array(at, "mha_fig_slice").shape == (32, 8)  # (d_model, d_k) = (32, 32/4)
