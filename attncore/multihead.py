@@ -36,6 +36,18 @@ def divisors(n: int) -> list[int]:
     return [h for h in range(1, n + 1) if n % h == 0]
 
 
+def head_counts(d_model: int, *, designed: bool = False) -> list[int]:
+    """The head counts H that work at this d_model, in increasing order.
+
+    Random heads take any divisor of d_model. Designed heads (:func:`designed_params`)
+    also need d_k = d_model / H >= 2 and d_model >= 5 (see :func:`_check_designed`), so
+    the list can be empty for them.
+    """
+    d_model = whole_number(d_model, "d_model", 1)
+    allowed = divisors(d_model)
+    return [h for h in allowed if _designed_problem(d_model, h) is None] if designed else allowed
+
+
 @dataclass(frozen=True)
 class MultiHeadParams:
     """The four projection matrices of one multi-head attention layer.
@@ -244,13 +256,20 @@ def head_patterns(n_heads: int) -> list[str]:
     return [DESIGNED_PATTERNS[h % len(DESIGNED_PATTERNS)] for h in range(n_heads)]
 
 
+def _designed_problem(d_model: int, n_heads: int) -> str | None:
+    """Why designed heads cannot be built with a valid (d_model, H), or None if they can."""
+    d_k = d_model // n_heads
+    if d_model < 5 or d_k < 2:
+        return (f"designed heads need d_model >= 5 and d_k = d_model / H >= 2 (a position is "
+                f"an angle, two numbers); got d_model = {d_model}, H = {n_heads}, d_k = {d_k}")
+    return None
+
+
 def _check_designed(d_model: int, n_heads: int) -> int:
     d_k = check_heads(d_model, n_heads)
-    if d_model < 5 or d_k < 2:
-        raise ValueError(
-            f"designed heads need d_model >= 5 and d_k = d_model / H >= 2 (a position is "
-            f"an angle, two numbers); got d_model = {d_model}, H = {n_heads}, d_k = {d_k}"
-        )
+    problem = _designed_problem(d_model, n_heads)
+    if problem:
+        raise ValueError(problem)
     return d_k
 
 

@@ -10,7 +10,8 @@ from attncore.init import normal_weights
 from attncore.masks import leakage_test
 from attncore.softmax import softmax_with_fill
 from attncore.text import PAD, pad_batch, tokenize, toy_embeddings
-from pages.ui.controls import URL
+from pages.ui.choices import keep_offered
+from pages.ui.controls import URL, bounded_slider
 from pages.ui.figures import heatmap_grid, matrix_heatmap
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
@@ -32,10 +33,12 @@ MASKS = {  # short label (kept in the link) -> what it does
     "padding": "no query may attend to a <pad> key",
     "causal": "query i may attend to keys j ≤ i only",
     "padding+causal": "padding and causal combined (logical AND)",
-    "window": "query i may attend to keys with |i − j| ≤ w",
+    "window": "query i may attend to keys with |i − j| ≤ r",
     "custom": "tick the cells yourself",
     "none": "every query attends to every key",
 }
+
+PADDING_MASKS = ("padding", "padding+causal")  # the masks the padding-rows switch acts on
 
 presenter = setup_page("Masks", "🎭")
 font = figure_font(presenter)
@@ -45,8 +48,14 @@ lesson_header(
     "weights are exactly 0 while every row still sums to 1.",
 )
 
-text = st.text_area("Sentences, one per line (1 to 4)", DEFAULT_TEXT, key="mk_text",
-                    max_chars=2000, **URL)
+# In presenter mode the text box shares the row of the controls, so that the masks show
+# on the first screen.
+if presenter:
+    top, c1, c2, c3 = st.columns([3, 2, 3, 3])
+else:
+    top = st.container()
+text = top.text_area("Sentences, one per line (1 to 4)", DEFAULT_TEXT, key="mk_text",
+                     max_chars=2000, **URL)
 lines = [line for line in (text or "").splitlines() if line.strip()]
 if not lines:
     st.info("Type at least one sentence (one per line) to build a batch.")
@@ -59,22 +68,31 @@ if any(len(tokenize(line)) > MAX_TOKENS for line in lines):
 with bad_input_stops_page():
     batch, lengths = pad_batch(lines, max_tokens=MAX_TOKENS)
 B, T = len(batch), len(batch[0])
-st.markdown(f"**The batch** (B = {B} sentences, padded with `{PAD}` to T = {T} tokens):")
-st.dataframe(pd.DataFrame(batch, index=[f"sentence {b + 1}" for b in range(B)],
-                          columns=[f"{t + 1}" for t in range(T)]), width="stretch")
-
-c1, c2, c3 = st.columns([2, 3, 2])
-b = c1.selectbox("Sentence", range(B), index=min(1, B - 1),
-                 format_func=lambda i: f"sentence {i + 1}", key="mk_sentence", **URL)
+if not presenter:
+    st.markdown(f"**The batch** (B = {B} sentences, padded with `{PAD}` to T = {T} tokens):")
+    st.dataframe(pd.DataFrame(batch, index=[f"sentence {b + 1}" for b in range(B)],
+                              columns=[f"{t + 1}" for t in range(T)]), width="stretch")
+    c1, c2, c3 = st.columns([2, 3, 2])
+sentence_label = "sentence {}".format
+b = c1.selectbox("Sentence", range(B), format_func=lambda i: sentence_label(i + 1),
+                 key="mk_sentence", **URL,
+                 **keep_offered("mk_sentence", range(B), min(1, B - 1),
+                                lambda i: sentence_label(i + 1)))
 kind = c2.selectbox("Mask", list(MASKS), index=2, key="mk_mask", **URL)
 c2.caption(MASKS[kind])
-width = c3.slider("Window w", 0, MAX_TOKENS, 1, key="mk_window", disabled=kind != "window",
-                  **URL)
-pad_queries = st.toggle("Also mask the rows of padding queries", value=False,
-                        key="mk_pad_queries", **URL,
-                        help="Off: padding queries still attend to real tokens (their outputs "
-                             "are ignored later). On: their rows are fully masked and get "
-                             "all-zero weights.")
+# r = T − 1 already lets every query see every key, so the slider stops there.
+width = bounded_slider(c3, "Window radius r", 0, T - 1, 1, "mk_window",
+                       disabled=kind != "window")
+padded = kind in PADDING_MASKS
+pad_queries = (c3 if presenter else st).toggle("Mask padding query rows too", value=False,
+                        key="mk_pad_queries", disabled=not padded, **URL,
+                        help="Acts with the padding masks only. Off: padding queries still "
+                             "attend to real tokens (their outputs are ignored later). On: "
+                             "their rows are fully masked and get all-zero weights.")
+if not padded and not presenter:
+    st.caption(f"The padding-rows switch acts with the padding masks only "
+               f"({' and '.join(PADDING_MASKS)}); the {kind} mask leaves padding alone.")
+pad_queries = pad_queries and padded
 tokens = batch[b]
 length = int(lengths[b])
 
@@ -83,8 +101,9 @@ pad_m = np.broadcast_to(pad_keys, (T, T))
 causal = causal_mask(T)
 window = local_window(T, width)
 st.header("1 · The masks, for this sentence")
-st.markdown("Rows are queries, columns are keys; ✓ means *may attend*. A mask is a boolean "
-            "matrix, and combining masks is a logical AND.")
+if not presenter:
+    st.markdown("Rows are queries, columns are keys; ✓ means *may attend*. A mask is a "
+                "boolean matrix, and combining masks is a logical AND.")
 if kind == "custom":
     st.markdown("Tick the cells that may be attended to (the default is causal):")
     grid = pd.DataFrame(causal, columns=[f"{t + 1}" for t in range(T)],
@@ -108,29 +127,27 @@ st.plotly_chart(heatmap_grid([chosen[name] for name in shown], tokens, tokens, s
 rng = np.random.default_rng(0)
 w_q, w_k, w_v = (normal_weights(rng, (D_MODEL, D_MODEL)) for _ in range(3))
 x = toy_embeddings(tokens, D_MODEL, decimals=None)
-trace = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask=mask)
+q, k, v = x @ w_q, x @ w_k, x @ w_v
+trace = scaled_dot_product_attention(q, k, v, mask=mask)
 st.header(f"2 · Attention with the {kind} mask")
-st.markdown("Q = X W_Q, K = X W_K, V = X W_V from toy word embeddings X (d_model = "
-            f"{D_MODEL}). Masked scores become −∞, so their exponentials are exactly 0.")
+if not presenter:
+    st.markdown("Q = X W_Q, K = X W_K, V = X W_V from toy word embeddings X (d_model = "
+                f"{D_MODEL}). Masked scores become −∞, so their exponentials are exactly 0; "
+                "the other cells are the scores QKᵀ/√d_k themselves.")
 c1, c2 = st.columns(2)
 with c1:
-    st.plotly_chart(matrix_heatmap(trace.scaled_scores, tokens, tokens, title="Scores QKᵀ/√d",
-                                   kind="scores", decimals=2, font_size=font),
-                    key="mk_fig_scores")
-with c2:
     st.plotly_chart(matrix_heatmap(trace.masked_scores, tokens, tokens,
-                                   title="Masked scores (−∞ where masked)", kind="scores",
+                                   title="Scores QKᵀ/√d_k, −∞ where masked", kind="scores",
                                    decimals=2, font_size=font), key="mk_fig_masked")
-c1, c2 = st.columns(2)
-with c1:
+with c2:
     st.plotly_chart(matrix_heatmap(trace.weights, tokens, tokens, title="Weights",
                                    kind="weights", decimals=2, font_size=font),
                     key="mk_fig_weights")
 sums = trace.weights.sum(axis=1)
 masked_values = trace.weights[~mask]
-c2.markdown(
+st.markdown(
     f"**Masked weights:** {masked_values.size} cells, the largest is "
-    f"{np.max(masked_values, initial=0.0)} (exactly 0).\n\n**Row sums:** "
+    f"{np.max(masked_values, initial=0.0)} (exactly 0). **Row sums:** "
     f"{', '.join(f'{s:.6f}' for s in sums)}."
 )
 blocked = np.flatnonzero(trace.fully_masked)
@@ -140,67 +157,95 @@ if blocked.size:
                "attend to: by our policy these rows get all-zero weights and a zero output "
                "(never NaN). Section 3 shows what other choices give.")
 
-st.header("3 · Why −∞ and not −1e9, and the fully masked row")
-row = st.selectbox("Row to mask completely", range(T), index=T - 1,
-                   format_func=lambda i: f"{i + 1}: {tokens[i]}", key="mk_block_row", **URL)
-blocked_mask = mask.copy()
-blocked_mask[row] = False
-rows = {
-    "fill −∞, plain softmax": softmax_with_fill(trace.scaled_scores, blocked_mask, -np.inf)[row],
-    "fill −1e9, plain softmax": softmax_with_fill(trace.scaled_scores, blocked_mask, -1e9)[row],
-    "attncore's policy": scaled_dot_product_attention(
-        x @ w_q, x @ w_k, x @ w_v, mask=blocked_mask).weights[row],
-}
-st.dataframe(pd.DataFrame({name: [f"{v:.4f}" for v in vals] for name, vals in rows.items()},
-                          index=[f"key {j + 1}: {t}" for j, t in enumerate(tokens)]).T,
-             width="stretch")
-st.markdown(
-    "With −∞ every exponential is e^(−∞ − (−∞)) = e^NaN: the row is 0/0 = **NaN**, and NaN "
-    "spreads through every later layer. With −1e9 the row silently becomes **uniform** over "
-    "keys that were meant to be hidden. Our policy gives **zero weights** and flags the row."
-)
 
-st.header("4 · The leakage test: the causal mask hides the future")
-real = tokens[:length]
-swap = st.text_input("Replace the last real token with", "dog", key="mk_swap", max_chars=40,
-                     **URL)
-swap_tokens = tokenize(swap or "")
-if not real:
-    st.info("This sentence is empty: choose another.")
-elif not swap_tokens:
-    st.info("Type a word to put in place of the last token.")
-else:
+@st.fragment
+def fully_masked_row(tokens: list[str], mask: np.ndarray, q: np.ndarray, k: np.ndarray,
+                     v: np.ndarray, scores: np.ndarray) -> None:
+    """Section 3: one row masked completely, under three policies. Its row picker reruns
+    this section only."""
+    st.header("3 · Why −∞ and not −1e9, and the fully masked row")
+    T = len(tokens)
+
+    def row_label(i: int) -> str:
+        return f"{i + 1}: {tokens[i]}"
+
+    row = st.selectbox("Row to mask completely", range(T), format_func=row_label,
+                       key="mk_block_row", **URL,
+                       **keep_offered("mk_block_row", range(T), T - 1, row_label))
+    blocked_mask = mask.copy()
+    blocked_mask[row] = False
+    rows = {
+        "fill −∞, plain softmax": softmax_with_fill(scores, blocked_mask, -np.inf)[row],
+        "fill −1e9, plain softmax": softmax_with_fill(scores, blocked_mask, -1e9)[row],
+        "attncore's policy": scaled_dot_product_attention(q, k, v,
+                                                          mask=blocked_mask).weights[row],
+    }
+    st.dataframe(pd.DataFrame({name: [f"{v:.4f}" for v in vals] for name, vals in rows.items()},
+                              index=[f"key {j + 1}: {t}" for j, t in enumerate(tokens)]).T,
+                 width="stretch")
+    st.markdown(
+        "With −∞ every exponential is e^(−∞ − (−∞)) = e^NaN: the row is 0/0 = **NaN**, and "
+        "NaN spreads through every later layer. With −1e9 the row silently becomes "
+        "**uniform** over keys that were meant to be hidden. Our policy gives **zero "
+        "weights** and flags the row."
+    )
+
+
+@st.fragment
+def leakage(real: list[str], w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray) -> None:
+    """Section 4: the causal mask hides the future. Its text box reruns this section only."""
+    st.header("4 · The leakage test: the causal mask hides the future")
+    swap = st.text_input("Replace the last real token with", "dog", key="mk_swap",
+                         max_chars=40, **URL)
+    swap_tokens = tokenize(swap or "")
+    if not real:
+        st.info("This sentence is empty: choose another.")
+        return
+    if not swap_tokens:
+        st.info("Type a word to put in place of the last token.")
+        return
     changed = [*real[:-1], swap_tokens[0]]
     x_real = toy_embeddings(real, D_MODEL, decimals=None)
     x_changed = toy_embeddings(changed, D_MODEL, decimals=None)
     if np.array_equal(x_real, x_changed):
         st.info(f"“{md_escape(swap_tokens[0])}” has the same embedding as the last token "
                 "(words are case-insensitive): type a different word.")
-    else:
-        leak = leakage_test(x_real, x_changed, w_q, w_k, w_v, causal_mask(len(real)))
-        st.dataframe(pd.DataFrame({"with causal mask": leak.diff_masked,
-                                   "without mask": leak.diff_unmasked},
-                                  index=[f"{i + 1}: {t}" for i, t in enumerate(real)]).T
-                     .map(lambda v: f"{v:.3g}"), width="stretch")
-        earlier = leak.diff_masked[:leak.position]
-        st.markdown(
-            f"Changing token {leak.position + 1} to “{md_escape(swap_tokens[0])}”: under the "
-            f"causal mask the largest change at earlier positions is "
-            f"**{np.max(earlier, initial=0.0)}** (exactly 0); without the mask it is "
-            f"{np.max(leak.diff_unmasked[:leak.position], initial=0.0):.3g}."
-        )
+        return
+    leak = leakage_test(x_real, x_changed, w_q, w_k, w_v, causal_mask(len(real)))
+    st.dataframe(pd.DataFrame({"with causal mask": leak.diff_masked,
+                               "without mask": leak.diff_unmasked},
+                              index=[f"{i + 1}: {t}" for i, t in enumerate(real)]).T
+                 .map(lambda v: f"{v:.3g}"), width="stretch")
+    earlier = leak.diff_masked[:leak.position]
+    st.markdown(
+        f"Changing token {leak.position + 1} to “{md_escape(swap_tokens[0])}”: under the "
+        f"causal mask the largest change at earlier positions is "
+        f"**{np.max(earlier, initial=0.0)}** (exactly 0); without the mask it is "
+        f"{np.max(leak.diff_unmasked[:leak.position], initial=0.0):.3g}."
+    )
 
-st.header("5 · Masking is not dropout")
-p = st.slider("Attention dropout p", 0.0, 0.9, 0.5, 0.1, key="mk_dropout", **URL)
-dropped = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask=mask, dropout=p,
-                                       rng=np.random.default_rng(1))
-st.dataframe(pd.DataFrame({"after masking": trace.weights.sum(axis=1),
-                           "after masking and dropout": dropped.dropout_weights.sum(axis=1)},
-                          index=[f"{i + 1}: {t}" for i, t in enumerate(tokens)]).T
-             .map(lambda v: f"{v:.4f}"), width="stretch")
-st.markdown(f"Dropout zeroes weights *after* the softmax and rescales the survivors by "
-            f"1/(1 − p) = {1 / (1 - p):.3g}, so a row's sum is no longer 1 (only its expected "
-            "value is). Masking acts *before* the normalisation, so rows still sum to 1.")
+
+@st.fragment
+def dropout(tokens: list[str], mask: np.ndarray, q: np.ndarray, k: np.ndarray,
+            v: np.ndarray, weights: np.ndarray) -> None:
+    """Section 5: masking is not dropout. Its slider reruns this section only."""
+    st.header("5 · Masking is not dropout")
+    p = st.slider("Attention dropout p", 0.0, 0.9, 0.5, 0.1, key="mk_dropout", **URL)
+    dropped = scaled_dot_product_attention(q, k, v, mask=mask, dropout=p,
+                                           rng=np.random.default_rng(1))
+    st.dataframe(pd.DataFrame({"after masking": weights.sum(axis=1),
+                               "after masking and dropout": dropped.dropout_weights.sum(axis=1)},
+                              index=[f"{i + 1}: {t}" for i, t in enumerate(tokens)]).T
+                 .map(lambda v: f"{v:.4f}"), width="stretch")
+    st.markdown(f"Dropout zeroes weights *after* the softmax and rescales the survivors by "
+                f"1/(1 − p) = {1 / (1 - p):.3g}, so a row's sum is no longer 1 (only its "
+                "expected value is). Masking acts *before* the normalisation, so rows still "
+                "sum to 1.")
+
+
+fully_masked_row(tokens, mask, q, k, v, trace.scaled_scores)
+leakage(tokens[:length], w_q, w_k, w_v)
+dropout(tokens, mask, q, k, v, trace.weights)
 
 bullet_list("What to notice", [
     "Masked weights are exactly 0, not just small: the −∞ scores give e^(−∞) = 0.",
@@ -216,10 +261,11 @@ st.latex(r"w_{ij} = \frac{M_{ij}\, e^{s_{ij}}}{\sum_{j'} M_{ij'}\, e^{s_{ij'}}}"
          r" M_{ij} \in \{0, 1\},\ \log 0 = -\infty")
 if not presenter:
     bullet_list("Try this", [
-        "Choose “Custom” and untick a whole row: the row is flagged as fully masked.",
+        "Choose “custom” and untick a whole row: the row is flagged as fully masked.",
         "Choose sentence 2 (the shortest) with the padding mask: its <pad> columns are grey.",
-        "Switch on “Also mask the rows of padding queries” and look at the last rows.",
-        "Set the window to 0: every token attends only to itself, so its output is its value.",
+        "Switch on “Mask padding query rows too” and look at the last rows.",
+        "Choose the window mask with radius r = 0: every token attends only to itself, so "
+        "its output is its value.",
     ], expanded=False)
     practice_questions("mk", [
         {"q": "A row has scores [2, 1, 5] and the third key is masked. What is the weight "

@@ -8,6 +8,7 @@ from attncore import analysis, causal_mask
 from attncore import multihead as mh
 from attncore.positional import sinusoidal
 from attncore.text import SENTENCES, toy_embeddings
+from pages.ui.choices import keep_offered
 from pages.ui.controls import URL, capped_tokens, seed_input
 from pages.ui.figures import SERIES_COLOURS, bar_chart, heatmap_grid, matrix_heatmap
 from pages.ui.layout import (
@@ -39,11 +40,14 @@ sentence = st.text_input("Sentence", DEFAULT_SENTENCE, key="mha_sentence", max_c
                          **URL)
 c1, c2, c3, c4 = st.columns(4)
 d_model = c1.select_slider("d_model", D_MODELS, value=32, key="mha_dmodel", **URL)
-allowed = mh.divisors(d_model)
-n_heads = c2.selectbox("Heads H (divisors of d_model)", allowed,
-                       index=allowed.index(4) if 4 in allowed else 0, key="mha_heads", **URL)
 weights_kind = c3.radio("Weights", ["random", "designed"], key="mha_weights", horizontal=True,
                         **URL)
+allowed = mh.head_counts(d_model, designed=weights_kind == "designed")
+n_heads = c2.selectbox(
+    "Heads H", allowed, key="mha_heads", **URL,
+    help="Only divisors of d_model: each head takes d_k = d_model / H whole columns. "
+         "Designed heads also need d_k ≥ 2 (a position is an angle, two numbers).",
+    **keep_offered("mha_heads", allowed, 4 if 4 in allowed else allowed[0]))
 seed = seed_input(c4, "mha_seed")
 c1, c2 = st.columns(2)
 causal = c1.toggle("Causal mask", value=False, key="mha_causal", **URL)
@@ -57,52 +61,87 @@ if not tokens:
     st.stop()
 T, H = len(tokens), n_heads
 d_k = d_model // H
-rng = np.random.default_rng(seed)
-with bad_input_stops_page():
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def attend(tokens: tuple[str, ...], d_model: int, H: int, weights_kind: str, seed: int,
+           use_pe: bool, causal: bool) -> tuple[np.ndarray, mh.MultiHeadParams,
+                                                mh.MultiHeadTrace]:
+    """X, the parameters and the multi-head trace of one setting (cached on the setting)."""
+    rng = np.random.default_rng(seed)
     if weights_kind == "designed":
         x = mh.designed_input(tokens, d_model, H)
         params = mh.designed_params(d_model, H, rng)
     else:
         x = toy_embeddings(tokens, d_model, seed=seed, decimals=None)
         if use_pe:
-            x = x + sinusoidal(T, d_model)
+            x = x + sinusoidal(len(tokens), d_model)
         params = mh.init_params(d_model, H, rng)
-mask = causal_mask(T) if causal else None
-trace = mh.multi_head_attention(x, params, mask=mask)
-w = trace.weights  # (H, T, T)
+    mask = causal_mask(len(tokens)) if causal else None
+    return x, params, mh.multi_head_attention(x, params, mask=mask)
 
-st.header("1 · The shapes, with this configuration's numbers")
-st.markdown(
-    f"T = {T} tokens, d_model = {d_model}, H = {H} heads, d_k = d_model / H = {d_k}.\n\n"
-    f"| step | operation | shape |\n|---|---|---|\n"
-    f"| input | X | ({T}, {d_model}) |\n"
-    f"| project | Q = X W_Q, K = X W_K, V = X W_V | ({T}, {d_model}) each |\n"
-    f"| split | reshape to heads | ({H}, {T}, {d_k}) each |\n"
-    f"| attend | softmax(Qʰ Kʰᵀ / √{d_k}) per head | ({H}, {T}, {T}) weights |\n"
-    f"| mix | weights · Vʰ | ({H}, {T}, {d_k}) head outputs |\n"
-    f"| concatenate | heads side by side | ({T}, {H}·{d_k} = {H * d_k}) |\n"
-    f"| output | concat · W_O | ({T}, {d_model}) |"
-)
-head = st.selectbox("Head to inspect", range(H), format_func=lambda h: f"head {h + 1}",
-                    key="mha_head", **URL)
-wq_h, wk_h, wv_h = params.head_weights(head)
-st.markdown(
-    f"Head {head + 1} owns columns {head * d_k + 1} to {(head + 1) * d_k} of W_Q, W_K and W_V: "
-    f"W_Qʰ, W_Kʰ, W_Vʰ are ({d_model}, {d_k}) slices. Its queries X W_Qʰ equal the head's "
-    f"slice of Q exactly (largest difference "
-    f"{np.max(np.abs(x @ wq_h - trace.heads.q[head])):.1e})."
-)
-cols = st.columns(3)
+
+with bad_input_stops_page():
+    x, params, trace = attend(tuple(tokens), d_model, H, weights_kind, seed, use_pe, causal)
+w = trace.weights  # (H, T, T)
 dims = [f"{r + 1}" for r in range(d_model)]
-for col, (name, m) in zip(cols, [("W_Q", wq_h), ("W_K", wk_h), ("W_V", wv_h)], strict=True):
-    with col:
+
+
+def head_label(h: int) -> str:
+    return f"head {h + 1}"
+
+
+@st.fragment
+def shapes_and_slices(number: int, x: np.ndarray, params: mh.MultiHeadParams,
+                      trace: mh.MultiHeadTrace, presenter: bool) -> None:
+    """Section: the shapes of every step, and one head's slices of W_Q, W_K, W_V.
+
+    Its head and matrix pickers rerun this section only.
+    """
+    T, (d_model, H, d_k) = len(x), (params.d_model, params.n_heads, params.d_k)
+    font = figure_font(presenter)
+    dims = [f"{r + 1}" for r in range(d_model)]
+    st.header(f"{number} · The shapes, with this configuration's numbers")
+    st.markdown(f"T = {T} tokens, d_model = {d_model}, H = {H} heads, d_k = d_model / H = "
+                f"{d_k}.")
+    if not presenter:
+        st.markdown(
+            f"| step | operation | shape |\n|---|---|---|\n"
+            f"| input | X | ({T}, {d_model}) |\n"
+            f"| project | Q = X W_Q, K = X W_K, V = X W_V | ({T}, {d_model}) each |\n"
+            f"| split | reshape to heads | ({H}, {T}, {d_k}) each |\n"
+            f"| attend | softmax(Qʰ Kʰᵀ / √{d_k}) per head | ({H}, {T}, {T}) weights |\n"
+            f"| mix | weights · Vʰ | ({H}, {T}, {d_k}) head outputs |\n"
+            f"| concatenate | heads side by side | ({T}, {H}·{d_k} = {H * d_k}) |\n"
+            f"| output | concat · W_O | ({T}, {d_model}) |"
+        )
+    head = st.selectbox("Head to inspect", range(H), format_func=head_label, key="mha_head",
+                        **URL, **keep_offered("mha_head", range(H), 0, head_label))
+    wq_h, wk_h, wv_h = params.head_weights(head)
+    st.markdown(
+        f"Head {head + 1} owns columns {head * d_k + 1} to {(head + 1) * d_k} of W_Q, W_K and "
+        f"W_V: W_Qʰ, W_Kʰ, W_Vʰ are ({d_model}, {d_k}) slices. Its queries X W_Qʰ equal the "
+        f"head's slice of Q exactly (largest difference "
+        f"{np.max(np.abs(x @ wq_h - trace.heads.q[head])):.1e})."
+    )
+    # One matrix at a time: the three slices look alike (random numbers); what matters is
+    # which columns the head owns, the same for all three.
+    left, right = st.columns([1, 2])
+    name = left.radio("Matrix", ["W_Q", "W_K", "W_V"], key="mha_matrix", horizontal=True,
+                      **URL)
+    m = dict(zip(["W_Q", "W_K", "W_V"], (wq_h, wk_h, wv_h), strict=True))[name]
+    with right:
         st.plotly_chart(matrix_heatmap(m, dims, [f"{head * d_k + c + 1}" for c in range(d_k)],
                                        title=f"{name} columns of head {head + 1}",
                                        kind="values", decimals=2, x_title="column",
-                                       y_title="row", font_size=font - 2),
-                        key=f"mha_fig_{name}")
+                                       y_title="row", font_size=font),
+                        key="mha_fig_slice")
 
-st.header("2 · Every head's weights, and their average")
+
+# In presenter mode every head's weights come first, so that they show on the first screen.
+if not presenter:
+    shapes_and_slices(1, x, params, trace, presenter)
+st.header(f"{2 - presenter} · Every head's weights, and their average")
 patterns = mh.head_patterns(H) if weights_kind == "designed" else None
 shown = min(H, MAX_SHOWN_HEADS)
 if shown < H:
@@ -125,17 +164,29 @@ if patterns:
                     "says:")
         st.dataframe(pd.DataFrame(rows, columns=["head", "pattern", "largest weight there"]),
                      hide_index=True, width="stretch")
+if presenter:
+    shapes_and_slices(2, x, params, trace, presenter)
 
 st.header("3 · What each head does, in numbers")
 stats = analysis.head_statistics(w)
 table = pd.DataFrame(stats, index=[f"head {h + 1}" for h in range(H)])
-st.dataframe(table.style.format("{:.3f}"), width="stretch")
-c1, c2 = st.columns(2)
-with c1:
+if not presenter:
+    st.dataframe(table.style.format("{:.3f}"), width="stretch")
+
+
+@st.fragment
+def statistic_chart(stats: dict[str, np.ndarray], font: int) -> None:
+    """One statistic of every head, as bars; its picker reruns this chart only."""
     stat = st.selectbox("Statistic to chart", list(stats), key="mha_stat", **URL)
+    H = len(stats[stat])
     st.plotly_chart(bar_chart([f"h{h + 1}" for h in range(H)], stats[stat], title=stat,
                               x_title="head", y_title=stat, colour=SERIES_COLOURS[2],
                               font_size=font), key="mha_fig_stat")
+
+
+c1, c2 = st.columns(2)
+with c1:
+    statistic_chart(stats, font)
 with c2:
     heads = [f"h{h + 1}" for h in range(H)]
     st.plotly_chart(matrix_heatmap(analysis.head_similarity(w), heads, heads,
@@ -154,32 +205,46 @@ st.markdown(
     "into a single pattern; H heads can each look somewhere else."
 )
 
-st.header("5 · Self-attention against cross-attention")
-c1, c2 = st.columns(2)
-source = c1.text_input("Source (keys and values)", SENTENCES["translation_source"],
-                       key="mha_source", max_chars=400, **URL)
-target = c2.text_input("Target (queries)", SENTENCES["translation_target"], key="mha_target",
-                       max_chars=400, **URL)
-src = capped_tokens(source, "source", MAX_TOKENS)
-tgt = capped_tokens(target, "target", MAX_TOKENS)
-if not src or not tgt:
-    st.info("Type both a source and a target sentence.")
-else:
-    cross_params = mh.init_params(d_model, H, np.random.default_rng(seed + 1))
+@st.cache_data(max_entries=64, show_spinner=False)
+def cross_weights(src: tuple[str, ...], tgt: tuple[str, ...], d_model: int, H: int,
+                  seed: int) -> np.ndarray:
+    """Cross-attention weights (H, len(tgt), len(src)) of random heads, cached."""
+    params = mh.init_params(d_model, H, np.random.default_rng(seed + 1))
     x_src = toy_embeddings(src, d_model, seed=seed, decimals=None)
     x_tgt = toy_embeddings(tgt, d_model, seed=seed, decimals=None)
-    cross = mh.multi_head_attention(x_tgt, cross_params, x_kv=x_src)
-    st.markdown(f"Queries come from the target ({len(tgt)} tokens), keys and values from the "
-                f"source ({len(src)} tokens): each head's map is {len(tgt)} × {len(src)}, "
-                "one row per target token. Rows still sum to 1, over the source tokens.")
-    cols = st.columns(min(H, 2 if presenter else 4))
-    for col, h in zip(cols, range(len(cols)), strict=True):
-        with col:
-            st.plotly_chart(matrix_heatmap(cross.weights[h], tgt, src, title=f"head {h + 1}",
-                                           decimals=2, x_title="source (key)",
-                                           y_title="target (query)", font_size=font - 2,
-                                           compact=len(cols) > 2),
-                            key=f"mha_fig_cross_{h}")
+    return mh.multi_head_attention(x_tgt, params, x_kv=x_src).weights
+
+
+@st.fragment
+def cross_attention(d_model: int, H: int, seed: int, font: int) -> None:
+    """Section 5; its sentences and head picker rerun this section only."""
+    st.header("5 · Self-attention against cross-attention")
+    c1, c2, c3 = st.columns([3, 3, 1])
+    source = c1.text_input("Source (keys and values)", SENTENCES["translation_source"],
+                           key="mha_source", max_chars=400, **URL)
+    target = c2.text_input("Target (queries)", SENTENCES["translation_target"],
+                           key="mha_target", max_chars=400, **URL)
+    h = c3.selectbox("Head", range(H), format_func=head_label, key="mha_cross_head", **URL,
+                     **keep_offered("mha_cross_head", range(H), 0, head_label))
+    src = capped_tokens(source, "source", MAX_TOKENS)
+    tgt = capped_tokens(target, "target", MAX_TOKENS)
+    if not src or not tgt:
+        st.info("Type both a source and a target sentence.")
+        return
+    cross = cross_weights(tuple(src), tuple(tgt), d_model, H, seed)
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(matrix_heatmap(cross[h], tgt, src, title=f"Cross-attention, head {h + 1}",
+                                       decimals=2, x_title="source (key)",
+                                       y_title="target (query)", font_size=font),
+                        key="mha_fig_cross")
+    right.markdown(f"Queries come from the target ({len(tgt)} tokens), keys and values from "
+                   f"the source ({len(src)} tokens): each head's map is {len(tgt)} × "
+                   f"{len(src)}, one row per target token. Rows still sum to 1, over the "
+                   "source tokens.")
+
+
+cross_attention(d_model, H, seed, font)
 
 bullet_list("What to notice", [
     "Every head has its own W_Qʰ, W_Kʰ, W_Vʰ: column slices of the full matrices, so H heads "

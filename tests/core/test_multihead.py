@@ -173,3 +173,27 @@ def test_head_statistics_of_known_patterns():
                                [[1.0, 0.25], [0.25, 1.0]])
     assert analysis.local_mass(previous, 1).tolist() == [1.0] * 4
     assert analysis.sparsity(identity).tolist() == [0.75] * 4
+
+
+@pytest.mark.parametrize("d_model", [5, 6, 8, 12, 32, 128])
+def test_designed_head_counts_are_exactly_those_designed_params_accepts(d_model):
+    # Second method: try every H from 1 to d_model and keep those that build.
+    builds = []
+    for h in range(1, d_model + 1):
+        try:
+            mh.designed_params(d_model, h, np.random.default_rng(0))
+        except ValueError:
+            continue
+        builds.append(h)
+    assert mh.head_counts(d_model, designed=True) == builds
+    assert mh.head_counts(d_model) == mh.divisors(d_model)
+
+
+def test_designed_head_counts_by_hand():
+    # d_model = 8: divisors 1, 2, 4, 8; H = 8 leaves d_k = 1 < 2, so it goes.
+    assert mh.head_counts(8, designed=True) == [1, 2, 4]
+    # d_model = 128: H = 128 leaves d_k = 1; H = 64 leaves d_k = 2, the smallest allowed.
+    assert mh.head_counts(128, designed=True)[-1] == 64
+    assert mh.head_counts(4, designed=True) == []  # d_model < 5: no designed heads at all
+    with pytest.raises(ValueError, match="d_model"):
+        mh.head_counts(0)

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import chart_array, chart_spec, open_page
+from presenter_order import ALLOWED_ABOVE, above_first_figure
 from streamlit.testing.v1 import AppTest
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "3_Masks.py")
@@ -115,3 +116,78 @@ def test_every_mask_kind_renders():
         w = chart_array(at, "mk_fig_weights")
         rows = w.sum(axis=1)
         assert np.all((np.abs(rows - 1) < 1e-6) | (rows == 0)), kind
+
+
+def test_a_kept_sentence_or_row_that_is_no_longer_offered_moves_to_the_default():
+    at = run(mk_sentence="sentence 3")
+    at.selectbox(key="mk_block_row").set_value(5).run()  # row 6 of T = 6
+    assert at.selectbox(key="mk_sentence").value == 2
+    at.text_area(key="mk_text").set_value("one two\nthree").run()  # B = 2, T = 2
+    assert not at.exception and not at.error
+    assert at.selectbox(key="mk_sentence").value == 1  # the default: sentence 2
+    assert at.selectbox(key="mk_block_row").value == 1  # the default: the last row, 2
+
+
+def test_a_link_naming_a_sentence_that_is_not_there_opens_the_default():
+    at = run(mk_sentence="sentence 9", mk_block_row="40: zebra")
+    assert not at.exception
+    assert at.selectbox(key="mk_sentence").value == 1
+    assert at.selectbox(key="mk_block_row").value == 5
+    assert "9" not in str(at.query_params.get("mk_sentence"))
+
+
+@pytest.mark.parametrize("kind", ["padding", "padding+causal"])
+def test_masking_padding_query_rows_zeroes_those_rows(kind):
+    at = run(mk_mask=kind)  # sentence 2: "A dog barked" + 3 <pad>
+    assert not at.toggle(key="mk_pad_queries").disabled
+    before = chart_array(at, "mk_fig_weights")
+    at.toggle(key="mk_pad_queries").set_value(True).run()
+    after = chart_array(at, "mk_fig_weights")
+    assert np.all(after[3:] == 0) and np.all(before[3:].sum(axis=1) > 0.99)
+    np.testing.assert_array_equal(after[:3], before[:3])  # real queries: unchanged
+
+
+@pytest.mark.parametrize("kind", ["causal", "window", "custom", "none"])
+def test_the_padding_rows_switch_is_offered_only_where_it_acts(kind):
+    at = run(mk_mask=kind, mk_pad_queries="true")  # a link may carry it switched on
+    assert at.toggle(key="mk_pad_queries").disabled
+    assert "acts with the padding masks only" in texts(at, "caption")
+    off = run(mk_mask=kind)
+    np.testing.assert_array_equal(chart_array(at, "mk_fig_weights"),
+                                  chart_array(off, "mk_fig_weights"))
+
+
+def test_positions_are_counted_from_one_and_symbols_have_one_meaning():
+    at = run(mk_mask="window")
+    batch = next(d.value for d in at.dataframe if "sentence 1" in d.value.index)
+    assert list(batch.columns)[0] == "1"
+    rows = at.selectbox(key="mk_block_row")
+    assert rows.options[0] == "1: A" and rows.options[-1].startswith("6: ")
+    # w is a weight (w_ij in the formula); the window's radius is r.
+    assert at.slider(key="mk_window").label == "Window radius r"
+    assert "|i − j| ≤ r" in texts(at, "caption")
+    assert chart_spec(at, "mk_fig_masked")["layout"]["title"]["text"].startswith("Scores QKᵀ/√d_k")
+
+
+def test_presenter_mode_shows_the_masks_right_below_the_controls():
+    at = run(presenter="true")
+    above = above_first_figure(at)
+    assert {n.type for n in above} <= ALLOWED_ABOVE
+    markdowns = [n.value for n in above if n.type == "markdown"]
+    assert len(markdowns) == 1 and markdowns[0].startswith("**Goal:**")
+    assert not any("sentence 1" in d.value.index for d in at.dataframe)  # the batch table
+    assert {"mk_text", "mk_sentence", "mk_mask", "mk_window", "mk_pad_queries"} <= {
+        n.key for n in above if hasattr(n, "key")}
+    normal = run()
+    assert any("sentence 1" in d.value.index for d in normal.dataframe)
+
+
+def test_the_window_radius_stops_where_every_key_is_seen():
+    at = run(mk_mask="window", mk_window="20")  # sentence 2, T = 6: r = 5 sees every key
+    slider = at.slider(key="mk_window")
+    assert slider.max == 5 and slider.value == 1  # a linked radius beyond T − 1: the default
+    assert "20" not in str(at.query_params.get("mk_window"))
+    at.slider(key="mk_window").set_value(5).run()
+    assert np.all(chart_array(at, "mk_fig_weights") > 0)  # no mask left: every weight > 0
+    at.slider(key="mk_window").set_value(0).run()
+    np.testing.assert_array_equal(chart_array(at, "mk_fig_weights"), np.eye(6))  # r = 0

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
-from conftest import chart_spec, open_page
+from conftest import chart_array, chart_spec, open_page
+from presenter_order import ALLOWED_ABOVE, above_first_figure
 from streamlit.testing.v1 import AppTest
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "4_Multi_head.py")
@@ -60,18 +62,50 @@ def test_designed_heads_are_checked_on_the_page():
                           "head 4: same word"]
 
 
-def test_designed_heads_with_one_dimension_per_head_explain_why_not():
-    at = run(mha_weights="designed", mha_dmodel="8", mha_heads="8")
-    assert "d_k = d_model / H >= 2" in " ".join(e.value for e in at.error)
+def test_designed_heads_offer_only_head_counts_with_two_dimensions_each():
+    at = run(mha_weights="designed")
+    for d_model in (8, 16, 32, 64, 128):
+        at.select_slider(key="mha_dmodel").set_value(d_model).run()
+        offered = [int(h) for h in at.selectbox(key="mha_heads").options]
+        # By hand: a designed head needs d_k = d_model / H >= 2, so H <= d_model / 2.
+        assert offered == [h for h in range(1, d_model // 2 + 1) if d_model % h == 0]
+        assert not at.error
+
+
+@pytest.mark.parametrize("query", [
+    {"mha_weights": "designed", "mha_dmodel": "8", "mha_heads": "8"},
+    {"mha_weights": "designed", "mha_dmodel": "128", "mha_heads": "128"},
+    {"mha_dmodel": "32", "mha_heads": "128"},
+    {"mha_heads": "7"},
+])
+def test_a_link_with_a_head_count_not_offered_opens_a_working_lesson(query):
+    at = run(**query)
+    assert not at.error
+    heads = at.selectbox(key="mha_heads")
+    assert heads.value == 4 and str(heads.value) in heads.options  # options are labels
+    # The link no longer carries the count that was not offered (4, the default, drops out).
+    assert at.query_params.get("mha_heads") in (None, ["4"], "4")
+
+
+def test_switching_to_designed_weights_moves_an_impossible_head_count_and_the_link():
+    at = run(mha_dmodel="128", mha_heads="128")
+    assert at.selectbox(key="mha_heads").value == 128  # random heads: d_k = 1 is fine
+    at.radio(key="mha_weights").set_value("designed").run()
+    assert not at.error
+    assert at.selectbox(key="mha_heads").value == 4
+    assert "128" not in str(at.query_params.get("mha_heads"))
+    # Back to random: 4 is still offered and stays.
+    at.radio(key="mha_weights").set_value("random").run()
+    assert at.selectbox(key="mha_heads").value == 4
 
 
 def test_cross_attention_is_rectangular_for_sentences_of_different_lengths():
     at = run()
-    spec = chart_spec(at, "mha_fig_cross_0")
+    spec = chart_spec(at, "mha_fig_cross")
     # Target "J'aime les chats" -> J' aime les chats (4 rows); source "I love cats" (3).
     assert len(spec["data"][0]["y"]) == 4 and len(spec["data"][0]["x"]) == 3
     at.text_input(key="mha_source").set_value("the black cat sleeps all day long").run()
-    assert len(chart_spec(at, "mha_fig_cross_0")["data"][0]["x"]) == 7
+    assert len(chart_spec(at, "mha_fig_cross")["data"][0]["x"]) == 7
     at.text_input(key="mha_target").set_value("").run()
     assert "Type both a source and a target" in " ".join(i.value for i in at.info)
 
@@ -102,3 +136,48 @@ def test_causal_mask_makes_every_head_lower_triangular():
             text = spec["data"][0]["text"]
             assert all(float(text[r][c]) == 0.0 for r in range(len(text))
                        for c in range(r + 1, len(text)))
+
+
+def test_heads_rows_and_columns_are_counted_from_one():
+    at = run(mha_head="head 2")  # d_model = 32, H = 4, d_k = 8: head 2 owns columns 9 to 16
+    spec = chart_spec(at, "mha_fig_slice")
+    assert spec["data"][0]["x"][0] == "9" and spec["data"][0]["x"][-1] == "16"
+    assert spec["data"][0]["y"][0] == "1" and spec["data"][0]["y"][-1] == "32"
+    assert "Head 2 owns columns 9 to 16" in markdown(at)
+    assert chart_spec(at, "mha_fig_similarity")["data"][0]["x"] == ["h1", "h2", "h3", "h4"]
+
+
+def test_presenter_mode_puts_every_heads_weights_first_and_hides_the_tables():
+    at = run(presenter="true")
+    above = above_first_figure(at)
+    assert {n.type for n in above} <= ALLOWED_ABOVE
+    markdowns = [n.value for n in above if n.type == "markdown"]
+    assert len(markdowns) == 1 and markdowns[0].startswith("**Goal:**")
+    assert [n.value for n in above if n.type == "header"] == [
+        "1 · Every head's weights, and their average"]
+    assert "| step | operation | shape |" not in markdown(at)  # the shapes table: hidden
+    assert not any("entropy" in d.value.columns for d in at.dataframe)  # statistics table
+    # The slices of W_Q, W_K, W_V still come, after the heads.
+    assert chart_spec(at, "mha_fig_slice") and "2 · The shapes" in " ".join(
+        h.value for h in at.header)
+    normal = run()
+    assert "| step | operation | shape |" in markdown(normal)
+
+
+def test_head_pickers_follow_the_head_count():
+    at = run(mha_head="head 4", mha_cross_head="head 3")
+    assert chart_spec(at, "mha_fig_cross")["layout"]["title"]["text"].endswith("head 3")
+    w = chart_array(at, "mha_fig_cross")
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-6)  # rows over the source
+    at.selectbox(key="mha_heads").set_value(2).run()  # heads 3 and 4 no longer exist
+    assert not at.exception
+    assert at.selectbox(key="mha_head").value == 0
+    assert at.selectbox(key="mha_cross_head").value == 0
+    assert "Head 1 owns columns 1 to 16" in markdown(at)  # d_k = 32 / 2 = 16
+
+
+def test_the_matrix_picker_shows_the_heads_slice_of_each_matrix():
+    at = run(mha_head="head 2", mha_matrix="W_V")
+    spec = chart_spec(at, "mha_fig_slice")
+    assert spec["layout"]["title"]["text"] == "W_V columns of head 2"
+    assert chart_array(at, "mha_fig_slice").shape == (32, 8)  # (d_model, d_k) = (32, 32/4)

@@ -1,0 +1,30 @@
+"""Choice widgets whose options depend on other controls."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import streamlit as st
+
+
+def keep_offered(key: str, options: Sequence, default, format_func: Callable = str) -> dict:
+    """Put a select widget's kept or linked value back among its options, before drawing it.
+
+    When another control changes the options (the head counts of a d_model), the value
+    kept in the session or carried by the link may no longer be offered. Streamlit would
+    quietly show its default and leave the old value in the link; here the widget's
+    state is set to ``default`` instead, so the link follows.
+
+    Returns the keyword arguments for the widget: ``{"index": ...}`` for ``default``
+    when nothing is kept in the session, or nothing (a widget whose state was set must
+    not be given a default too).
+    """
+    if key in st.session_state:
+        if st.session_state[key] not in options:
+            st.session_state[key] = default
+        return {}
+    linked = st.query_params.get(key)
+    if linked is not None and linked not in [format_func(o) for o in options]:
+        st.session_state[key] = default
+        return {}
+    return {"index": list(options).index(default)}
