@@ -190,9 +190,10 @@ def chart_spec(at: AppTest, key: str) -> dict:
     return found[0]
 
 
-def chart_array(at: AppTest, key: str, field: str = "z") -> np.ndarray:
-    """A numeric field of the chart's first trace (Plotly may send a base64 typed array)."""
-    data = chart_spec(at, key)["data"][0][field]
+def chart_array(at: AppTest, key: str, field: str = "z", trace: int = 0) -> np.ndarray:
+    """A numeric field of one of the chart's traces (the first by default; Plotly may send
+    a base64 typed array)."""
+    data = chart_spec(at, key)["data"][trace][field]
     if not isinstance(data, dict):
         return np.asarray(data, dtype=np.float64)
     flat = np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"]))

@@ -5,10 +5,11 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 #: What may stand above the first figure in presenter mode: the title, the one-line goal,
-#: the controls the teacher moves, section headers and one-line notes.
+#: the controls the teacher moves, section headers and one-line notes; "empty" is the
+#: slot in which pages.ui.layout tells the teacher about link settings it ignored.
 ALLOWED_ABOVE = {"title", "header", "subheader", "caption", "text_input", "text_area",
                  "select_slider", "slider", "selectbox", "radio", "number_input", "toggle",
-                 "checkbox", "markdown", "warning", "info"}
+                 "checkbox", "markdown", "warning", "info", "empty"}
 
 
 def _walk(node):

@@ -57,7 +57,8 @@ def test_designed_heads_are_checked_on_the_page():
     table = next(d.value for d in at.dataframe if "pattern" in d.value.columns)
     assert list(table["pattern"]) == ["previous", "self", "first", "same word"] * 2
     assert set(table["largest weight there"]) == {"✓"}
-    titles = [s["layout"]["title"]["text"] for i, s in charts(at).items() if "mha_fig_head_" in i]
+    grid = chart_spec(at, "mha_fig_heads")  # one panel per head, titled by annotations
+    titles = [a["text"] for a in grid["layout"]["annotations"]]
     assert titles[:4] == ["head 1: previous", "head 2: self", "head 3: first",
                           "head 4: same word"]
 
@@ -131,11 +132,11 @@ def test_html_in_the_sentence_is_text():
 
 def test_causal_mask_makes_every_head_lower_triangular():
     at = run(mha_causal="true")
-    for i, spec in charts(at).items():
-        if "mha_fig_head_" in i:
-            text = spec["data"][0]["text"]
-            assert all(float(text[r][c]) == 0.0 for r in range(len(text))
-                       for c in range(r + 1, len(text)))
+    heads = chart_spec(at, "mha_fig_heads")["data"]  # one heatmap trace per head
+    assert len(heads) == 4  # the default H
+    for h in range(len(heads)):
+        w = chart_array(at, "mha_fig_heads", trace=h)
+        assert np.all(np.triu(w, k=1) == 0.0), h
 
 
 def test_heads_rows_and_columns_are_counted_from_one():
