@@ -336,7 +336,7 @@ def heatmap_grid(mats, row_labels, col_labels, titles, *, kind: str = "weights",
     cell = max(1.6 * font_size, CHAR_EM * cell_font * text_chars + 8 if printed else 0)
     longest_row = max((len(html.unescape(_abbreviate(x))) for x in rows), default=1)
     longest_col = max((len(html.unescape(_abbreviate(x))) for x in cols), default=1)
-    label_px = CHAR_EM * font_size * longest_row + 16
+    label_px = CHAR_EM * font_size * longest_row + 40  # with room for the y title
     colourbar_px = 0 if kind == "mask" else 90
     panel_w = n_cols * cell
     fit = int((GRID_WIDTH_PX - label_px - colourbar_px + GRID_GAP_PX) // (panel_w + GRID_GAP_PX))

@@ -117,6 +117,24 @@ def _navigation() -> None:
         st.page_link(script, label=nav_label(number, title))
 
 
+# Streamlit keeps a reader's own choice to open the sidebar (in the browser's local
+# storage) above the page's initial state: in presenter mode the sidebar is closed again
+# once each time a page opens (a constant script, no user text).
+_CLOSE_SIDEBAR_JS = """
+<script>
+setTimeout(() => {
+  const doc = document;
+  const bar = doc.querySelector('[data-testid="stSidebar"]');
+  if (bar && bar.getAttribute("data-collapsed") === "false") {
+    const button = doc.querySelector('[data-testid="stSidebarCollapseButton"] button')
+      || doc.querySelector('[data-testid="stSidebarCollapseButton"]');
+    if (button) button.click();
+  }
+}, 300);
+</script>
+"""
+
+
 def _presenter_requested() -> bool:
     """Presenter mode as this run will set it, known before the switch is drawn.
 
@@ -154,8 +172,12 @@ def setup_page(title: str, icon: str = "🔎") -> bool:
             "Every number is computed live by `attncore`. The link in the address bar "
             "holds this page's settings: copy it to share the exact view."
         )
+    turned_on = presenter and (_opening_run() or not st.session_state.get("_presenter_before"))
+    st.session_state["_presenter_before"] = bool(presenter)
     if presenter:
         st.html(_PRESENTER_CSS)
+    if turned_on:
+        st.sidebar.html(_CLOSE_SIDEBAR_JS, unsafe_allow_javascript=True)
     _watch_link()
     return bool(presenter)
 
@@ -172,6 +194,12 @@ def _page_id() -> str:
 
     ctx = get_script_run_ctx()
     return getattr(ctx, "page_script_hash", "") if ctx else ""
+
+
+def _opening_run() -> bool:
+    """True on the run that opens a page (a new session, a link, a page change)."""
+    state = st.session_state.get(_LINK_STATE)
+    return state is None or state["page"] != _page_id()
 
 
 def _watch_link() -> None:

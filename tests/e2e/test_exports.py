@@ -274,19 +274,17 @@ def _check_seq2seq(page: Page) -> None:
 def _check_cost(page: Page) -> None:
     table = _get_csv(page, "cost")
     trace = _get_json(page, "cost")
-    heads, points = trace["heads"], trace["points"]
+    heads, ns = trace["heads"], trace["ns"]
     assert (heads, trace["d_k"]) == (4, 64)
-    ns = [p["n"] for p in points]
     assert ns == [64, 128, 256, 512], ns  # every n up to the default largest, 512
     assert table.rows == [f"n={n}" for n in ns]
     col = {name: table.values[:, k] for k, name in enumerate(table.columns)}
     np.testing.assert_array_equal(col["n"], ns)
-    np.testing.assert_allclose(col["time (ms)"], [p["seconds"] * 1e3 for p in points],
+    np.testing.assert_allclose(col["time (ms)"], [s * 1e3 for s in trace["best_seconds"]],
                                rtol=1e-15)
     by_hand = [heads * n * n * 8 / 2**20 for n in ns]  # H·n² float64 weights, in MB
     np.testing.assert_allclose(col["weights H·n² (MB)"], by_hand, rtol=1e-15)
-    assert all(p["weights_bytes"] == heads * p["n"] ** 2 * 8 for p in points)
-
+    assert trace["weights_bytes"] == [heads * n ** 2 * 8 for n in ns]
 
 CHECKS = {
     "Worked_example": _check_worked_example,
