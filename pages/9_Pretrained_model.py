@@ -12,14 +12,12 @@ from pages.ui.arithmetic import num
 from pages.ui.controls import URL, bounded_slider
 from pages.ui.figures import (
     SERIES_COLOURS,
-    WEIGHTS_SCALE,
     bar_chart,
-    figure,
+    head_thumbnails,
     line_chart,
     matrix_heatmap,
-    pool_matrix,
 )
-from pages.ui.labels import md_escape, plotly_safe, unique_labels
+from pages.ui.labels import md_escape, plotly_safe
 from pages.ui.layout import (
     bad_input_stops_page,
     bullet_list,
@@ -132,44 +130,10 @@ stats = {
 }
 
 
-def small_multiples(a: np.ndarray, labels: list[str]) -> dict:
-    """All heads (L, H, T, T) in one figure: a row per layer, one colour bar (0..1)."""
-    n_layers, n_heads = a.shape[:2]
-    gap, traces = 0.006, []
-    bare = {"type": "category", "showticklabels": False, "ticks": "", "showgrid": False,
-            "zeroline": False, "showline": False}
-    layout = {"height": 62 * n_layers + 60, "margin": {"l": 50, "r": 10, "t": 40, "b": 10},
-              "font": {"size": font}, "annotations": [],
-              "coloraxis": {"colorscale": WEIGHTS_SCALE, "cmin": 0.0, "cmax": 1.0,
-                            "colorbar": {"thickness": 12, "title": {"text": "weight"}}}}
-    for r in range(n_layers):
-        for c in range(n_heads):
-            n = r * n_heads + c + 1
-            shown, block = pool_matrix(a[r, c], GRID_CELLS)
-            names = unique_labels(labels[::block]) if block > 1 else unique_labels(labels)
-            names = [plotly_safe(x) for x in names]
-            traces.append(dict(
-                type="heatmap", z=shown.astype(np.float32), x=names, y=names,
-                xaxis=f"x{n}", yaxis=f"y{n}", coloraxis="coloraxis",
-                hovertemplate=f"layer {r + 1}, head {c + 1}<br>query %{{y}}<br>key %{{x}}<br>"
-                              "weight %{z:.3f}<extra></extra>"))
-            x0, y1 = c / n_heads, 1 - r / n_layers
-            layout[f"xaxis{n}"] = {"domain": [x0 + gap, x0 + 1 / n_heads - gap],
-                                   "anchor": f"y{n}", **bare}
-            layout[f"yaxis{n}"] = {"domain": [y1 - 1 / n_layers + 2 * gap, y1 - 2 * gap],
-                                   "anchor": f"x{n}", "autorange": "reversed", **bare}
-    for c in range(n_heads):
-        layout["annotations"].append({"text": f"H{c + 1}", "x": (c + 0.5) / n_heads, "y": 1.0,
-                                      "xref": "paper", "yref": "paper", "yanchor": "bottom",
-                                      "showarrow": False})
-    for r in range(n_layers):
-        layout["annotations"].append({"text": f"L{r + 1}", "x": 0, "y": 1 - (r + 0.5) / n_layers,
-                                      "xref": "paper", "yref": "paper", "xanchor": "right",
-                                      "showarrow": False})
-    return figure(traces, layout)
 
 
-st.plotly_chart(small_multiples(trace.attentions, tokens), key="pre_fig_grid")
+st.plotly_chart(head_thumbnails(trace.attentions, tokens, font_size=font,
+                                max_cells=GRID_CELLS), key="pre_fig_grid")
 pooled = "" if T <= GRID_CELLS else (f" With {T} tokens each small map is average-pooled to "
                                      f"at most {GRID_CELLS} × {GRID_CELLS} cells.")
 st.caption(f"Rows L1–L{L} are layers, columns H1–H{H} heads; each small map is T × T (queries "

@@ -549,3 +549,48 @@ def histogram(samples, *, title: str, x_title: str, bins: int = 40, reference_pd
                           legend=["samples", "theory"] if reference_pdf is not None else [])
     layout["bargap"] = 0
     return figure(traces, layout)
+
+
+def head_thumbnails(a, labels, *, font_size: int = 14, max_cells: int = 16) -> go.Figure:
+    """A model view: every head's weights (L, H, T, T) as a thumbnail, a row per layer and a
+    column per head, with one colour bar (0..1) and no tick labels (hover names the cell).
+
+    For overviews too large for :func:`heatmap_grid`'s labelled panels (72 heads of
+    MiniLM); each thumbnail is average-pooled to at most ``max_cells`` a side.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    n_layers, n_heads = a.shape[:2]
+    gap, traces = 0.006, []
+    bare = {"type": "category", "showticklabels": False, "ticks": "", "showgrid": False,
+            "zeroline": False, "showline": False}
+    layout = {"height": 62 * n_layers + 60, "margin": {"l": 50, "r": 10, "t": 40, "b": 10},
+              "font": {"size": font_size}, "annotations": [],
+              "coloraxis": {"colorscale": WEIGHTS_SCALE, "cmin": 0.0, "cmax": 1.0,
+                            "colorbar": {"thickness": 12, "title": {"text": "weight"},
+                                         "tickfont": {"size": font_size}}}}
+    for r in range(n_layers):
+        for c in range(n_heads):
+            n = r * n_heads + c + 1
+            n = "" if n == 1 else n  # plotly names the first axes "x" and "y"
+            shown, block = pool_matrix(a[r, c], max_cells)
+            names = unique_labels(labels[::block]) if block > 1 else unique_labels(labels)
+            names = [plotly_safe(x) for x in names]
+            traces.append(dict(
+                type="heatmap", z=shown.astype(np.float32), x=names, y=names,
+                xaxis=f"x{n}", yaxis=f"y{n}", coloraxis="coloraxis",
+                hovertemplate=f"layer {r + 1}, head {c + 1}<br>query %{{y}}<br>key %{{x}}<br>"
+                              "weight %{z:.3f}<extra></extra>"))
+            x0, y1 = c / n_heads, 1 - r / n_layers
+            layout[f"xaxis{n}"] = {"domain": [x0 + gap, x0 + 1 / n_heads - gap],
+                                   "anchor": f"y{n}", **bare}
+            layout[f"yaxis{n}"] = {"domain": [y1 - 1 / n_layers + 2 * gap, y1 - 2 * gap],
+                                   "anchor": f"x{n}", "autorange": "reversed", **bare}
+    for c in range(n_heads):
+        layout["annotations"].append({"text": f"H{c + 1}", "x": (c + 0.5) / n_heads, "y": 1.0,
+                                      "xref": "paper", "yref": "paper", "yanchor": "bottom",
+                                      "showarrow": False})
+    for r in range(n_layers):
+        layout["annotations"].append({"text": f"L{r + 1}", "x": 0, "y": 1 - (r + 0.5) / n_layers,
+                                      "xref": "paper", "yref": "paper", "xanchor": "right",
+                                      "showarrow": False})
+    return figure(traces, layout)

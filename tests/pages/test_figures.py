@@ -96,6 +96,8 @@ CASES = {
     "line chart, log axes within a decade": lambda rng: figures.line_chart(
         [1, 2, 3], {"a": [0.2, 0.3, 0.5], "b": [0.3, 0.4, 0.6]}, title="T", x_title="n",
         y_title="v", log_y=True),
+    "head thumbnails, some pooled": lambda rng: figures.head_thumbnails(
+        rng.dirichlet(np.ones(20), size=(2, 3, 20)), _labels(20), font_size=18, max_cells=8),
     "histogram alone": lambda rng: figures.histogram(
         rng.standard_normal(500), title="H", x_title="q·k", bins=7),
 }
@@ -231,3 +233,11 @@ def test_a_legend_sits_between_the_title_and_the_plot() -> None:
     assert fig.layout.margin.t == 93
     assert fig.layout.legend.yref == "container"
     assert (1 - fig.layout.legend.y) * fig.layout.height == pytest.approx(45)
+
+
+def test_head_thumbnails_one_panel_per_head_and_a_legible_colour_bar() -> None:
+    weights = np.random.default_rng(0).dirichlet(np.ones(5), size=(2, 3, 5))  # (L, H, T, T)
+    fig = figures.head_thumbnails(weights, _labels(5), font_size=20)
+    assert len(fig.data) == 2 * 3
+    assert fig.layout.coloraxis.colorbar.tickfont.size == 20  # 18 px or more on a projector
+    assert [a.text for a in fig.layout.annotations] == ["H1", "H2", "H3", "L1", "L2"]
