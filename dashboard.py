@@ -58,6 +58,11 @@ WHAT = {
                            "step by step; local and hard attention.",
     "Cost": "time and memory against n measured live on this machine, chunked queries, and "
             "vectorised heads against a loop.",
+    "Attention_that_learns": "small models trained live in NumPy: attention pooling finds the "
+                             "sentiment words, alignment emerges from translation, induction "
+                             "heads form, and bad settings collapse attention.",
+    "Pretrained_model": "all-MiniLM-L6-v2's 72 heads run by our own NumPy code on your "
+                        "sentence, one head by hand, the block around attention, ablation."
 }
 for number, script, name, title in lessons():
     st.page_link(script, label=nav_label(number, title), icon=":material/school:")

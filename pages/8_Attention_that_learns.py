@@ -3,6 +3,7 @@
 import io
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from attncore.train import (
@@ -21,6 +22,7 @@ from pages.ui.figures import bar_chart, line_chart, matrix_heatmap
 from pages.ui.layout import (
     bullet_list,
     figure_font,
+    finish_page,
     lesson_header,
     practice_questions,
     setup_page,
@@ -290,13 +292,16 @@ with st.expander("The vocabulary (other words are marked and left out)"):
             st.markdown(f"**{kind}:** " + ", ".join(group))
 text = st.text_input("A sentence from the vocabulary", "the acting was not very good",
                      max_chars=MAX_INPUT_CHARS, key="learn_sent_text", **URL)
+left_out = [w for w in sa.split_words(text) if w not in sa.WORD_ID or w == sa.PAD]
+if left_out:  # marked, as typed (a table shows text as text, never as HTML)
+    st.warning(f"{len(left_out)} word(s) not in the vocabulary are left out:")
+    st.dataframe(pd.DataFrame({"left out (not in the vocabulary)": left_out}),
+                 hide_index=True)
 try:
     ids, known, unknown = sa.encode(text)
 except ValueError as exc:
     show_error(exc)
 else:
-    if unknown:
-        st.warning("Not in the vocabulary, left out: " + ", ".join(repr(w) for w in unknown))
     if len(known) == sa.MAX_LEN:
         st.info(f"Only the first {sa.MAX_LEN} known words are used (the models' longest input).")
     cols = st.columns(2)
@@ -520,3 +525,4 @@ if not presenter:
                                       ["loss"]),
                        file_name="sentiment_model_B_loss.csv", key="learn_dl_loss",
                        on_click="ignore")
+finish_page()

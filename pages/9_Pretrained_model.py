@@ -22,6 +22,7 @@ from pages.ui.layout import (
     bad_input_stops_page,
     bullet_list,
     figure_font,
+    finish_page,
     lesson_header,
     practice_questions,
     setup_page,
@@ -383,3 +384,4 @@ if not presenter:
                        mime="application/octet-stream", key="pre_dl_npz", on_click="ignore")
 st.caption(f"Model: all-MiniLM-L6-v2 (Apache-2.0), from the pinned package, sha256-checked; "
            f"run here in NumPy (float64). {L} layers × {H} heads, d_model {cfg.d_model}.")
+finish_page()

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._checks import positive_number, whole_number
+from ..text import tokenize
 from .attention import pool_backward, pool_forward, self_attention_backward, self_attention_forward
 from .layers import (
     cross_entropy_backward,
@@ -128,6 +129,12 @@ def make_corpus(rng: np.random.Generator, n: int):
     return ids, lengths, (positive != negated).astype(np.int64), negated
 
 
+def split_words(text: str) -> list[str]:
+    """The lower-case tokens of ``text`` (attncore.text.tokenize), commas and full stops
+    left out: what :func:`encode` looks up."""
+    return [w.lower() for w in tokenize(str(text)) if w not in {",", "."}]
+
+
 def encode(text: str):
     """Split ``text`` into lower-case words and look them up.
 
@@ -135,7 +142,7 @@ def encode(text: str):
     vocabulary (left out of ids). At most MAX_LEN known words are kept; raises
     ValueError when no known word is left.
     """
-    words = str(text).lower().replace(",", " ").replace(".", " ").split()
+    words = split_words(text)
     unknown = [w for w in words if w not in WORD_ID or w == PAD]
     known = [w for w in words if w in WORD_ID and w != PAD][:MAX_LEN]
     if not known:

@@ -566,7 +566,8 @@ def head_thumbnails(a, labels, *, font_size: int = 14, max_cells: int = 16) -> g
     layout = {"height": 62 * n_layers + 60, "margin": {"l": 50, "r": 10, "t": 40, "b": 10},
               "font": {"size": font_size}, "annotations": [],
               "coloraxis": {"colorscale": WEIGHTS_SCALE, "cmin": 0.0, "cmax": 1.0,
-                            "colorbar": {"thickness": 12, "title": {"text": "weight"},
+                            "colorbar": {"thickness": 12,
+                                         "title": {"text": "weight", "font": {"size": font_size}},
                                          "tickfont": {"size": font_size}}}}
     for r in range(n_layers):
         for c in range(n_heads):

@@ -82,6 +82,8 @@ PAGE_TITLES = {
     "Positional_encoding": "Positional encodings",
     "Scoring_and_seq2seq": "Scoring and seq2seq",
     "Cost": "The cost of attention",
+    "Attention_that_learns": "Attention that learns",
+    "Pretrained_model": "A real pretrained model",
 }
 _LESSON_FILE = re.compile(r"^(\d+)_(.+)\.py$")
 

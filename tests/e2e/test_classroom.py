@@ -84,7 +84,7 @@ CONTROLS: dict[str, dict] = {
         "controls": [
             Ctl("we_preset", "Random", "select", "Example", "Random", "Textbook"),
             Ctl("we_tokens", "5", "slider", "Tokens", "5", "3"),
-            Ctl("we_temp", "2.5", "slider", "Softmax temperature T", "2.50", "1.00"),
+            Ctl("we_temp", "2.5", "slider", "Softmax temperature τ", "2.50", "1.00"),
             Ctl("we_causal", "true", "switch", "Causal mask", "on", "off"),
             Ctl(None, None, "contains", "", "Shape: Q (5 × 2)", "Shape: Q (3 × 2)"),
         ],
@@ -98,7 +98,7 @@ CONTROLS: dict[str, dict] = {
             Ctl("sc_dk", "256", "slider", "d_k (dimension of q and k)", "256", "64"),
             Ctl("sc_nkeys", "8", "slider", "Keys n", "8", "16"),
             Ctl("sc_sigma2", "2.0", "slider", "Component variance σ²", "2.00", "1.00"),
-            Ctl("sc_temp", "0.2", "slider", "Softmax temperature T", "0.2", "1.0"),
+            Ctl("sc_temp", "0.2", "slider", "Softmax temperature τ", "0.2", "1.0"),
             Ctl(None, None, "contains", "", "Draw q and k with 256 independent components",
                 "Draw q and k with 64 independent components"),
         ],
@@ -112,11 +112,11 @@ CONTROLS: dict[str, dict] = {
                 "Sentences, one per line (1 to 4)", "one two three\nfour five",
                 DEFAULT_MASKS_TEXT),
             Ctl("mk_mask", "window", "select", "Mask", "window", "padding+causal"),
-            Ctl("mk_window", "3", "slider", "Window w", "3", "1"),
+            Ctl("mk_window", "3", "slider", "Window radius r", "3", "1"),
             Ctl("mk_sentence", "sentence 1", "select", "Sentence", "sentence 1", "sentence 2"),
             Ctl(None, None, "contains", "", "B = 2 sentences", "B = 3 sentences"),
         ],
-        "move": Move("slider", "Window w", "ArrowRight", "mk_window", "4"),
+        "move": Move("slider", "Window radius r", "ArrowRight", "mk_window", "4"),
         "nonsense": {"mk_mask": "evil", "mk_window": "-5", "mk_sentence": "99",
                      "mk_dropout": "7", "mk_block_row": "banana", "mk_pad_queries": "2",
                      "zzz": "1"},
@@ -125,7 +125,7 @@ CONTROLS: dict[str, dict] = {
         "controls": [
             Ctl("mha_sentence", "the cat sat", "text", "Sentence", "the cat sat", MHA_SENTENCE),
             Ctl("mha_dmodel", "64", "slider", "d_model", "64", "32"),
-            Ctl("mha_heads", "8", "select", "Heads H (divisors of d_model)", "8", "4"),
+            Ctl("mha_heads", "8", "select", "Heads H", "8", "4"),
             Ctl("mha_weights", "designed", "radio", "designed", "on", "off"),
             Ctl(None, None, "contains", "", "T = 3 tokens, d_model = 64, H = 8 heads",
                 "T = 11 tokens, d_model = 32, H = 4 heads"),
@@ -180,6 +180,29 @@ CONTROLS: dict[str, dict] = {
         "nonsense": {"cost_max_n": "1000000", "cost_heads": "1e9", "cost_dk": "0",
                      "cost_repeats": "-2", "cost_chunk": "banana", "zzz": "1"},
     },
+}
+
+CONTROLS["Attention_that_learns"] = {
+    "controls": [
+        Ctl("learn_sent_text", "the movie was not bad", "text", "A sentence from the vocabulary",
+            "the movie was not bad", "the acting was not very good"),
+    ],
+    # Its sliders pick checkpoints of a run already shown, so the move is the presenter
+    # switch, as on the home page.
+    "move": Move("switch", "Presenter mode", "click", "presenter", None),
+    "nonsense": {"learn_sentiment_steps": "inf",
+                 "learn_induction_seed": "-1", "learn_sent_example": "99", "zzz": "1"},
+}
+CONTROLS["Pretrained_model"] = {
+    "controls": [
+        Ctl("pre_layer", "4", "select", "Layer", "4", "1"),
+        Ctl("pre_head", "7", "select", "Head", "7", "3"),
+        Ctl(None, None, "contains", "", "Head view: layer 4, head 7",
+            "Head view: layer 1, head 3"),
+    ],
+    "move": Move("slider", "Query token (row)", "ArrowRight", "pre_query", "4"),
+    "nonsense": {"pre_layer": "99", "pre_head": "banana", "pre_query": "inf",
+                 "pre_text": "<script>alert(1)</script>", "zzz": "1"},
 }
 
 PAGE_PARAMS = [pytest.param(path, id=test_id) for test_id, path in PAGES]

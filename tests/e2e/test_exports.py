@@ -287,6 +287,31 @@ def _check_cost(page: Page) -> None:
     assert trace["weights_bytes"] == [heads * n ** 2 * 8 for n in ns]
 
 
+def _check_learning(page: Page) -> None:
+    """Lesson 8 at its defaults: model B's checkpoints, and the loss curves in the trace."""
+    table = _get_csv(page, "learn")  # "Sentiment B: checkpoints", the first choice
+    assert table.columns[:3] == ["accuracy", "held-out loss", "attention score"]
+    steps = [int(r) for r in table.rows]
+    assert steps == sorted(steps) and steps[0] == 0
+    accuracy, loss = table.values[:, 0], table.values[:, 1]
+    assert np.all((0 <= accuracy) & (accuracy <= 1))
+    assert loss[-1] < loss[0]  # training lowered the held-out loss
+    trace = _get_json(page, "learn")
+    assert len(trace["sentiment_loss_B"]) == steps[-1]  # one loss per step
+    assert trace["sentiment_checkpoints"] == steps
+
+
+def _check_pretrained(page: Page) -> None:
+    """Lesson 9 at its defaults: layer 1's 12 heads stacked, one row per head and query."""
+    table = _get_csv(page, "pre")
+    T, H = len(table.columns), 12
+    assert table.columns[0] == "[CLS]" and table.columns[-1] == "[SEP]"
+    assert table.values.shape == (H * T, T)
+    assert table.rows[0] == "head 1 | [CLS]" and table.rows[T] == "head 2 | [CLS]"
+    # Every row is a softmax over the T keys.
+    np.testing.assert_allclose(table.values.sum(axis=1), 1.0, atol=1e-12)
+
+
 CHECKS = {
     "Worked_example": _check_worked_example,
     "Scaling": _check_scaling,
@@ -295,6 +320,8 @@ CHECKS = {
     "Positional_encoding": _check_positional,
     "Scoring_and_seq2seq": _check_seq2seq,
     "Cost": _check_cost,
+    "Attention_that_learns": _check_learning,
+    "Pretrained_model": _check_pretrained,
 }
 
 
