@@ -52,8 +52,13 @@ def number_latex(x: float, decimals: int) -> str:
 
 
 def cell_number(x: float, decimals: int) -> str:
-    """``x`` for a heatmap cell, where room is short: as :func:`number_text` while it fits
-    in fixed notation, else with one decimal in the mantissa (``3.0×10⁻⁵``, never ``0.00``)."""
+    """``x`` for a heatmap cell, where room is short: as :func:`number_text` while it shows
+    in fixed notation; a nonzero number too small for ``decimals`` is written as a bound,
+    ``<0.01`` (or ``>-0.01``), never as a false ``0.00``."""
+    x = float(x)
     if math.isinf(x) or number_parts(x, decimals)[1] is None:
         return number_text(x, decimals)
+    if abs(x) < 1:
+        smallest = f"{10.0 ** -decimals:.{decimals}f}"  # 0.01 at 2 decimals
+        return f"<{smallest}" if x > 0 else f">-{smallest}"
     return number_text(x, 1)

@@ -48,10 +48,22 @@ def test_typed_text_writes_inputs_as_a_student_would():
 
 
 def test_heatmap_cells_never_show_a_false_zero():
-    """A weight of 3e-5 at 2 decimals would print "0.00"; the cell says 3.0×10⁻⁵ instead,
+    """A weight of 3e-5 at 2 decimals would print "0.00"; the cell says <0.01 instead,
     while 0.401 keeps its fixed form and an exact 0 stays 0.00."""
     from pages.ui.figures import matrix_heatmap
 
     fig = matrix_heatmap([[0.401, 3e-5], [0.0, 1.0]], ["a", "b"], ["a", "b"], title="w",
                          decimals=2)
-    assert [list(row) for row in fig.data[0].text] == [["0.40", "3.0×10⁻⁵"], ["0.00", "1.00"]]
+    assert [list(row) for row in fig.data[0].text] == [["0.40", "<0.01"], ["0.00", "1.00"]]
+
+
+@pytest.mark.parametrize("x, decimals, text", [
+    (-0.004, 2, ">-0.01"),       # a small negative score
+    (4e-9, 3, "<0.001"),
+    (1386281.6, 2, "1.4×10⁶"),   # too wide for fixed notation
+    (float("-inf"), 2, "−∞"),
+])
+def test_cell_numbers_bound_what_they_cannot_show(x, decimals, text):
+    from pages.ui.numbers import cell_number
+
+    assert cell_number(x, decimals) == text
