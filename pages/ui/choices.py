@@ -15,16 +15,20 @@ def keep_offered(key: str, options: Sequence, default, format_func: Callable = s
     quietly show its default and leave the old value in the link; here the widget's
     state is set to ``default`` instead, so the link follows.
 
-    Returns the keyword arguments for the widget: ``{"index": ...}`` for ``default``
-    when nothing is kept in the session, or nothing (a widget whose state was set must
-    not be given a default too).
+    Returns the keyword arguments for the widget: ``{"index": ...}`` for ``default``, or
+    nothing in the run that sets the state (a widget whose state was just set must not be
+    given a default too). The default is passed on every other run, so it stays the same:
+    Streamlit leaves a value out of the link when it equals the widget's default, and a
+    default that moved would drop a linked choice from the link.
     """
+    index = {"index": list(options).index(default)}
     if key in st.session_state:
         if st.session_state[key] not in options:
             st.session_state[key] = default
-        return {}
+            return {}
+        return index
     linked = st.query_params.get(key)
     if linked is not None and linked not in [format_func(o) for o in options]:
         st.session_state[key] = default
         return {}
-    return {"index": list(options).index(default)}
+    return index

@@ -105,8 +105,10 @@ def test_french_puts_each_adjective_after_its_noun():
 
 
 def test_unknown_words_are_reported_not_fatal():
+    # The tokenizer of the other lessons splits the tags off as their own tokens.
     ids, known, unknown = encode("The movie was <b>zorgly</b> great")
-    assert known == ["the", "movie", "was", "great"] and unknown == ["<b>zorgly</b>"]
+    assert known == ["the", "movie", "was", "great"]
+    assert unknown == ["<", "b", ">", "zorgly", "<", "/", "b", ">"]
     with pytest.raises(ValueError, match="no word from the vocabulary"):
         encode("   ")
 

@@ -199,7 +199,7 @@ def _check_scaling(page: Page) -> None:
     for stat in ("max_weight", "entropy", "jacobian_norm"):
         assert all(len(v) == len(d_ks) for v in trace["curves"][stat].values()), stat
     assert _arr(trace["temperature_sweep"]["weights"]).shape == (
-        len(trace["temperature_sweep"]["T"]), n_keys)
+        len(trace["temperature_sweep"]["tau"]), n_keys)
 
 
 def _check_masks(page: Page) -> None:
@@ -246,8 +246,9 @@ def _check_positional(page: Page) -> None:
     assert (T, d, base) == (64, 64, 10000)
     pe = _arr(trace["pe"])
     assert pe.shape == (T, d) and table.values.shape == (T, d)
-    assert table.rows == [str(p) for p in range(T)] and table.columns == [str(c)
-                                                                           for c in range(d)]
+    # Positions are counted from 1 on the page; dimensions from 0, as in the formula.
+    assert table.rows == [str(p + 1) for p in range(T)] and table.columns == [str(c)
+                                                                               for c in range(d)]
     np.testing.assert_array_equal(table.values, pe)
     # By hand: PE[p, 2i] = sin(p / base^(2i/d)), PE[p, 2i+1] = cos(the same angle).
     p, i = np.arange(T)[:, None], np.arange(d // 2)[None, :]
@@ -261,7 +262,7 @@ def _check_seq2seq(page: Page) -> None:
     table = _get_csv(page, "s2s")
     trace = _get_json(page, "s2s")
     src, tgt = trace["source"], trace["target"]
-    assert (src, tgt) == (["I", "love", "cats"], ["J", "'", "aime", "les", "chats"])
+    assert (src, tgt) == (["I", "love", "cats"], ["J'", "aime", "les", "chats"])
     alignment = _arr(trace["alignment"])
     assert alignment.shape == (len(tgt), len(src)) == table.values.shape
     assert (table.rows, table.columns) == (_unique(tgt), _unique(src))

@@ -36,13 +36,20 @@ def test_opens_with_the_numbers_the_core_computes():
 @pytest.mark.parametrize("text, kind, words", [
     ("<script>alert(1)</script>", "error", "no word from the vocabulary"),
     ("   ", "error", "no word from the vocabulary"),
-    ("the zorgly film was great", "warning", "'zorgly'"),
+    ("the zorgly film was great", "warning", "not in the vocabulary"),
 ])
 def test_a_bad_sentence_gets_a_message(text, kind, words):
     at = open_page(PAGE, **FAST)
     at.text_input(key="learn_sent_text").input(text).run()
     assert_no_exception(at, text)
     assert any(words in m.value for m in getattr(at, kind))
+
+
+def test_words_left_out_are_listed_as_typed():
+    at = open_page(PAGE, **FAST)
+    at.text_input(key="learn_sent_text").input("the zorgly film was <b>great</b>").run()
+    left_out = next(d.value for d in at.dataframe if "left out" in d.value.columns[0])
+    assert list(left_out.iloc[:, 0]) == ["zorgly", "<", "b", ">", "<", "/", "b", ">"]
 
 
 def test_train_buttons_train_at_tiny_settings():
