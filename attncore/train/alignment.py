@@ -33,7 +33,7 @@ from .layers import (
     linear_backward,
     linear_forward,
 )
-from .run import Measure, TrainingRun, train
+from .run import Measure, TrainingRun, check_run_settings, train
 
 DICTIONARY = {
     "the": "le", "a": "un", "this": "ce", "my": "mon",
@@ -78,10 +78,7 @@ class AlignmentConfig:
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}; got {self.kind!r}")
-        whole_number(self.seed, "seed", 0, 2**32 - 1)
-        whole_number(self.steps, "steps", 1, 5000)
-        whole_number(self.d_model, "d_model", 2, 128)
-        whole_number(self.batch, "batch", 1, 1024)
+        check_run_settings(self, heads=False)
         whole_number(self.n_train, "n_train", 10, 100_000)
         whole_number(self.n_held_out, "n_held_out", 10, 100_000)
         positive_number(self.lr, "lr")

@@ -31,7 +31,7 @@ from .layers import (
     linear_backward,
     linear_forward,
 )
-from .run import Measure, TrainingRun, train
+from .run import Measure, TrainingRun, check_run_settings, train
 
 LAYERS = 2
 
@@ -53,19 +53,11 @@ class InductionConfig:
     n_held_out: int = 256
 
     def __post_init__(self):
-        whole_number(self.seed, "seed", 0, 2**32 - 1)
-        whole_number(self.steps, "steps", 1, 5000)
-        whole_number(self.d_model, "d_model", 2, 128)
-        whole_number(self.heads, "heads", 1, self.d_model)
-        if self.d_model % self.heads:
-            raise ValueError(
-                f"d_model ({self.d_model}) must be divisible by heads; got heads={self.heads}"
-            )
+        check_run_settings(self)
         whole_number(self.vocab, "vocab", 4, 1000)
         whole_number(self.min_period, "min_period", 2, self.vocab)
         whole_number(self.max_period, "max_period", self.min_period, self.vocab)
         whole_number(self.length, "length", self.max_period + 2, 256)
-        whole_number(self.batch, "batch", 1, 1024)
         whole_number(self.n_held_out, "n_held_out", 1, 100_000)
         positive_number(self.lr, "lr")
 

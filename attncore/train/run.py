@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._checks import whole_number
 from .optim import AdamState, adam_step
 
 try:  # an optional speed-up; the numbers are the same without it
@@ -157,3 +158,17 @@ def train(
         params={k: v.copy() for k, v in params.items()},
         examples=examples,
     )
+
+
+def check_run_settings(config, *, heads: bool = True) -> None:
+    """The settings every task shares: seed, steps, d_model, batch and (with ``heads``)
+    a head count that divides d_model; ValueError naming the first one out of range."""
+    whole_number(config.seed, "seed", 0, 2**32 - 1)
+    whole_number(config.steps, "steps", 1, 5000)
+    whole_number(config.d_model, "d_model", 2, 128)
+    whole_number(config.batch, "batch", 1, 1024)
+    if heads:
+        whole_number(config.heads, "heads", 1, config.d_model)
+        if config.d_model % config.heads:
+            raise ValueError(f"d_model ({config.d_model}) must be divisible by heads; "
+                             f"got heads={config.heads}")

@@ -40,7 +40,7 @@ from .layers import (
     linear_backward,
     linear_forward,
 )
-from .run import Measure, TrainingRun, train
+from .run import Measure, TrainingRun, check_run_settings, train
 
 POSITIVE = ("good", "great", "excellent", "wonderful", "brilliant", "fun", "lovely", "superb")
 NEGATIVE = ("bad", "awful", "boring", "terrible", "dull", "poor", "weak", "horrible")
@@ -83,15 +83,7 @@ class SentimentConfig:
     def __post_init__(self):
         if self.model not in MODELS:
             raise ValueError(f"model must be one of {MODELS}; got {self.model!r}")
-        whole_number(self.seed, "seed", 0, 2**32 - 1)
-        whole_number(self.steps, "steps", 1, 5000)
-        whole_number(self.d_model, "d_model", 2, 128)
-        whole_number(self.heads, "heads", 1, self.d_model)
-        if self.d_model % self.heads:
-            raise ValueError(
-                f"d_model ({self.d_model}) must be divisible by heads; got heads={self.heads}"
-            )
-        whole_number(self.batch, "batch", 1, 1024)
+        check_run_settings(self)
         whole_number(self.pool_first, "pool_first", 0, 5000)
         whole_number(self.n_train, "n_train", 10, 100_000)
         whole_number(self.n_held_out, "n_held_out", 10, 100_000)
