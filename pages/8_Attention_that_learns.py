@@ -298,7 +298,7 @@ if left_out:  # marked, as typed (a table shows text as text, never as HTML)
     st.dataframe(pd.DataFrame({"left out (not in the vocabulary)": left_out}),
                  hide_index=True)
 try:
-    ids, known, unknown = sa.encode(text)
+    ids, known, _ = sa.encode(text)  # the words left out are listed above
 except ValueError as exc:
     show_error(exc)
 else:
