@@ -292,7 +292,7 @@ with st.expander("The vocabulary (other words are marked and left out)"):
             st.markdown(f"**{kind}:** " + ", ".join(group))
 text = st.text_input("A sentence from the vocabulary", "the acting was not very good",
                      max_chars=MAX_INPUT_CHARS, key="learn_sent_text", **URL)
-left_out = [w for w in sa.split_words(text) if w not in sa.WORD_ID or w == sa.PAD]
+left_out = sa.unknown_words(text)
 if left_out:  # marked, as typed (a table shows text as text, never as HTML)
     st.warning(f"{len(left_out)} word(s) not in the vocabulary are left out:")
     st.dataframe(pd.DataFrame({"left out (not in the vocabulary)": left_out}),

@@ -127,6 +127,12 @@ def split_words(text: str) -> list[str]:
     return [w.lower() for w in tokenize(str(text)) if w not in {",", "."}]
 
 
+def unknown_words(text: str) -> list[str]:
+    """The words of ``text`` the vocabulary does not have (the padding token included), in
+    order: what :func:`encode` leaves out."""
+    return [w for w in split_words(text) if w not in WORD_ID or w == PAD]
+
+
 def encode(text: str):
     """Split ``text`` into lower-case words and look them up.
 
@@ -135,7 +141,7 @@ def encode(text: str):
     ValueError when no known word is left.
     """
     words = split_words(text)
-    unknown = [w for w in words if w not in WORD_ID or w == PAD]
+    unknown = unknown_words(text)
     known = [w for w in words if w in WORD_ID and w != PAD][:MAX_LEN]
     if not known:
         raise ValueError(f"text has no word from the vocabulary; got {text!r}")
