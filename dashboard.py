@@ -6,7 +6,7 @@ import streamlit as st
 from attncore import scaled_dot_product_attention
 from attncore.text import worked_example
 from pages.ui.figures import matrix_heatmap
-from pages.ui.layout import figure_font, finish_page, lessons, nav_label, setup_page
+from pages.ui.layout import figure_font, finish_page, lessons, nav_label, setup_page, show_figure
 
 presenter = setup_page("Home", "🔎")
 
@@ -32,7 +32,7 @@ with left:
         f"(largest deviation here: {np.max(np.abs(trace.weights.sum(axis=1) - 1)):.1e})."
     )
 with right:
-    st.plotly_chart(
+    show_figure(
         matrix_heatmap(trace.weights, example.tokens, example.tokens,
                        title="Attention weights, textbook example", decimals=3,
                        font_size=figure_font(presenter)),

@@ -19,6 +19,7 @@ from pages.ui.layout import (
     practice_questions,
     setup_page,
     show_error,
+    show_figure,
 )
 from pages.ui.numbers import number_text
 from pages.ui.tables import (
@@ -139,7 +140,7 @@ with inputs_place:
 
 def scores_figure() -> None:
     if not waits_for("QK", "the scores"):
-        st.plotly_chart(matrix_heatmap(trace.raw_scores, tokens, tokens,
+        show_figure(matrix_heatmap(trace.raw_scores, tokens, tokens,
                                        title="Scores S = Q Kᵀ", kind="scores",
                                        decimals=decimals, font_size=font), key="we_fig_scores")
 
@@ -190,7 +191,7 @@ with left:
                     "−∞ before the softmax.")
 with right:
     if not waits_for("QK", "the scaled scores"):
-        st.plotly_chart(matrix_heatmap(trace.masked_scores, tokens, tokens,
+        show_figure(matrix_heatmap(trace.masked_scores, tokens, tokens,
                                        title="Scaled scores" + (" (masked)" if causal else ""),
                                        kind="scores", decimals=decimals, font_size=font),
                         key="we_fig_scaled")
@@ -280,7 +281,7 @@ def softmax_onwards() -> None:
         trace, steps = attend(temperature, show=False)
     with right:
         if not waits_for("QK", "the weights"):
-            st.plotly_chart(matrix_heatmap(trace.weights, tokens, tokens,
+            show_figure(matrix_heatmap(trace.weights, tokens, tokens,
                                            title="Attention weights W (rows sum to 1)",
                                            kind="weights", decimals=decimals, font_size=font),
                             key="we_fig_weights")
@@ -304,7 +305,7 @@ def softmax_onwards() -> None:
                     "row is a blend of the value rows, mixed by that query's weights.")
     with right:
         if not waits_for("QKV", "the output"):
-            st.plotly_chart(matrix_heatmap(trace.output, tokens, v_cols,
+            show_figure(matrix_heatmap(trace.output, tokens, v_cols,
                                            title="Output O = W V", kind="values",
                                            decimals=decimals, x_title="dimension",
                                            font_size=font), key="we_fig_output")

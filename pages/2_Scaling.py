@@ -16,6 +16,7 @@ from pages.ui.layout import (
     lesson_header,
     practice_questions,
     setup_page,
+    show_figure,
 )
 from pages.ui.numbers import number_text
 from pages.ui.tables import downloads
@@ -72,12 +73,12 @@ if not presenter:  # in presenter mode the histograms come straight after the co
 left, right = st.columns(2)
 sd_raw, sd_scaled = np.sqrt(stats.theory_var), np.sqrt(stats.theory_scaled_var)
 with left:
-    st.plotly_chart(histogram(
+    show_figure(histogram(
         stats.raw, title=f"qᵀk at d_k = {d_k}", x_title="qᵀk", font_size=font,
         reference_pdf=lambda x: np.exp(-x**2 / (2 * sd_raw**2)) / (sd_raw * np.sqrt(2 * np.pi)),
     ), key="sc_fig_hist_raw")
 with right:
-    st.plotly_chart(histogram(
+    show_figure(histogram(
         stats.scaled, title=f"qᵀk / √d_k at d_k = {d_k}", x_title="qᵀk / √d_k",
         colour=SERIES_COLOURS[1], font_size=font,
         reference_pdf=lambda x: np.exp(-x**2 / (2 * sd_scaled**2))
@@ -97,7 +98,7 @@ if not presenter:
                f"{100 * np.sqrt(2 / (n_samples - 1)):.0f}% at {n_samples} samples.")
 
 var_raw, var_scaled = variance_curve(sigma2, seed)
-st.plotly_chart(line_chart(
+show_figure(line_chart(
     D_KS, {"Var[qᵀk], sampled": var_raw, "Var[qᵀk/√d_k], sampled": var_scaled,
            "d_k·σ⁴ (theory)": np.array(D_KS) * sigma2**2,
            "σ⁴ (theory)": np.full(len(D_KS), sigma2**2)},
@@ -117,12 +118,12 @@ def temperature_section(sweep: np.ndarray, keys: list[str]) -> None:
     at_t = sweep[TEMPERATURES.index(temperature)]
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(bar_chart(keys, at_t, title=f"softmax(s / τ) at τ = {temperature:g}",
+        show_figure(bar_chart(keys, at_t, title=f"softmax(s / τ) at τ = {temperature:g}",
                                   x_title="key", y_title="weight", y_range=(0, 1.1),
                                   colour=COLOUR["sqrt_dk"], decimals=2, font_size=font),
                         key="sc_fig_temperature_weights")
     with right:
-        st.plotly_chart(line_chart(
+        show_figure(line_chart(
             TEMPERATURES, {"max weight": max_weight(sweep),
                            "effective keys / n": effective_keys(sweep) / n_keys},
             title="Against τ (log axis)", x_title="τ", y_title="fraction", log_x=True,
@@ -150,7 +151,7 @@ def keys_onwards(stats: ex.DotProductStats, moments: pd.DataFrame) -> None:
     keys = [f"k{j + 1}" for j in range(n_keys)]
     for col, name in zip(cols, ex.SCALINGS, strict=True):
         with col:
-            st.plotly_chart(bar_chart(keys, sat[name].weights, title=LABEL[name], x_title="key",
+            show_figure(bar_chart(keys, sat[name].weights, title=LABEL[name], x_title="key",
                                       y_title="weight", y_range=(0, 1.1), colour=COLOUR[name],
                                       decimals=2, font_size=font), key=f"sc_fig_sat_{name}")
     summary = pd.DataFrame(
@@ -172,15 +173,15 @@ def keys_onwards(stats: ex.DotProductStats, moments: pd.DataFrame) -> None:
     named = lambda d: {LABEL[k]: v for k, v in d.items()}  # noqa: E731
     c1, c2, c3 = st.columns(3)
     with c1:
-        st.plotly_chart(line_chart(D_KS, named(cv.max_weight), title="Mean max weight",
+        show_figure(line_chart(D_KS, named(cv.max_weight), title="Mean max weight",
                                    x_title="d_k", y_title="max weight", log_x=True,
                                    font_size=font), key="sc_fig_curve_max")
     with c2:
-        st.plotly_chart(line_chart(D_KS, named(cv.entropy) | {"log n (uniform)": np.full(
+        show_figure(line_chart(D_KS, named(cv.entropy) | {"log n (uniform)": np.full(
             len(D_KS), cv.max_entropy)}, title="Mean entropy", x_title="d_k", y_title="nats",
             log_x=True, dashed=("log n (uniform)",), font_size=font), key="sc_fig_curve_entropy")
     with c3:
-        st.plotly_chart(line_chart(D_KS, named(cv.jacobian_norm), title="Mean ‖softmax Jacobian‖",
+        show_figure(line_chart(D_KS, named(cv.jacobian_norm), title="Mean ‖softmax Jacobian‖",
                                    x_title="d_k", y_title="Frobenius norm", log_x=True,
                                    font_size=font), key="sc_fig_curve_jacobian")
     st.markdown(

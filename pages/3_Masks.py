@@ -22,6 +22,7 @@ from pages.ui.layout import (
     lesson_header,
     practice_questions,
     setup_page,
+    show_figure,
 )
 from pages.ui.tables import downloads, editor_key
 
@@ -121,7 +122,7 @@ chosen = {
 mask = chosen[kind]
 shown = ["padding", "causal", "padding+causal", kind if kind not in
          ("padding", "causal", "padding+causal", "none") else "window"]
-st.plotly_chart(heatmap_grid([chosen[name] for name in shown], tokens, tokens, shown,
+show_figure(heatmap_grid([chosen[name] for name in shown], tokens, tokens, shown,
                              kind="mask", font_size=font - 2), key="mk_fig_masks")
 
 rng = np.random.default_rng(0)
@@ -136,11 +137,11 @@ if not presenter:
                 "the other cells are the scores QKᵀ/√d_k themselves.")
 c1, c2 = st.columns(2)
 with c1:
-    st.plotly_chart(matrix_heatmap(trace.masked_scores, tokens, tokens,
+    show_figure(matrix_heatmap(trace.masked_scores, tokens, tokens,
                                    title="Scores QKᵀ/√d_k, −∞ where masked", kind="scores",
                                    decimals=2, font_size=font), key="mk_fig_masked")
 with c2:
-    st.plotly_chart(matrix_heatmap(trace.weights, tokens, tokens, title="Weights",
+    show_figure(matrix_heatmap(trace.weights, tokens, tokens, title="Weights",
                                    kind="weights", decimals=2, font_size=font),
                     key="mk_fig_weights")
 sums = trace.weights.sum(axis=1)

@@ -19,6 +19,7 @@ from pages.ui.layout import (
     lesson_header,
     practice_questions,
     setup_page,
+    show_figure,
 )
 from pages.ui.tables import downloads
 
@@ -131,7 +132,7 @@ def shapes_and_slices(number: int, x: np.ndarray, params: mh.MultiHeadParams,
                       **URL)
     m = dict(zip(["W_Q", "W_K", "W_V"], (wq_h, wk_h, wv_h), strict=True))[name]
     with right:
-        st.plotly_chart(matrix_heatmap(m, dims, [f"{head * d_k + c + 1}" for c in range(d_k)],
+        show_figure(matrix_heatmap(m, dims, [f"{head * d_k + c + 1}" for c in range(d_k)],
                                        title=f"{name} columns of head {head + 1}",
                                        kind="values", decimals=2, x_title="column",
                                        y_title="row", font_size=font),
@@ -146,13 +147,13 @@ patterns = mh.head_patterns(H) if weights_kind == "designed" else None
 shown = min(H, MAX_SHOWN_HEADS)
 if shown < H:
     st.caption(f"Showing the first {shown} of {H} heads; the statistics below cover all.")
-st.plotly_chart(heatmap_grid(
+show_figure(heatmap_grid(
     [w[h] for h in range(shown)], tokens, tokens,
     [f"head {h + 1}" + (f": {patterns[h]}" if patterns else "") for h in range(shown)],
     decimals=2, font_size=font - 2, columns=2 if presenter else 4), key="mha_fig_heads")
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(matrix_heatmap(w.mean(axis=0), tokens, tokens,
+    show_figure(matrix_heatmap(w.mean(axis=0), tokens, tokens,
                                    title=f"Average over the {H} heads", decimals=2,
                                    font_size=font), key="mha_fig_average")
 if patterns:
@@ -179,7 +180,7 @@ def statistic_chart(stats: dict[str, np.ndarray], font: int) -> None:
     """One statistic of every head, as bars; its picker reruns this chart only."""
     stat = st.selectbox("Statistic to chart", list(stats), key="mha_stat", **URL)
     H = len(stats[stat])
-    st.plotly_chart(bar_chart([f"h{h + 1}" for h in range(H)], stats[stat], title=stat,
+    show_figure(bar_chart([f"h{h + 1}" for h in range(H)], stats[stat], title=stat,
                               x_title="head", y_title=stat, colour=SERIES_COLOURS[2],
                               font_size=font), key="mha_fig_stat")
 
@@ -189,7 +190,7 @@ with c1:
     statistic_chart(stats, font)
 with c2:
     heads = [f"h{h + 1}" for h in range(H)]
-    st.plotly_chart(matrix_heatmap(analysis.head_similarity(w), heads, heads,
+    show_figure(matrix_heatmap(analysis.head_similarity(w), heads, heads,
                                    title="Similarity between heads (cosine)", decimals=2,
                                    x_title="head", y_title="head", font_size=font),
                     key="mha_fig_similarity")
@@ -234,7 +235,7 @@ def cross_attention(d_model: int, H: int, seed: int, font: int) -> None:
     cross = cross_weights(tuple(src), tuple(tgt), d_model, H, seed)
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(matrix_heatmap(cross[h], tgt, src, title=f"Cross-attention, head {h + 1}",
+        show_figure(matrix_heatmap(cross[h], tgt, src, title=f"Cross-attention, head {h + 1}",
                                        decimals=2, x_title="source (key)",
                                        y_title="target (query)", font_size=font),
                         key="mha_fig_cross")

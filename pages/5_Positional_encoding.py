@@ -18,6 +18,7 @@ from pages.ui.layout import (
     lesson_header,
     practice_questions,
     setup_page,
+    show_figure,
 )
 from pages.ui.live import keep
 from pages.ui.tables import downloads
@@ -107,7 +108,7 @@ formula = (r"PE_{p,\,2i} = \sin\!\left(\frac{p}{b^{2i/d_{model}}}\right),\qquad 
            r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{b^{2i/d_{model}}}\right)")
 if not presenter:  # on a projector the table comes first, on the first screen
     st.latex(formula)
-st.plotly_chart(figures["table"], key="pe_fig_table")
+show_figure(figures["table"], key="pe_fig_table")
 if presenter:
     st.latex(formula)
 _, _, row_step, pair_step = table_sample(T, d)
@@ -137,7 +138,7 @@ def dimensions_section(pe: np.ndarray, base: float) -> None:
     with left:
         series = {f"dim {2 * i} (sin, pair {i})": pe[:, 2 * i] for i in sorted(set(chosen))[:6]}
         if series:
-            st.plotly_chart(line_chart(np.arange(1, T + 1), series, title="Chosen dimensions",
+            show_figure(line_chart(np.arange(1, T + 1), series, title="Chosen dimensions",
                                        x_title="position", y_title="PE", font_size=font),
                             key="pe_fig_dims")
         else:
@@ -145,7 +146,7 @@ def dimensions_section(pe: np.ndarray, base: float) -> None:
     lengths = pos.wavelengths(d, base)
     with right:
         if len(lengths) > 1:  # one pair is one number, said below
-            st.plotly_chart(line_chart(np.arange(d // 2), {"wavelength 2π·b^(2i/d)": lengths},
+            show_figure(line_chart(np.arange(d // 2), {"wavelength 2π·b^(2i/d)": lengths},
                                        title="Wavelength of each pair", x_title="pair i",
                                        y_title="positions (log)", log_y=True,
                                        font_size=font), key="pe_fig_wavelengths")
@@ -162,9 +163,9 @@ dimensions_section(pe, base)
 st.header("2 · Similarity depends on the offset only")
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(figures["similarity"], key="pe_fig_similarity")
+    show_figure(figures["similarity"], key="pe_fig_similarity")
 with right:
-    st.plotly_chart(figures["cosine"], key="pe_fig_cosine")
+    show_figure(figures["cosine"], key="pe_fig_cosine")
 st.markdown(
     f"PE(p)·PE(q) = Σᵢ cos((p − q)ωᵢ): it depends on p − q only, so the matrix is constant "
     f"along every diagonal (largest spread along a diagonal: {pos.offset_spread(sim):.1e})."
@@ -188,7 +189,7 @@ def shift_section(pe: np.ndarray, base: float, results: dict) -> None:
     left, right = st.columns(2)
     with left:
         shown = min(d, 16)
-        st.plotly_chart(matrix_heatmap(R[:shown, :shown], dims[:shown], dims[:shown],
+        show_figure(matrix_heatmap(R[:shown, :shown], dims[:shown], dims[:shown],
                                        title=f"R_k for k = {k}" + (f" (first {shown} dims)"
                                                                    if shown < d else ""),
                                        kind="scores", decimals=2, x_title="dimension",
@@ -248,7 +249,7 @@ def relative_figure(small: int, results: dict) -> None:
     clip = st.slider("Relative distance clip", 1, 16, 4, key="pe_clip", **URL)
     labels = [f"{p + 1}" for p in range(small)]
     rel = pos.relative_positions(small, clip=clip)
-    st.plotly_chart(matrix_heatmap(rel, labels, labels, title=f"Relative j − i, clipped at "
+    show_figure(matrix_heatmap(rel, labels, labels, title=f"Relative j − i, clipped at "
                                    f"±{clip}", kind="scores", decimals=0, x_title="key j",
                                    y_title="query i", font_size=font - 2), key="pe_fig_relative")
     st.caption(f"{2 * clip + 1} distance vectors serve any length.")
@@ -264,7 +265,7 @@ def alibi_figure(small: int, results: dict) -> None:
     labels = [f"{p + 1}" for p in range(small)]
     bias = pos.alibi_bias(small, heads)
     slopes = pos.alibi_slopes(heads)
-    st.plotly_chart(matrix_heatmap(bias[head - 1], labels, labels,
+    show_figure(matrix_heatmap(bias[head - 1], labels, labels,
                                    title=f"ALiBi bias, head {head} (slope {slopes[head - 1]:.4g})",
                                    kind="scores", decimals=2, x_title="key j",
                                    y_title="query i", font_size=font - 2), key="pe_fig_alibi")
@@ -284,7 +285,7 @@ rope_scores = (pos.rope(np.tile(q_vec, (small, 1)), base=base)
 results["rope"] = rope_scores
 c1, c2 = st.columns(2)
 with c1:
-    st.plotly_chart(matrix_heatmap(learned, labels, dims[:learned.shape[1]],
+    show_figure(matrix_heatmap(learned, labels, dims[:learned.shape[1]],
                                    title="Learned table (random here)", kind="scores",
                                    decimals=2, x_title="dimension", y_title="position",
                                    font_size=font - 2), key="pe_fig_learned")
@@ -293,7 +294,7 @@ with c2:
     relative_figure(small, results)
 c1, c2 = st.columns(2)
 with c1:
-    st.plotly_chart(matrix_heatmap(rope_scores, labels, labels,
+    show_figure(matrix_heatmap(rope_scores, labels, labels,
                                    title="RoPE: the same q and k at positions m, n",
                                    kind="scores", decimals=1, x_title="key position n",
                                    y_title="query position m", font_size=font - 2),

@@ -19,6 +19,7 @@ from pages.ui.layout import (
     lesson_header,
     practice_questions,
     setup_page,
+    show_figure,
 )
 from pages.ui.live import keep
 from pages.ui.tables import downloads
@@ -62,7 +63,7 @@ for n, name in enumerate(SCORE_NAMES):
     w = softmax(s2s.score(name, s[t:t + 1], h, params))[0]
     all_weights[name] = w
     with cols[n % len(cols)]:
-        st.plotly_chart(bar_chart(src, w, title=f"{SCORE_LABELS[name]} ({counts[name]:,} "
+        show_figure(bar_chart(src, w, title=f"{SCORE_LABELS[name]} ({counts[name]:,} "
                                                 f"parameters)",
                                   x_title="source token", y_title="weight", y_range=(0, 1.1),
                                   colour=SERIES_COLOURS[n], decimals=2, font_size=font - 2),
@@ -97,16 +98,16 @@ def alignment_section(h: np.ndarray, s: np.ndarray, t: int, results: dict) -> No
     filled = np.where(np.arange(T)[:, None] <= t, align.weights, np.nan)
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(bar_chart(src, align.weights[t], title=f"α_{t + 1} over the source",
+        show_figure(bar_chart(src, align.weights[t], title=f"α_{t + 1} over the source",
                                   x_title="source token", y_title="weight", y_range=(0, 1.1),
                                   colour=SERIES_COLOURS[0], decimals=2, font_size=font),
                         key="s2s_fig_alpha")
-        st.plotly_chart(bar_chart([f"{i + 1}" for i in range(D)], align.contexts[t],
+        show_figure(bar_chart([f"{i + 1}" for i in range(D)], align.contexts[t],
                                   title=f"Context vector c_{t + 1} = Σ α h_s", x_title="dimension",
                                   y_title="value", colour=SERIES_COLOURS[1], decimals=2,
                                   font_size=font), key="s2s_fig_context")
     with right:
-        st.plotly_chart(matrix_heatmap(filled, tgt, src, title=f"Alignment after step {t + 1}",
+        show_figure(matrix_heatmap(filled, tgt, src, title=f"Alignment after step {t + 1}",
                                        decimals=2, x_title="source", y_title="target",
                                        font_size=font), key="s2s_fig_alignment")
     st.markdown(f"α_{t + 1} sums to {align.weights[t].sum():.6f}; move the step slider to fill "
@@ -148,7 +149,7 @@ names = {"additive": "Bahdanau (additive)", "general": "Luong (general)"}
 cols = st.columns(2)
 for col, (kind, res) in zip(cols, trained.items(), strict=True):
     with col:
-        st.plotly_chart(matrix_heatmap(res["weights"], res["french"], res["english"],
+        show_figure(matrix_heatmap(res["weights"], res["french"], res["english"],
                                        title=f"{names[kind]}, trained", decimals=2,
                                        x_title="English", y_title="French", font_size=font - 2),
                         key=f"s2s_fig_trained_{kind}")
@@ -188,12 +189,12 @@ def local_section(h: np.ndarray, s: np.ndarray, t: int, dot_scores: np.ndarray,
     centre = p_t + 1  # the core counts source positions from 0, the page from 1
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(bar_chart(src, softmax(dot_scores), title="Global (dot score)",
+        show_figure(bar_chart(src, softmax(dot_scores), title="Global (dot score)",
                                   x_title="source token", y_title="weight", y_range=(0, 1.1),
                                   colour=SERIES_COLOURS[0], decimals=2, font_size=font),
                         key="s2s_fig_global")
     with right:
-        st.plotly_chart(bar_chart(src, local.weights,
+        show_figure(bar_chart(src, local.weights,
                                   title=f"Local, p_t = {centre:.2f}, D = {half}",
                                   x_title="source token", y_title="weight", y_range=(0, 1.1),
                                   colour=SERIES_COLOURS[2], decimals=2, font_size=font),

@@ -17,6 +17,7 @@ from pages.ui.layout import (
     lesson_header,
     practice_questions,
     setup_page,
+    show_figure,
 )
 from pages.ui.live import keep
 from pages.ui.tables import downloads
@@ -98,13 +99,13 @@ ms = growth.seconds * 1e3
 ref = ms[-1] * (n_arr / n_arr[-1]) ** 2  # an n² line through the last point
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(line_chart(n_arr, {"measured (best)": ms, "∝ n² (reference)": ref},
+    show_figure(line_chart(n_arr, {"measured (best)": ms, "∝ n² (reference)": ref},
                                title="Time of one attention call", x_title="n",
                                y_title="milliseconds", log_x=True, log_y=True,
                                dashed=("∝ n² (reference)",), font_size=font),
                     key="cost_fig_time")
 with right:
-    st.plotly_chart(line_chart(n_arr, {"peak, measured": growth.peak_bytes / MIB,
+    show_figure(line_chart(n_arr, {"peak, measured": growth.peak_bytes / MIB,
                                        "weights H·n²·8 bytes": growth.weights_bytes / MIB},
                                title="Memory of one call", x_title="n", y_title="MiB",
                                log_x=True, log_y=True, dashed=("weights H·n²·8 bytes",),

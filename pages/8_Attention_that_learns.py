@@ -27,6 +27,7 @@ from pages.ui.layout import (
     practice_questions,
     setup_page,
     show_error,
+    show_figure,
 )
 from pages.ui.tables import downloads, to_csv
 
@@ -155,12 +156,12 @@ def curves_chart(runs: dict, key: str, title: str) -> None:
     left, right = st.columns(2)
     first = next(iter(runs.values()))
     with left:
-        st.plotly_chart(line_chart(first.checkpoints, {n: r.accuracy for n, r in runs.items()},
+        show_figure(line_chart(first.checkpoints, {n: r.accuracy for n, r in runs.items()},
                                    title=f"{title}: held-out accuracy", x_title="step",
                                    y_title="accuracy", font_size=font), key=f"{key}_acc")
     with right:
         steps = np.arange(1, len(first.loss) + 1)
-        st.plotly_chart(line_chart(steps, {n: r.loss for n, r in runs.items()},
+        show_figure(line_chart(steps, {n: r.loss for n, r in runs.items()},
                                    title=f"{title}: training loss (one batch per step)",
                                    x_title="step", y_title="cross-entropy", font_size=font),
                         key=f"{key}_loss")
@@ -240,7 +241,7 @@ for col, (name, run) in zip((left, right), runs.items(), strict=True):
     rows = [f"step {s}" for s in run.checkpoints]
     shown = np.linspace(0, len(rows) - 1, min(len(rows), 6)).round().astype(int)
     with col:
-        st.plotly_chart(matrix_heatmap(pool[shown], [rows[i] for i in shown], words,
+        show_figure(matrix_heatmap(pool[shown], [rows[i] for i in shown], words,
                                        title=f"{name}: pooling weights over training",
                                        x_title="word", y_title="checkpoint", decimals=2,
                                        font_size=font - 2),
@@ -249,7 +250,7 @@ share = {"B: sentiment + negation words": attn_run.scores,
          "B: filler words": attn_run.curves["filler_share"],
          "A: sentiment + negation words": pool_run.scores,
          "A: filler words": pool_run.curves["filler_share"]}
-st.plotly_chart(line_chart(attn_run.checkpoints, share, title="Share of pooling weight, "
+show_figure(line_chart(attn_run.checkpoints, share, title="Share of pooling weight, "
                            "held-out sentences", x_title="step", y_title="share of weight",
                            font_size=font), key="learn_fig_share")
 st.caption("A and B start from the same numbers, and B's layer is off for its first "
@@ -275,7 +276,7 @@ cols = st.columns(heads)
 for h, col in enumerate(cols):
     a = attn_run.snapshots["attn"][k, neg_index, h, : len(neg_words), : len(neg_words)]
     with col:
-        st.plotly_chart(matrix_heatmap(a, neg_words, neg_words, decimals=2,
+        show_figure(matrix_heatmap(a, neg_words, neg_words, decimals=2,
                                        title=f"B's self-attention, head {h + 1}, step "
                                              f"{attn_run.checkpoints[k]}", font_size=font - 2),
                         key=f"learn_fig_selfattn_{h}")
@@ -311,7 +312,7 @@ else:
         with col:
             st.markdown(f"**{name}**: P(positive) = {p:.3f} → "
                         f"**{'positive' if p >= 0.5 else 'negative'}**")
-            st.plotly_chart(bar_chart(known, out["pool"][0], title="pooling weights",
+            show_figure(bar_chart(known, out["pool"][0], title="pooling weights",
                                       x_title="word", y_title="weight", y_range=(0, 1.1),
                                       decimals=2, font_size=font - 2),
                             key=f"learn_fig_yours_{name[:4]}")
@@ -365,7 +366,7 @@ if align_run is not None:
               ("checkpoint", k, f"step {align_run.checkpoints[k]}"))
     for col, (name, index, label) in zip((left, right), panels, strict=True):
         with col:
-            st.plotly_chart(matrix_heatmap(snap[index], tgt_labels, src_labels, decimals=2,
+            show_figure(matrix_heatmap(snap[index], tgt_labels, src_labels, decimals=2,
                                            title=f"Alignment, {label}", x_title="English (key)",
                                            y_title="French (query)", font_size=font - 2),
                             key=f"learn_fig_align_{name}")
@@ -404,7 +405,7 @@ if key in trained_settings() or pressed:
                    help="The best layer-1 head's weight on the token just before.")
     cols[3].metric("Training time (measured)", f"{ind_run.seconds:.1f} s")
     curves_chart({"2-layer attention-only": ind_run}, "learn_fig_ind", "Induction")
-    st.plotly_chart(line_chart(ind_run.checkpoints, ind_run.curves,
+    show_figure(line_chart(ind_run.checkpoints, ind_run.curves,
                                title="Each head's score over training", x_title="step",
                                y_title="score (weight on the pattern's key)", font_size=font),
                     key="learn_fig_ind_heads")
@@ -414,7 +415,7 @@ if key in trained_settings() or pressed:
     panels = [(layer, h) for layer in ("L1", "L2") for h in range(2)]
     for n, (layer, h) in enumerate(panels):
         with cols[n % len(cols)]:
-            st.plotly_chart(matrix_heatmap(ind_run.snapshots[layer][k, h], labels, labels,
+            show_figure(matrix_heatmap(ind_run.snapshots[layer][k, h], labels, labels,
                                            title=f"layer {layer[1]}, head {h + 1}",
                                            font_size=font - 4, compact=True),
                             key=f"learn_fig_ind_{layer}_{h}")
@@ -446,12 +447,12 @@ if run_collapse or collapse_key in trained_settings():
     steps = next(iter(bad.values())).checkpoints
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(line_chart(steps, {n: r.curves["pool_entropy"] for n, r in bad.items()},
+        show_figure(line_chart(steps, {n: r.curves["pool_entropy"] for n, r in bad.items()},
                                    title="Normalised entropy of the pooling weights",
                                    x_title="step", y_title="entropy (0 one-hot, 1 uniform)",
                                    font_size=font, height=420), key="learn_fig_entropy")
     with right:
-        st.plotly_chart(line_chart(steps, {n: r.accuracy for n, r in bad.items()},
+        show_figure(line_chart(steps, {n: r.accuracy for n, r in bad.items()},
                                    title="Held-out accuracy", x_title="step",
                                    y_title="accuracy", font_size=font, height=420),
                         key="learn_fig_collapse_acc")

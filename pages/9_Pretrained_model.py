@@ -27,6 +27,7 @@ from pages.ui.layout import (
     practice_questions,
     setup_page,
     show_error,
+    show_figure,
 )
 from pages.ui.tables import to_csv
 
@@ -106,13 +107,13 @@ st.header(f"1 · Head view: layer {layer}, head {head}")
 left, right = st.columns([3, 2])
 with left:
     # On a projector, one decimal in the cells keeps them readable.
-    st.plotly_chart(matrix_heatmap(w, tokens, tokens, title=f"Layer {layer}, head {head}: "
+    show_figure(matrix_heatmap(w, tokens, tokens, title=f"Layer {layer}, head {head}: "
                                    "attention weights", decimals=1 if presenter else 2,
                                    font_size=font,
                                    height=160 + 3 * font * min(T, 20)),
                     key="pre_fig_head")
 with right:
-    st.plotly_chart(bar_chart(tokens, w[i], title=f"Row {query}: where “{plotly_safe(tokens[i])}” "
+    show_figure(bar_chart(tokens, w[i], title=f"Row {query}: where “{plotly_safe(tokens[i])}” "
                               "looks", x_title="key", y_title="weight", y_range=(0, 1.05),
                               decimals=2, font_size=font), key="pre_fig_row")
     top = np.argsort(w[i])[::-1][:3]
@@ -133,7 +134,7 @@ stats = {
 
 
 
-st.plotly_chart(head_thumbnails(trace.attentions, tokens, font_size=font,
+show_figure(head_thumbnails(trace.attentions, tokens, font_size=font,
                                 max_cells=GRID_CELLS), key="pre_fig_grid")
 pooled = "" if T <= GRID_CELLS else (f" With {T} tokens each small map is average-pooled to "
                                      f"at most {GRID_CELLS} × {GRID_CELLS} cells.")
@@ -146,13 +147,13 @@ n_special = sum(t in pt.SPECIAL_TOKENS for t in tokens)  # 2, unless the text ty
 left, right = st.columns(2)
 with left:
     stat = st.selectbox("Statistic per head", list(stats), key="pre_stat", **URL)
-    st.plotly_chart(matrix_heatmap(stats[stat], [f"L{r + 1}" for r in range(L)],
+    show_figure(matrix_heatmap(stats[stat], [f"L{r + 1}" for r in range(L)],
                                    [f"H{c + 1}" for c in range(H)], title=stat,
                                    decimals=1 if presenter else 2,
                                    x_title="head", y_title="layer", font_size=font - 2),
                     key="pre_fig_stats")
 with right:
-    st.plotly_chart(line_chart(np.arange(1, L + 1), {
+    show_figure(line_chart(np.arange(1, L + 1), {
         "[CLS] + [SEP]": layer_sink.sum(axis=1), "[CLS]": layer_sink[:, 0],
         "[SEP]": layer_sink[:, 1]}, title="Attention sinks: share on [CLS] and [SEP]",
         x_title="layer", y_title="mean weight", font_size=font), key="pre_fig_sinks")
@@ -234,12 +235,12 @@ ffn_norm = np.linalg.norm(trace.ffn_output, axis=-1).mean(axis=-1)  # (L,)
 stream_norm = np.linalg.norm(stream, axis=-1).mean(axis=-1)  # (2L + 1,)
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(bar_chart(names, stream_norm,
+    show_figure(bar_chart(names, stream_norm,
                               title="Residual stream: mean norm per token", x_title="step",
                               y_title="‖x‖", decimals=1, font_size=font),
                     key="pre_fig_stream")
 with right:
-    st.plotly_chart(line_chart(np.arange(1, L + 1), {
+    show_figure(line_chart(np.arange(1, L + 1), {
         "attention update ‖W_O output‖": attn_norm, "feed-forward update ‖FFN output‖": ffn_norm},
         title="Size of what each sublayer adds", x_title="layer", y_title="mean norm",
         font_size=font), key="pre_fig_updates")
@@ -257,7 +258,7 @@ st.latex(rf"\mu = {tex(mu)},\ \sigma^2 = {tex(var)} \;\to\; z = \frac{{x - \mu}}
 st.markdown(f"z has mean {z.mean():.1g} (0 up to rounding) and variance {z.var():.6f}; "
             f"ε = {cfg.layer_norm_eps:g} only guards against dividing by 0.")
 shown_dims = 48  # of 384: enough to see the shift and the rescaling, few enough to read
-st.plotly_chart(line_chart(np.arange(1, shown_dims + 1), {
+show_figure(line_chart(np.arange(1, shown_dims + 1), {
     "x: residual sum (input)": x[:shown_dims], "z: mean 0, variance 1": z[:shown_dims],
     "y = γ z + β (output)": y[:shown_dims]},
     title=f"One token's first {shown_dims} of {cfg.d_model} numbers, before and after "
@@ -279,20 +280,20 @@ one = 1.0 - pt.ablate_head(text, l, h, PAGE_MAX_TOKENS).cosine
 focus = analysis.max_weight(trace.attentions[l]).mean(axis=-1)  # (H,)
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(matrix_heatmap(w, tokens, tokens, title=f"How layer {layer}, head {head} "
+    show_figure(matrix_heatmap(w, tokens, tokens, title=f"How layer {layer}, head {head} "
                                    "attends", decimals=2, font_size=font - 2),
                     key="pre_fig_ablated_head")
 with right:
     st.metric(f"Switch off layer {layer}, head {head}: cosine with the original embedding",
               f"{1 - one:.5f}")
     st.caption(f"1 − cosine = {one:.2g}: how far the sentence embedding moved.")
-    st.plotly_chart(bar_chart([f"H{n + 1}" for n in range(H)], focus,
+    show_figure(bar_chart([f"H{n + 1}" for n in range(H)], focus,
                               title=f"Layer {layer}: how sharply each head attends",
                               x_title="head", y_title="mean largest weight", y_range=(0, 1.05),
                               decimals=2, font_size=font), key="pre_fig_focus")
 if T <= ABLATE_ALL_MAX_TOKENS:
     moved = layer_ablation(text, l)
-    st.plotly_chart(bar_chart([f"H{n + 1}" for n in range(H)], moved,
+    show_figure(bar_chart([f"H{n + 1}" for n in range(H)], moved,
                               title=f"Layer {layer}: 1 − cosine after switching each head off",
                               x_title="head switched off", y_title="1 − cosine", decimals=4,
                               colour=SERIES_COLOURS[5], font_size=font), key="pre_fig_ablation")

@@ -4,9 +4,10 @@ Not a test (the numbers depend on the machine and on its load): it starts its ow
 ``streamlit run dashboard.py``, opens each page (home and every ``pages/*.py``) in
 headless Chromium at 1280 × 720 (``--presenter``: in presenter mode), and moves a
 slider of the main area with its arrow keys (right, then left, alternately, so the
-value goes back and forth; left first for a slider at its largest value). By default that is the page's first slider; ``--all``
-measures every slider of the page. Sliders inside a form (lesson 8's training
-settings) are left out: moving them redraws nothing until the form is submitted.
+value goes back and forth; left first for a slider at its largest value). By default
+that is the page's first slider; ``--all`` measures every slider of the page. Sliders
+inside a form (lesson 8's training settings) are left out: moving them redraws nothing
+until the form is submitted.
 
 For each press it takes the time from the key press to the last change of the page's
 DOM or the end of the last long task (Plotly drawing), once the page has been calm for

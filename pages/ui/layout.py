@@ -282,6 +282,15 @@ def figure_font(presenter: bool) -> int:
     return 20 if presenter else 14
 
 
+def show_figure(fig, *, key: str | None = None) -> None:
+    """Draw a figure from pages.ui.figures, in the look it carries (its own template).
+
+    Streamlit's chart theme is off: it would restyle the figure in the browser on every
+    draw, which is most of a redraw's cost on a slow classroom machine. A figure whose
+    JSON is unchanged since the last run is not drawn again (Streamlit compares it)."""
+    st.plotly_chart(fig, theme=None, key=key)
+
+
 def lesson_header(title: str, goal: str) -> None:
     """The title and the one-line goal of a lesson."""
     st.title(title)

@@ -106,7 +106,7 @@ CASES = {
 def _validated(traces: list[dict], layout: dict) -> go.Figure:
     """``figures.figure`` as plotly would build it, checking every property."""
     return go.Figure(data=[{k: v for k, v in t.items() if v is not None} for t in traces],
-                     layout=layout)
+                     layout={"template": figures.TEMPLATE, **layout})
 
 
 def _json(fig: go.Figure):
