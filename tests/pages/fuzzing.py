@@ -10,6 +10,10 @@ Environment:
     FUZZ_ROUNDS  rounds per page (default 25; CI's deep run uses 200)
     FUZZ_SEED    seed of the run (default 1234); a failure prints the seed and the
                  settings to reproduce it.
+    FUZZ_PAGE_SECONDS  a page's rounds stop once they have taken this long (default 60;
+                 at least MIN_ROUNDS run, and the count is printed). Lesson 7 measures
+                 timings on every run, about 6 s a round on 2 busy cores: without the
+                 limit its 25 rounds alone took 150 s of the suite. "inf" for a deep run.
     FUZZ_MAX_SECONDS  if set, a script run slower than this fails too (SPEC 6 asks
                  for about 1.5 s at the largest settings; off by default, as shared
                  CI machines are noisy).
@@ -45,6 +49,8 @@ from streamlit.testing.v1.element_tree import Dataframe, Widget
 FUZZ_ROUNDS = int(os.environ.get("FUZZ_ROUNDS", "25"))
 FUZZ_SEED = int(os.environ.get("FUZZ_SEED", "1234"))
 FUZZ_MAX_SECONDS = float(os.environ.get("FUZZ_MAX_SECONDS") or "inf")
+FUZZ_PAGE_SECONDS = float(os.environ.get("FUZZ_PAGE_SECONDS") or "60")
+MIN_ROUNDS = 8
 RUN_TIMEOUT = 30  # seconds per script run
 MAX_DISTINCT_FAILURES = 3  # keep fuzzing after a failure to report a few distinct ones
 
@@ -495,7 +501,12 @@ def fuzz(at: AppTest, script: Path, rounds: int = FUZZ_ROUNDS,
     history: list[list[Setting]] = []
     failures: dict[str, str] = {}
     slowest = (0.0, -1)
+    started = time.perf_counter()
     for round_no in range(rounds):
+        if round_no >= MIN_ROUNDS and time.perf_counter() - started > FUZZ_PAGE_SECONDS:
+            print(f"{script.name}: stopped after {round_no} of {rounds} rounds, "
+                  f"FUZZ_PAGE_SECONDS={FUZZ_PAGE_SECONDS:g}")
+            break
         candidates = [*controls(at), *editors(at)]
         if not candidates:
             break
