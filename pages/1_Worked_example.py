@@ -320,11 +320,11 @@ def softmax_onwards(inputs: dict, problems: dict, tokens: list[str], v_cols: lis
         st.markdown(f"Shape: W ({T} × {T}) · V ({T} × {d_v}) → O ({T} × {d_v}). Each output "
                     "row is a blend of the value rows, mixed by that query's weights.")
     with right:
+        # A table, not a second heatmap: the numbers are what a student checks, and a
+        # second figure changing with τ would double the browser's redraw of this section.
         if not waits_for(problems, "QKV", "the output"):
-            show_figure(matrix_heatmap(trace.output, tokens, v_cols,
-                                       title="Output O = W V", kind="values",
-                                       decimals=FIGURE_DECIMALS, x_title="dimension",
-                                       font_size=font), key="we_fig_output")
+            st.markdown("**Output O = W V** (rows are queries, columns are dimensions):")
+            show_small_matrix(trace.output, tokens, v_cols, decimals)
 
     st.header("One cell, written out in full")
     if not waits_for(problems, "QK", "a weight by hand"):
