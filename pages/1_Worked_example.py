@@ -32,10 +32,11 @@ from pages.ui.tables import (
     typed_text,
 )
 
-# Numbers printed in the figures' cells (and on hover). Fixed, not the "Decimals" control:
-# that control sets the tables, the arithmetic and the checking; were the figures to follow
-# it, moving it would redraw every figure of the page.
-FIGURE_DECIMALS = 3
+# Numbers printed in the figures' cells (and on hover), and in the inputs' story above
+# step 3. Fixed, not the "Decimals" control: that control (in step 3) sets the tables, the
+# arithmetic and the checking from step 3 on; were the figures to follow it, moving it
+# would redraw every figure of the page.
+FIXED_DECIMALS = 3
 
 presenter = setup_page("Worked example", "✏️")
 lesson_header(
@@ -55,10 +56,9 @@ chosen_dk = c_dk.slider("d_k", 1, 4, 2, key="we_dk", disabled=fixed, **URL)
 chosen_dv = c_dv.slider("d_v", 1, 4, 3, key="we_dv", disabled=fixed, **URL)
 seed = seed_input(c_seed, "we_seed", disabled=preset == "textbook")
 
-c_scale, c_causal, c_dec = st.columns(3)
+c_scale, c_causal, _ = st.columns(3)
 scaled = c_scale.toggle("Divide by √d_k", value=True, key="we_scale", **URL)
 causal = c_causal.toggle("Causal mask", value=False, key="we_causal", **URL)
-decimals = c_dec.slider("Decimals shown (and checked)", 2, 6, 3, key="we_decimals", **URL)
 
 example = worked_example(preset, n_tokens, chosen_dk, chosen_dv, seed)
 T, d_k, d_v = example.q.shape[0], example.q.shape[1], example.v.shape[1]
@@ -151,7 +151,7 @@ def scores_figure() -> None:
     if not waits_for(problems, "QK", "the scores"):
         show_figure(matrix_heatmap(trace.raw_scores, tokens, tokens,
                                    title="Scores S = Q Kᵀ", kind="scores",
-                                   decimals=FIGURE_DECIMALS, font_size=font),
+                                   decimals=FIXED_DECIMALS, font_size=font),
                     key="we_fig_scores")
 
 
@@ -173,7 +173,7 @@ if example.x is not None:
                 row_labels = list(example.tokens) if name == "X" else [f"d{r + 1}" for r in
                                                                         range(m.shape[0])]
                 show_small_matrix(m, row_labels, [f"{c + 1}" for c in range(m.shape[1])],
-                                  decimals)
+                                  FIXED_DECIMALS)
 
 st.header("Step 1 · Scores: how well each query matches each key")
 left, right = st.columns([2, 3])
@@ -192,7 +192,7 @@ left, right = st.columns([2, 3])
 with left:
     if scaled:
         st.latex(rf"\tilde S = \frac{{S}}{{\sqrt{{d_k}}}} = \frac{{S}}{{\sqrt{{{d_k}}}}}")
-        st.markdown(f"Every score is divided by √d_k = √{d_k} = {np.sqrt(d_k):.{decimals}f}, "
+        st.markdown(f"Every score is divided by √d_k = √{d_k} = {np.sqrt(d_k):.{FIXED_DECIMALS}f}, "
                     "which keeps the scores from growing with d_k (lesson 2 shows why).")
     else:
         st.latex(r"\tilde S = S \quad\text{(scaling switched off)}")
@@ -204,7 +204,7 @@ with right:
     if not waits_for(problems, "QK", "the scaled scores"):
         show_figure(matrix_heatmap(trace.masked_scores, tokens, tokens,
                                        title="Scaled scores" + (" (masked)" if causal else ""),
-                                       kind="scores", decimals=FIGURE_DECIMALS, font_size=font),
+                                       kind="scores", decimals=FIXED_DECIMALS, font_size=font),
                         key="we_fig_scaled")
 
 
@@ -277,12 +277,12 @@ def check_your_work(trace, decimals: int, signature: list) -> None:
 
 @st.fragment
 def softmax_onwards(inputs: dict, problems: dict, tokens: list[str], v_cols: list[str],
-                    scaled: bool, causal: bool, decimals: int, signature: list,
-                    results: dict) -> None:
-    """Steps 3 and 4, the cell written out and the checking: everything that depends on τ.
+                    scaled: bool, causal: bool, signature: list, results: dict) -> None:
+    """Steps 3 and 4, the cell written out and the checking: all that depends on τ and on
+    the decimals shown.
 
-    A fragment, so that moving τ redraws these sections and not the inputs or S. What
-    it computes is kept in ``results`` for the downloads at the end of the page.
+    A fragment, so that moving τ or the decimals redraws these sections and not the inputs
+    or S. What it computes is kept in ``results`` for the downloads at the end of the page.
     """
     problems.pop("scores", None)  # a τ that overflowed may have been moved since
     T, d_v = len(tokens), len(v_cols)
@@ -293,13 +293,16 @@ def softmax_onwards(inputs: dict, problems: dict, tokens: list[str], v_cols: lis
         temperature = st.slider("Softmax temperature τ", 0.1, 5.0, 1.0, 0.05, key="we_temp",
                                 help="Below 1 it sharpens the weights, above 1 it flattens "
                                      "them.", **URL)
+        decimals = st.slider("Decimals shown (and checked)", 2, 6, 3, key="we_decimals",
+                             help="Of the tables, the arithmetic and the checking below.",
+                             **URL)
         trace, steps = attend(inputs, problems, temperature, scaled=scaled, causal=causal,
                               d_v=d_v, show=False)
     with right:
         if not waits_for(problems, "QK", "the weights"):
             show_figure(matrix_heatmap(trace.weights, tokens, tokens,
                                        title="Attention weights W (rows sum to 1)",
-                                       kind="weights", decimals=FIGURE_DECIMALS,
+                                       kind="weights", decimals=FIXED_DECIMALS,
                                        font_size=font), key="we_fig_weights")
     if trace is not None:
         # Full width: in the narrow column a 6-token table lost its last columns.
@@ -406,7 +409,7 @@ def download_section(results: dict) -> None:
 # The sections from the softmax on rerun alone when τ moves (st.fragment); what they
 # compute is kept in `results` for the downloads at the end (see pages.ui.live.keep).
 results = {"tokens": tokens}
-softmax_onwards(inputs, problems, tokens, v_cols, scaled, causal, decimals, signature, results)
+softmax_onwards(inputs, problems, tokens, v_cols, scaled, causal, signature, results)
 closing_notes()
 if not presenter and "weights" in results and not problems:
     download_section(results)
