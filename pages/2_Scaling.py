@@ -259,7 +259,8 @@ def download_trace(results: dict) -> dict:
     return {
         "settings": results["settings"] | {"n_keys": results["n_keys"],
                                            "trials": results["trials"]},
-        "temperature_sweep": {"tau": TEMPERATURES, "weights": results["sweep"]},
+        "temperature_sweep": {"d_k": TEMPERATURE_D_K, "n_keys": TEMPERATURE_KEYS,
+                              "tau": TEMPERATURES, "weights": results["sweep"]},
         "moments": results["moments"].to_dict(),
         "saturation": {n: {"scores": sat[n].scores, "weights": sat[n].weights,
                            "max_weight": sat[n].max_weight, "entropy": sat[n].entropy,
