@@ -21,15 +21,22 @@ from pages.ui.layout import (
     show_error,
     show_figure,
 )
+from pages.ui.live import keep
 from pages.ui.numbers import number_text
+from pages.ui.static_tables import show_small_matrix
 from pages.ui.tables import (
     downloads,
     editor_key,
     linked_editor,
-    show_matrix,
     typed_answers,
     typed_text,
 )
+
+# Numbers printed in the figures' cells (and on hover), and in the inputs' story above
+# step 3. Fixed, not the "Decimals" control: that control (in step 3) sets the tables, the
+# arithmetic and the checking from step 3 on; were the figures to follow it, moving it
+# would redraw every figure of the page.
+FIXED_DECIMALS = 3
 
 presenter = setup_page("Worked example", "✏️")
 lesson_header(
@@ -49,10 +56,9 @@ chosen_dk = c_dk.slider("d_k", 1, 4, 2, key="we_dk", disabled=fixed, **URL)
 chosen_dv = c_dv.slider("d_v", 1, 4, 3, key="we_dv", disabled=fixed, **URL)
 seed = seed_input(c_seed, "we_seed", disabled=preset == "textbook")
 
-c_scale, c_causal, c_dec = st.columns(3)
+c_scale, c_causal, _ = st.columns(3)
 scaled = c_scale.toggle("Divide by √d_k", value=True, key="we_scale", **URL)
 causal = c_causal.toggle("Causal mask", value=False, key="we_causal", **URL)
-decimals = c_dec.slider("Decimals shown (and checked)", 2, 6, 3, key="we_decimals", **URL)
 
 example = worked_example(preset, n_tokens, chosen_dk, chosen_dv, seed)
 T, d_k, d_v = example.q.shape[0], example.q.shape[1], example.v.shape[1]
@@ -98,7 +104,8 @@ for name, cols in (("Q", q_cols), ("K", k_cols), ("V", v_cols)):
             show_error(exc)
 
 
-def attend(temperature: float, *, show: bool = True):
+def attend(inputs: dict, problems: dict, temperature: float, *, scaled: bool, causal: bool,
+           d_v: int, show: bool = True):
     """The trace and softmax steps at this τ, or (None, None) and the reason in ``problems``.
 
     ``show``: also show the core's message as an error (once, beside the inputs).
@@ -108,6 +115,7 @@ def attend(temperature: float, *, show: bool = True):
     """
     if "Q" not in inputs or "K" not in inputs:
         return None, None
+    T = inputs["Q"].shape[0]
     try:
         trace = scaled_dot_product_attention(
             inputs["Q"], inputs["K"], inputs.get("V", np.zeros((T, d_v))),
@@ -124,7 +132,7 @@ def attend(temperature: float, *, show: bool = True):
         return None, None
 
 
-def waits_for(needs: str, what: str) -> bool:
+def waits_for(problems: dict, needs: str, what: str) -> bool:
     """True (and says which cell to fix) when ``what`` needs a matrix that can't be used."""
     for name in (*needs, "scores"):
         if name in problems:
@@ -135,14 +143,16 @@ def waits_for(needs: str, what: str) -> bool:
 
 
 with inputs_place:
-    trace, steps = attend(1.0)  # S and S̃, steps 1 and 2, don't depend on τ
+    # S and S̃, steps 1 and 2, don't depend on τ.
+    trace, steps = attend(inputs, problems, 1.0, scaled=scaled, causal=causal, d_v=d_v)
 
 
 def scores_figure() -> None:
-    if not waits_for("QK", "the scores"):
+    if not waits_for(problems, "QK", "the scores"):
         show_figure(matrix_heatmap(trace.raw_scores, tokens, tokens,
-                                       title="Scores S = Q Kᵀ", kind="scores",
-                                       decimals=decimals, font_size=font), key="we_fig_scores")
+                                   title="Scores S = Q Kᵀ", kind="scores",
+                                   decimals=FIXED_DECIMALS, font_size=font),
+                    key="we_fig_scores")
 
 
 if presenter:
@@ -162,7 +172,8 @@ if example.x is not None:
                 st.markdown(f"**{name}** {m.shape}")
                 row_labels = list(example.tokens) if name == "X" else [f"d{r + 1}" for r in
                                                                         range(m.shape[0])]
-                show_matrix(m, row_labels, [f"{c + 1}" for c in range(m.shape[1])], decimals)
+                show_small_matrix(m, row_labels, [f"{c + 1}" for c in range(m.shape[1])],
+                                  FIXED_DECIMALS)
 
 st.header("Step 1 · Scores: how well each query matches each key")
 left, right = st.columns([2, 3])
@@ -181,7 +192,7 @@ left, right = st.columns([2, 3])
 with left:
     if scaled:
         st.latex(rf"\tilde S = \frac{{S}}{{\sqrt{{d_k}}}} = \frac{{S}}{{\sqrt{{{d_k}}}}}")
-        st.markdown(f"Every score is divided by √d_k = √{d_k} = {np.sqrt(d_k):.{decimals}f}, "
+        st.markdown(f"Every score is divided by √d_k = √{d_k} = {np.sqrt(d_k):.{FIXED_DECIMALS}f}, "
                     "which keeps the scores from growing with d_k (lesson 2 shows why).")
     else:
         st.latex(r"\tilde S = S \quad\text{(scaling switched off)}")
@@ -190,10 +201,10 @@ with left:
         st.markdown("**Causal mask:** query i may only look at keys j ≤ i; the others become "
                     "−∞ before the softmax.")
 with right:
-    if not waits_for("QK", "the scaled scores"):
+    if not waits_for(problems, "QK", "the scaled scores"):
         show_figure(matrix_heatmap(trace.masked_scores, tokens, tokens,
                                        title="Scaled scores" + (" (masked)" if causal else ""),
-                                       kind="scores", decimals=decimals, font_size=font),
+                                       kind="scores", decimals=FIXED_DECIMALS, font_size=font),
                         key="we_fig_scaled")
 
 
@@ -211,7 +222,7 @@ def written_out(trace, steps, tokens: list[str], decimals: int) -> None:
                 f"“{md_escape(tokens[j])}”.")
     for line in cell_lines(trace, steps, i, j, decimals):
         st.latex(line)
-    if waits_for("QKV", "the output row"):
+    if waits_for(problems, "QKV", "the output row"):
         return
     st.markdown(f"And output row {i + 1}, the weighted sum of the value rows:")
     for line in output_row_lines(trace, i, decimals):
@@ -265,12 +276,16 @@ def check_your_work(trace, decimals: int, signature: list) -> None:
 
 
 @st.fragment
-def softmax_onwards() -> None:
-    """Steps 3 and 4 and all that follows: everything that depends on τ.
+def softmax_onwards(inputs: dict, problems: dict, tokens: list[str], v_cols: list[str],
+                    scaled: bool, causal: bool, signature: list, results: dict) -> None:
+    """Steps 3 and 4, the cell written out and the checking: all that depends on τ and on
+    the decimals shown.
 
-    A fragment, so that moving τ redraws these sections and not the inputs or S.
+    A fragment, so that moving τ or the decimals redraws these sections and not the inputs
+    or S. What it computes is kept in ``results`` for the downloads at the end of the page.
     """
     problems.pop("scores", None)  # a τ that overflowed may have been moved since
+    T, d_v = len(tokens), len(v_cols)
     st.header("Step 3 · Softmax along each row")
     left, right = st.columns([2, 3])
     with left:
@@ -278,18 +293,22 @@ def softmax_onwards() -> None:
         temperature = st.slider("Softmax temperature τ", 0.1, 5.0, 1.0, 0.05, key="we_temp",
                                 help="Below 1 it sharpens the weights, above 1 it flattens "
                                      "them.", **URL)
-        trace, steps = attend(temperature, show=False)
+        decimals = st.slider("Decimals shown (and checked)", 2, 6, 3, key="we_decimals",
+                             help="Of the tables, the arithmetic and the checking below.",
+                             **URL)
+        trace, steps = attend(inputs, problems, temperature, scaled=scaled, causal=causal,
+                              d_v=d_v, show=False)
     with right:
-        if not waits_for("QK", "the weights"):
+        if not waits_for(problems, "QK", "the weights"):
             show_figure(matrix_heatmap(trace.weights, tokens, tokens,
-                                           title="Attention weights W (rows sum to 1)",
-                                           kind="weights", decimals=decimals, font_size=font),
-                            key="we_fig_weights")
+                                       title="Attention weights W (rows sum to 1)",
+                                       kind="weights", decimals=FIXED_DECIMALS,
+                                       font_size=font), key="we_fig_weights")
     if trace is not None:
         # Full width: in the narrow column a 6-token table lost its last columns.
         st.markdown("Exponentials and row sums:")
-        show_matrix(np.hstack([steps.exps, steps.row_sums]), tokens, [*tokens, "row sum"],
-                    decimals)
+        show_small_matrix(np.hstack([steps.exps, steps.row_sums]), tokens,
+                          [*tokens, "row sum"], decimals)
         if np.any(steps.shift != 0):
             st.caption("These scores are large, so each row's maximum m was subtracted "
                        "before exp to avoid overflow: e^(s−m) / Σ e^(s−m) gives the same "
@@ -304,23 +323,29 @@ def softmax_onwards() -> None:
         st.markdown(f"Shape: W ({T} × {T}) · V ({T} × {d_v}) → O ({T} × {d_v}). Each output "
                     "row is a blend of the value rows, mixed by that query's weights.")
     with right:
-        if not waits_for("QKV", "the output"):
-            show_figure(matrix_heatmap(trace.output, tokens, v_cols,
-                                           title="Output O = W V", kind="values",
-                                           decimals=decimals, x_title="dimension",
-                                           font_size=font), key="we_fig_output")
+        # A table, not a second heatmap: the numbers are what a student checks, and a
+        # second figure changing with τ would double the browser's redraw of this section.
+        if not waits_for(problems, "QKV", "the output"):
+            st.markdown("**Output O = W V** (rows are queries, columns are dimensions):")
+            show_small_matrix(trace.output, tokens, v_cols, decimals)
 
     st.header("One cell, written out in full")
-    if not waits_for("QK", "a weight by hand"):
+    if not waits_for(problems, "QK", "a weight by hand"):
         written_out(trace, steps, tokens, decimals)
 
     st.header("Check your work")
-    if not waits_for("QKV", "and mark your steps"):
+    if not waits_for(problems, "QKV", "and mark your steps"):
         check_your_work(trace, decimals, signature)
 
-    closing_notes()
-    if not presenter and trace is not None and not problems:
-        download_section(trace, steps, temperature)
+    if trace is not None:
+        keep(results, "settings", {"preset": preset, "scale": trace.scale,
+                                   "temperature": temperature, "causal": causal})
+        for name, value in (("Q", trace.q), ("K", trace.k), ("V", trace.v),
+                            ("scores", trace.raw_scores), ("scaled_scores", trace.scaled_scores),
+                            ("masked_scores", trace.masked_scores), ("exps", steps.exps),
+                            ("row_sums", steps.row_sums[:, 0]), ("weights", trace.weights),
+                            ("output", trace.output)):
+            keep(results, name, value)
 
 
 def closing_notes() -> None:
@@ -365,27 +390,28 @@ def closing_notes() -> None:
         ])
 
 
-def download_section(trace, steps, temperature: float) -> None:
+def download_section(results: dict) -> None:
+    """Every matrix of the page as CSV, and the whole trace as JSON, as the page shows them
+    (``results`` is updated in place when the τ section reruns alone)."""
     st.subheader("Download")
     matrices = {
-        "Q": (trace.q, tokens, q_cols), "K": (trace.k, tokens, k_cols),
-        "V": (trace.v, tokens, v_cols),
-        "Scores S = QKᵀ": (trace.raw_scores, tokens, tokens),
-        "Scaled (masked) scores": (trace.masked_scores, tokens, tokens),
-        "Exponentials": (steps.exps, tokens, tokens),
-        "Weights W": (trace.weights, tokens, tokens),
-        "Output O": (trace.output, tokens, v_cols),
+        "Q": (results["Q"], tokens, q_cols), "K": (results["K"], tokens, k_cols),
+        "V": (results["V"], tokens, v_cols),
+        "Scores S = QKᵀ": (results["scores"], tokens, tokens),
+        "Scaled (masked) scores": (results["masked_scores"], tokens, tokens),
+        "Exponentials": (results["exps"], tokens, tokens),
+        "Weights W": (results["weights"], tokens, tokens),
+        "Output O": (results["output"], tokens, v_cols),
     }
-    downloads("we", matrices, {
-        "tokens": tokens, "settings": {"preset": preset, "scale": trace.scale,
-                                       "temperature": temperature, "causal": causal},
-        "Q": trace.q, "K": trace.k, "V": trace.v, "scores": trace.raw_scores,
-        "scaled_scores": trace.scaled_scores, "masked_scores": trace.masked_scores,
-        "exps": steps.exps, "row_sums": steps.row_sums[:, 0], "weights": trace.weights,
-        "output": trace.output,
-    })
+    downloads("we", matrices, results)
 
 
-softmax_onwards()
+# The sections from the softmax on rerun alone when τ moves (st.fragment); what they
+# compute is kept in `results` for the downloads at the end (see pages.ui.live.keep).
+results = {"tokens": tokens}
+softmax_onwards(inputs, problems, tokens, v_cols, scaled, causal, signature, results)
+closing_notes()
+if not presenter and "weights" in results and not problems:
+    download_section(results)
 
 finish_page()

@@ -7,6 +7,7 @@ import streamlit as st
 from attncore import scaling as ex
 from attncore.analysis import effective_keys, entropy, max_weight
 from pages.ui.controls import URL, seed_input
+from pages.ui.deferred_downloads import deferred_downloads
 from pages.ui.figures import SERIES_COLOURS, bar_chart, histogram, line_chart
 from pages.ui.layout import (
     bad_input_stops_page,
@@ -19,13 +20,15 @@ from pages.ui.layout import (
     show_figure,
 )
 from pages.ui.numbers import number_text
-from pages.ui.tables import downloads
+from pages.ui.panels import side_by_side
 
 D_KS = [2**n for n in range(11)]  # 1 .. 1024, the log slider's stops
 SAMPLES = [100, 300, 1000, 3000, 10000]
 TEMPERATURES = [0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0]
 LABEL = ex.SCALING_LABELS
 COLOUR = dict(zip(ex.SCALINGS, SERIES_COLOURS, strict=False))
+# Section 4's own example, whatever d_k, n and σ² are: moving them does not redraw it.
+TEMPERATURE_D_K, TEMPERATURE_KEYS = 64, 8
 
 presenter = setup_page("Why divide by √d_k", "📏")
 font = figure_font(presenter)
@@ -70,27 +73,25 @@ if not presenter:  # in presenter mode the histograms come straight after the co
         f"σ² = {sigma2:g}, and compute qᵀk, {n_samples} times. The spread of qᵀk grows like "
         "√d_k; dividing by √d_k brings it back to σ²."
     )
-left, right = st.columns(2)
 sd_raw, sd_scaled = np.sqrt(stats.theory_var), np.sqrt(stats.theory_scaled_var)
-with left:
-    show_figure(histogram(
-        stats.raw, title=f"qᵀk at d_k = {d_k}", x_title="qᵀk", font_size=font,
-        reference_pdf=lambda x: np.exp(-x**2 / (2 * sd_raw**2)) / (sd_raw * np.sqrt(2 * np.pi)),
-    ), key="sc_fig_hist_raw")
-with right:
-    show_figure(histogram(
-        stats.scaled, title=f"qᵀk / √d_k at d_k = {d_k}", x_title="qᵀk / √d_k",
-        colour=SERIES_COLOURS[1], font_size=font,
-        reference_pdf=lambda x: np.exp(-x**2 / (2 * sd_scaled**2))
-        / (sd_scaled * np.sqrt(2 * np.pi)),
-    ), key="sc_fig_hist_scaled")
+# Both histograms in one figure: d_k and the samples change both, and one figure is drawn
+# once where two were drawn one after the other.
+show_figure(side_by_side([
+    histogram(stats.raw, title=f"qᵀk at d_k = {d_k}", x_title="qᵀk", font_size=font,
+              reference_pdf=lambda x: np.exp(-x**2 / (2 * sd_raw**2))
+              / (sd_raw * np.sqrt(2 * np.pi))),
+    histogram(stats.scaled, title=f"qᵀk / √d_k at d_k = {d_k}", x_title="qᵀk / √d_k",
+              colour=SERIES_COLOURS[1], font_size=font,
+              reference_pdf=lambda x: np.exp(-x**2 / (2 * sd_scaled**2))
+              / (sd_scaled * np.sqrt(2 * np.pi))),
+], font_size=font), key="sc_fig_histograms")
 moments = pd.DataFrame(
     {"empirical mean": [stats.mean, stats.scaled_mean], "theory mean": [0.0, 0.0],
      "empirical variance": [stats.var, stats.scaled_var],
      "theory variance": [stats.theory_var, stats.theory_scaled_var]},
     index=["qᵀk", "qᵀk / √d_k"],
 )
-st.dataframe(moments.style.format(lambda x: number_text(x, 3)), width="content")
+st.table(moments.map(lambda x: number_text(x, 3)))  # static: cheap to redraw
 if not presenter:
     st.caption("Theory: Var[qᵀk] = d_k·σ⁴ and Var[qᵀk/√d_k] = σ⁴; the dashed curves are "
                "the normal densities with those variances (the sum of many products is "
@@ -109,19 +110,20 @@ show_figure(line_chart(
 
 
 @st.fragment
-def temperature_section(sweep: np.ndarray, keys: list[str]) -> None:
+def temperature_section(sweep: np.ndarray, results: dict) -> None:
     """Section 4; moving τ redraws only this section (``sweep`` holds every τ's weights)."""
-    n_keys = len(keys)
+    n_keys = sweep.shape[1]
+    keys = [f"k{j + 1}" for j in range(n_keys)]
     st.header("4 · Temperature τ: from hard to uniform attention")
-    temperature = st.select_slider("Softmax temperature τ", TEMPERATURES, value=1.0, key="sc_temp",
-                                   **URL)
+    temperature = st.select_slider("Softmax temperature τ", TEMPERATURES, value=1.0,
+                                   key="sc_temp", **URL)
     at_t = sweep[TEMPERATURES.index(temperature)]
     left, right = st.columns(2)
     with left:
         show_figure(bar_chart(keys, at_t, title=f"softmax(s / τ) at τ = {temperature:g}",
-                                  x_title="key", y_title="weight", y_range=(0, 1.1),
-                                  colour=COLOUR["sqrt_dk"], decimals=2, font_size=font),
-                        key="sc_fig_temperature_weights")
+                              x_title="key", y_title="weight", y_range=(0, 1.1),
+                              colour=COLOUR["sqrt_dk"], decimals=2, font_size=font),
+                    key="sc_fig_temperature_weights")
     with right:
         show_figure(line_chart(
             TEMPERATURES, {"max weight": max_weight(sweep),
@@ -129,38 +131,40 @@ def temperature_section(sweep: np.ndarray, keys: list[str]) -> None:
             title="Against τ (log axis)", x_title="τ", y_title="fraction", log_x=True,
             font_size=font), key="sc_fig_temperature")
     st.markdown(
-        f"The 1/√d_k scores of section 2, divided by τ. At τ = {TEMPERATURES[0]} the largest "
-        f"score takes most of the weight ({max_weight(sweep[0]):.3f}; as τ → 0 it tends to 1, "
-        f"hard attention); at τ = {TEMPERATURES[-1]:g} the weights are nearly uniform (entropy "
-        f"{entropy(sweep[-1]):.3f} of log n = {np.log(n_keys):.3f})."
+        f"One query against {n_keys} keys at d_k = {TEMPERATURE_D_K} (σ² = 1), its scores "
+        f"scaled by 1/√d_k as in section 2, then divided by τ. At τ = {TEMPERATURES[0]} the "
+        f"largest score takes most of the weight ({max_weight(sweep[0]):.3f}; as τ → 0 it "
+        f"tends to 1, hard attention); at τ = {TEMPERATURES[-1]:g} the weights are nearly "
+        f"uniform (entropy {entropy(sweep[-1]):.3f} of log n = {np.log(n_keys):.3f})."
     )
+    results["temperature"] = temperature
 
 
 @st.fragment
-def keys_onwards(stats: ex.DotProductStats, moments: pd.DataFrame) -> None:
-    """Sections 2 to 4 and the rest of the page: all that depends on the number of keys.
+def keys_and_curves(d_k: int, sigma2: float, seed: int, results: dict) -> None:
+    """Sections 2 and 3: all that depends on the number of keys (and the trials).
 
-    A fragment: moving n or the trials redraws these sections, not section 1.
+    A fragment: moving n or the trials redraws these sections only. What they compute
+    goes into ``results``, read by the downloads when a button is clicked.
     """
     st.header("2 · Large scores saturate the softmax")
     n_keys = st.slider("Keys n", 1, 64, 16, key="sc_nkeys", **URL)
     sat = ex.saturation(d_k, n_keys, np.random.default_rng(seed + 1), sigma2)
     st.markdown(f"One query against {n_keys} keys at d_k = {d_k}: the same scores under the "
                 "three scalings.")
-    cols = st.columns(3)
     keys = [f"k{j + 1}" for j in range(n_keys)]
-    for col, name in zip(cols, ex.SCALINGS, strict=True):
-        with col:
-            show_figure(bar_chart(keys, sat[name].weights, title=LABEL[name], x_title="key",
-                                      y_title="weight", y_range=(0, 1.1), colour=COLOUR[name],
-                                      decimals=2, font_size=font), key=f"sc_fig_sat_{name}")
+    # Three panels of one figure: n and d_k change all three, drawn once.
+    show_figure(side_by_side([
+        bar_chart(keys, sat[name].weights, title=LABEL[name], x_title="key", y_title="weight",
+                  y_range=(0, 1.1), colour=COLOUR[name], decimals=2, font_size=font)
+        for name in ex.SCALINGS], font_size=font), key="sc_fig_saturation")
     summary = pd.DataFrame(
         {LABEL[n]: [f"{sat[n].max_weight:.3f}", f"{sat[n].entropy:.3f} of {sat[n].max_entropy:.3f}",
                     f"{sat[n].effective_keys:.2f} of {n_keys}", f"{sat[n].jacobian_norm:.3g}"]
          for n in ex.SCALINGS},
         index=["max weight", "entropy H (of log n)", "effective keys e^H", "‖softmax Jacobian‖"],
     )
-    st.dataframe(summary, width="stretch")
+    st.table(summary)  # static: cheap to redraw
     if not presenter:
         st.caption("The Jacobian norm measures how much the weights move when the scores move: "
                    "the gradient signal that reaches Q and K during training.")
@@ -171,19 +175,16 @@ def keys_onwards(stats: ex.DotProductStats, moments: pd.DataFrame) -> None:
     with bad_input_stops_page():
         cv = curves(n_keys, trials, sigma2, seed)
     named = lambda d: {LABEL[k]: v for k, v in d.items()}  # noqa: E731
-    c1, c2, c3 = st.columns(3)
-    with c1:
-        show_figure(line_chart(D_KS, named(cv.max_weight), title="Mean max weight",
-                                   x_title="d_k", y_title="max weight", log_x=True,
-                                   font_size=font), key="sc_fig_curve_max")
-    with c2:
-        show_figure(line_chart(D_KS, named(cv.entropy) | {"log n (uniform)": np.full(
+    # Three panels of one figure, for the same reason; one legend names the scalings.
+    show_figure(side_by_side([
+        line_chart(D_KS, named(cv.max_weight), title="Mean max weight", x_title="d_k",
+                   y_title="max weight", log_x=True, font_size=font),
+        line_chart(D_KS, named(cv.entropy) | {"log n (uniform)": np.full(
             len(D_KS), cv.max_entropy)}, title="Mean entropy", x_title="d_k", y_title="nats",
-            log_x=True, dashed=("log n (uniform)",), font_size=font), key="sc_fig_curve_entropy")
-    with c3:
-        show_figure(line_chart(D_KS, named(cv.jacobian_norm), title="Mean ‖softmax Jacobian‖",
-                                   x_title="d_k", y_title="Frobenius norm", log_x=True,
-                                   font_size=font), key="sc_fig_curve_jacobian")
+            log_x=True, dashed=("log n (uniform)",), font_size=font),
+        line_chart(D_KS, named(cv.jacobian_norm), title="Mean ‖softmax Jacobian‖",
+                   x_title="d_k", y_title="Frobenius norm", log_x=True, font_size=font),
+    ], font_size=font), key="sc_fig_curves")
     st.markdown(
         f"Without scaling the mean max weight climbs from {cv.max_weight['none'][0]:.2f} to "
         f"{cv.max_weight['none'][-1]:.2f} and the gradient signal falls from "
@@ -191,11 +192,12 @@ def keys_onwards(stats: ex.DotProductStats, moments: pd.DataFrame) -> None:
         f"weights flatten (max weight {cv.max_weight['dk'][-1]:.3f}, uniform is "
         f"{1 / n_keys:.3f}); with 1/√d_k they stay where they were at d_k = 1."
     )
+    results |= {"n_keys": n_keys, "trials": trials, "keys": keys, "saturation": sat,
+                "curves": cv}
 
-    # The weights at every τ of section 4 (the downloads hold them all).
-    sweep = ex.temperature_sweep(sat["sqrt_dk"].scores, TEMPERATURES)
-    temperature_section(sweep, keys)
 
+def closing_notes() -> None:
+    """What to notice, the formulas and, off the projector, things to try and questions."""
     bullet_list("What to notice", [
         "The variance of qᵀk grows in proportion to d_k; dividing by √d_k makes it σ⁴ for "
         "every d_k: the softmax sees scores of the same size whatever the dimension.",
@@ -209,52 +211,78 @@ def keys_onwards(stats: ex.DotProductStats, moments: pd.DataFrame) -> None:
              r"\qquad \mathrm{Var}\!\left[\frac{q^\top k}{\sqrt{d_k}}\right] = \sigma^4")
     st.latex(r"\frac{\partial\, \mathrm{softmax}(s)}{\partial s} = \mathrm{diag}(p) - p\,p^\top"
              r"\;\to\; 0 \text{ as } p \to \text{one-hot}")
-    if not presenter:
-        bullet_list("Try this", [
-            "Move d_k to 1024 with scaling off and watch the max weight approach 1.",
-            "Set σ² = 4: the variance of qᵀk/√d_k becomes σ⁴ = 16, and the scaled softmax "
-            "saturates too. Scaling assumes unit-variance components (hence layer norm).",
-            "Set τ to 0.05, then 20: hard attention, then uniform attention.",
-            "Set n = 1: with a single key every scaling gives weight 1 and a zero Jacobian.",
-        ], expanded=False)
-        practice_questions("sc", [
-            {"q": "Why divide by √d_k and not by d_k?",
-             "a": "qᵀk has standard deviation σ²√d_k. Dividing by √d_k makes it σ², the same for "
-                  "every d_k. Dividing by d_k makes it σ²/√d_k, which shrinks to 0: the scores "
-                  "all become nearly equal and attention nearly uniform."},
-            {"q": "q and k have 64 independent components of variance 1. What is the variance "
-                  "of qᵀk?",
-             "value": 64.0, "tol": 1e-6,
-             "a": "d_k·σ⁴ = 64 × 1 = 64 (standard deviation 8)."},
-            {"q": "A softmax row is one-hot, p = (1, 0, 0). What is its Jacobian?",
-             "a": "diag(p) − p pᵀ = diag(1,0,0) − e₁e₁ᵀ = 0: no gradient reaches the scores."},
-        ])
-        st.subheader("Download")
-        sat_matrix = np.stack([sat[n].weights for n in ex.SCALINGS])
-        scal = [LABEL[n] for n in ex.SCALINGS]
-        downloads("sc", {
-            "Saturation weights (scaling × key)": (sat_matrix, scal, keys),
-            "Mean max weight (scaling × d_k)": (np.stack([cv.max_weight[n] for n in ex.SCALINGS]),
-                                                scal, D_KS),
-            "Mean entropy (scaling × d_k)": (np.stack([cv.entropy[n] for n in ex.SCALINGS]),
-                                             scal, D_KS),
-            "Mean Jacobian norm (scaling × d_k)": (
-                np.stack([cv.jacobian_norm[n] for n in ex.SCALINGS]), scal, D_KS),
-            "Samples (qᵀk, qᵀk/√d_k)": (np.stack([stats.raw, stats.scaled], axis=1),
-                                       list(range(1, n_samples + 1)), ["qk", "qk_scaled"]),
-        }, {
-            "settings": {"d_k": d_k, "samples": n_samples, "sigma2": sigma2, "seed": seed,
-                         "n_keys": n_keys, "trials": trials},
-            "temperature_sweep": {"tau": TEMPERATURES, "weights": sweep},
-            "moments": moments.to_dict(),
-            "saturation": {n: {"scores": sat[n].scores, "weights": sat[n].weights,
-                               "max_weight": sat[n].max_weight, "entropy": sat[n].entropy,
-                               "jacobian_norm": sat[n].jacobian_norm} for n in ex.SCALINGS},
-            "curves": {"d_k": D_KS, "max_weight": cv.max_weight, "entropy": cv.entropy,
-                       "jacobian_norm": cv.jacobian_norm},
-        })
+    if presenter:
+        return
+    bullet_list("Try this", [
+        "Move d_k to 1024 with scaling off and watch the max weight approach 1.",
+        "Set σ² = 4: the variance of qᵀk/√d_k becomes σ⁴ = 16, and the scaled softmax "
+        "saturates too. Scaling assumes unit-variance components (hence layer norm).",
+        "Set τ to 0.05, then 20: hard attention, then uniform attention.",
+        "Set n = 1: with a single key every scaling gives weight 1 and a zero Jacobian.",
+    ], expanded=False)
+    practice_questions("sc", [
+        {"q": "Why divide by √d_k and not by d_k?",
+         "a": "qᵀk has standard deviation σ²√d_k. Dividing by √d_k makes it σ², the same for "
+              "every d_k. Dividing by d_k makes it σ²/√d_k, which shrinks to 0: the scores "
+              "all become nearly equal and attention nearly uniform."},
+        {"q": "q and k have 64 independent components of variance 1. What is the variance "
+              "of qᵀk?",
+         "value": 64.0, "tol": 1e-6,
+         "a": "d_k·σ⁴ = 64 × 1 = 64 (standard deviation 8)."},
+        {"q": "A softmax row is one-hot, p = (1, 0, 0). What is its Jacobian?",
+         "a": "diag(p) − p pᵀ = diag(1,0,0) − e₁e₁ᵀ = 0: no gradient reaches the scores."},
+    ])
 
 
-keys_onwards(stats, moments)
+def download_matrices(results: dict) -> dict:
+    """Every matrix of the page, as the sections show them now: name -> (m, rows, cols)."""
+    sat, cv, keys = results["saturation"], results["curves"], results["keys"]
+    scal = [LABEL[n] for n in ex.SCALINGS]
+    stats = results["stats"]
+    return {
+        "Saturation weights (scaling × key)": (
+            np.stack([sat[n].weights for n in ex.SCALINGS]), scal, keys),
+        "Mean max weight (scaling × d_k)": (np.stack([cv.max_weight[n] for n in ex.SCALINGS]),
+                                            scal, D_KS),
+        "Mean entropy (scaling × d_k)": (np.stack([cv.entropy[n] for n in ex.SCALINGS]),
+                                         scal, D_KS),
+        "Mean Jacobian norm (scaling × d_k)": (
+            np.stack([cv.jacobian_norm[n] for n in ex.SCALINGS]), scal, D_KS),
+        "Samples (qᵀk, qᵀk/√d_k)": (np.stack([stats.raw, stats.scaled], axis=1),
+                                   list(range(1, stats.raw.size + 1)), ["qk", "qk_scaled"]),
+    }
+
+
+def download_trace(results: dict) -> dict:
+    """The whole computation as the sections show it now, for the JSON download."""
+    sat, cv = results["saturation"], results["curves"]
+    return {
+        "settings": results["settings"] | {"n_keys": results["n_keys"],
+                                           "trials": results["trials"]},
+        "temperature_sweep": {"d_k": TEMPERATURE_D_K, "n_keys": TEMPERATURE_KEYS,
+                              "tau": TEMPERATURES, "weights": results["sweep"]},
+        "moments": results["moments"].to_dict(),
+        "saturation": {n: {"scores": sat[n].scores, "weights": sat[n].weights,
+                           "max_weight": sat[n].max_weight, "entropy": sat[n].entropy,
+                           "jacobian_norm": sat[n].jacobian_norm} for n in ex.SCALINGS},
+        "curves": {"d_k": D_KS, "max_weight": cv.max_weight, "entropy": cv.entropy,
+                   "jacobian_norm": cv.jacobian_norm},
+    }
+
+
+# Sections 2 to 4 rerun alone when their own controls move (st.fragment); what they
+# compute goes into `results`, which the downloads read when a button is clicked.
+results = {"stats": stats, "moments": moments,
+           "settings": {"d_k": d_k, "samples": n_samples, "sigma2": sigma2, "seed": seed}}
+keys_and_curves(d_k, sigma2, seed, results)
+# The weights at every τ of section 4 (the downloads hold them all).
+example = ex.saturation(TEMPERATURE_D_K, TEMPERATURE_KEYS, np.random.default_rng(seed + 2))
+results["sweep"] = ex.temperature_sweep(example["sqrt_dk"].scores, TEMPERATURES)
+temperature_section(results["sweep"], results)
+closing_notes()
+if not presenter:
+    st.subheader("Download")
+    deferred_downloads("sc", list(download_matrices(results)),
+                       lambda: download_matrices(results), lambda: download_trace(results))
 
 finish_page()

@@ -234,10 +234,12 @@ def dropout(tokens: list[str], mask: np.ndarray, q: np.ndarray, k: np.ndarray,
     p = st.slider("Attention dropout p", 0.0, 0.9, 0.5, 0.1, key="mk_dropout", **URL)
     dropped = scaled_dot_product_attention(q, k, v, mask=mask, dropout=p,
                                            rng=np.random.default_rng(1))
-    st.dataframe(pd.DataFrame({"after masking": weights.sum(axis=1),
-                               "after masking and dropout": dropped.dropout_weights.sum(axis=1)},
-                              index=[f"{i + 1}: {t}" for i, t in enumerate(tokens)]).T
-                 .map(lambda v: f"{v:.4f}"), width="stretch")
+    # A static table, not st.dataframe: the grid's canvas cost most of this section's
+    # redraw each time p moved.
+    st.table(pd.DataFrame({"after masking": weights.sum(axis=1),
+                           "after masking and dropout": dropped.dropout_weights.sum(axis=1)},
+                          index=[f"{i + 1}: {t}" for i, t in enumerate(tokens)]).T
+             .map(lambda v: f"{v:.4f}"))
     st.markdown(f"Dropout zeroes weights *after* the softmax and rescales the survivors by "
                 f"1/(1 − p) = {1 / (1 - p):.3g}, so a row's sum is no longer 1 (only its "
                 "expected value is). Masking acts *before* the normalisation, so rows still "

@@ -198,8 +198,10 @@ def _check_scaling(page: Page) -> None:
     assert d_ks == [2**n for n in range(11)]
     for stat in ("max_weight", "entropy", "jacobian_norm"):
         assert all(len(v) == len(d_ks) for v in trace["curves"][stat].values()), stat
-    assert _arr(trace["temperature_sweep"]["weights"]).shape == (
-        len(trace["temperature_sweep"]["tau"]), n_keys)
+    # Section 4 has its own example: one query against its own keys, at every τ.
+    sweep = trace["temperature_sweep"]
+    assert _arr(sweep["weights"]).shape == (len(sweep["tau"]), sweep["n_keys"])
+    np.testing.assert_allclose(_arr(sweep["weights"]).sum(axis=1), 1.0, atol=1e-12)
 
 
 def _check_masks(page: Page) -> None:

@@ -78,7 +78,7 @@ def test_leakage_shows_exact_zero_before_the_changed_token():
 def test_dropout_row_sums_differ_from_one():
     at = run()
     at.slider(key="mk_dropout").set_value(0.9).run()
-    table = next(d.value for d in at.dataframe if "after masking and dropout" in d.value.index)
+    table = next(t.value for t in at.table if "after masking and dropout" in t.value.index)
     assert set(table.loc["after masking"]) == {"1.0000"}
     assert set(table.loc["after masking and dropout"]) != {"1.0000"}
 

@@ -18,12 +18,12 @@ def run(**query) -> AppTest:
 
 def moments(at: AppTest):
     """The moments table: rows qᵀk and qᵀk/√d_k."""
-    return next(df for df in (d.value for d in at.dataframe)
-                if "empirical variance" in getattr(df, "columns", []))
+    return next(df for df in (t.value for t in at.table)
+                if "empirical variance" in getattr(df, "columns", [])).map(float)
 
 
 def summary(at: AppTest):
-    return next(df for df in (d.value for d in at.dataframe)
+    return next(df for df in (t.value for t in at.table)
                 if "max weight" in getattr(df, "index", []))
 
 
@@ -64,16 +64,28 @@ def test_extreme_settings_give_numbers_not_nan(query):
 
 
 def test_temperature_slider_moves_between_hard_and_uniform():
-    at = run(sc_nkeys="4")
+    at = run()
     texts = " ".join(m.value for m in at.markdown)
     assert "hard attention" in texts
     at.select_slider(key="sc_temp").set_value(20.0).run()
     assert not at.exception
-    # At T = 20 the 1/√d_k scores (|s| of order 1) are divided by 20: every weight lies
-    # within a factor e^{±0.1·2} of 1/4, so below 0.25 · 1.25.
+    # At T = 20 the 1/√d_k scores of 8 keys (|s| of order 1, below 3 with σ² = 1) are
+    # divided by 20: every weight lies within a factor e^{±2·3/20} of 1/8.
     weights = chart_array(at, "sc_fig_temperature_weights", "y")
-    assert weights.size == 4 and weights.sum() == pytest.approx(1.0)
-    assert weights.max() < 0.25 * 1.25
+    assert weights.size == 8 and weights.sum() == pytest.approx(1.0)
+    assert weights.max() < math.exp(6 / 20) / 8
+
+
+def test_section_4_does_not_follow_d_k_n_or_sigma():
+    # Its own example: moving the controls of sections 1 to 3 leaves its figures as
+    # they were, so the browser does not draw them again.
+    at = run()
+    keys = ("sc_fig_temperature_weights", "sc_fig_temperature")
+    before = [chart_spec(at, key) for key in keys]
+    at.select_slider(key="sc_dk").set_value(512)
+    at.slider(key="sc_sigma2").set_value(2.0)
+    at.slider(key="sc_nkeys").set_value(30).run()
+    assert [chart_spec(at, key) for key in keys] == before
 
 
 def test_practice_question_checks_the_answer():
@@ -105,4 +117,5 @@ def test_presenter_mode_leaves_out_the_long_captions():
     at = run(presenter="true")
     main_captions = [c.value for c in at.main.caption]
     assert not any(c.startswith("Theory:") for c in main_captions)
-    assert len(at.get("plotly_chart")) == 11  # every figure still drawn
+    # every figure still drawn: histograms, variance, saturation, curves, temperature (2)
+    assert len(at.get("plotly_chart")) == 6

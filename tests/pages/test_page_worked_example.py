@@ -52,6 +52,12 @@ def cell_texts(at: AppTest, key: str) -> list[list[float]]:
     return [[float(x) for x in row] for row in chart_spec(at, key)["data"][0]["text"]]
 
 
+def output_cells(at: AppTest) -> list[list[float]]:
+    """The output table O = W V (columns v1, v2, ...), as numbers."""
+    out = next(t for t in tables(at) if list(t.columns)[:1] == ["v1"])
+    return [[float(x) for x in row] for row in out.to_numpy()]
+
+
 def edit(at: AppTest, key: str, rows: dict) -> AppTest:
     at.session_state[key] = {"edited_rows": rows, "added_rows": [], "deleted_rows": []}
     at.run()
@@ -69,9 +75,9 @@ def test_textbook_matrices_on_the_page_match_hand_arithmetic():
         ("we_fig_scores", "scores"),
         ("we_fig_scaled", "scaled"),
         ("we_fig_weights", "weights"),
-        ("we_fig_output", "output"),
+        ("output table", "output"),
     ]:
-        shown = cell_texts(at, key)
+        shown = output_cells(at) if key == "output table" else cell_texts(at, key)
         for got_row, hand_row in zip(shown, HAND[step], strict=True):
             for got, hand in zip(got_row, hand_row, strict=True):
                 assert got == pytest.approx(hand, abs=0.0005 + 1e-12), (key, shown)
@@ -138,11 +144,25 @@ def test_scaling_off_and_temperature_change_the_weights():
     assert w[0][1] == pytest.approx(1 / (2 * math.exp(A / 5) + 1), abs=5e-4)
 
 
-def test_precision_control_sets_decimals():
+def test_precision_control_sets_decimals_of_tables_and_arithmetic():
     at = run()
     at.slider(key="we_decimals").set_value(5).run()
-    text = chart_spec(at, "we_fig_weights")["data"][0]["text"]
-    assert text[0][0] == f"{HAND['weights'][0][0]:.5f}"
+    exps = next(t for t in tables(at) if "row sum" in t.columns)
+    assert exps.loc["x1", "x1"] == f"{math.exp(A):.5f}"  # e^0.70711 = 2.02811
+    assert f"{HAND['weights'][0][2]:.5f}" in latex_text(at)  # w13, the default cell
+
+
+FIGURES = ("we_fig_scores", "we_fig_scaled", "we_fig_weights")
+
+
+def test_figures_keep_three_decimals_whatever_the_precision_control():
+    # The control sets tables, arithmetic and checking; figures left unchanged are not
+    # drawn again by the browser.
+    at = run()
+    before = {key: chart_spec(at, key) for key in FIGURES}
+    at.slider(key="we_decimals").set_value(6).run()
+    assert {key: chart_spec(at, key) for key in FIGURES} == before
+    assert cell_texts(at, "we_fig_weights")[0][0] == round(HAND["weights"][0][0], 3)
 
 
 @pytest.mark.parametrize(
@@ -185,7 +205,7 @@ def test_edits_are_kept_in_the_link():
     again = run(we_data=saved)
     # o_1 = 0.40111·10 + 0.19778·4 + 0.40111·7 = 7.60998
     o1 = 10 * HAND["weights"][0][0] + 4 * HAND["weights"][0][1] + 7 * HAND["weights"][0][2]
-    assert cell_texts(again, "we_fig_output")[0][0] == pytest.approx(o1, abs=5e-4)
+    assert output_cells(again)[0][0] == pytest.approx(o1, abs=5e-4)
 
 
 @pytest.mark.parametrize(
@@ -230,8 +250,9 @@ def test_empty_token_name_falls_back_to_position():
     assert chart_spec(at, "we_fig_weights")["data"][0]["y"][1] == "x2"
 
 
-def dataframes(at: AppTest) -> list:
-    return [d.value for d in at.dataframe]
+def tables(at: AppTest) -> list:
+    """The page's tables, static (st.table) and grid (st.dataframe) alike."""
+    return [t.value for t in at.table] + [d.value for d in at.dataframe]
 
 
 def latex_text(at: AppTest) -> str:
@@ -275,12 +296,12 @@ def test_an_emptied_value_cell_still_shows_the_weights():
     assert cell_texts(at, "we_fig_weights")[0][0] == pytest.approx(HAND["weights"][0][0],
                                                                    abs=5e-4)
     assert "fill every cell of V" in " | ".join(i.value for i in at.info)
-    assert not [c for c in at.get("plotly_chart") if "we_fig_output" in c.proto.id]
+    assert not [t for t in tables(at) if list(t.columns)[:1] == ["v1"]]  # no O without V
 
 
 def test_six_tokens_exponentials_table_has_every_column_and_the_row_sum():
     at = run(we_preset="Random", we_tokens="6", we_dk="4", we_dv="4", we_decimals="6")
-    exps = next(df for df in dataframes(at) if "row sum" in df.columns)
+    exps = next(df for df in tables(at) if "row sum" in df.columns)
     assert list(exps.columns) == [f"x{n}" for n in range(1, 7)] + ["row sum"]
     assert exps.shape == (6, 7)
 
@@ -288,7 +309,7 @@ def test_six_tokens_exponentials_table_has_every_column_and_the_row_sum():
 def test_large_exponentials_switch_to_scientific_notation():
     at = run(we_temp="0.1")
     # Row 3 of the textbook: s̃33 = 2/√2 = 1.41421, /τ = 14.1421, e^14.1421 = 1,386,281.6.
-    exps = next(df for df in dataframes(at) if "row sum" in df.columns)
+    exps = next(df for df in tables(at) if "row sum" in df.columns)
     assert exps.loc["x3", "x3"] == "1.386×10⁶"
     assert all("−0.000" not in c and "-0.000" not in c for c in exps.to_numpy().ravel())
     assert r"1.386 \times 10^{6}" in latex_text(at.selectbox(key="we_query").set_value(2)
