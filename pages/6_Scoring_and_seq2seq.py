@@ -244,7 +244,9 @@ def local_and_hard_sections(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqPar
                     f"{np.max(np.abs(hard_context - h[chosen])):.1f}).")
         grads = pd.DataFrame({"soft ‖dc/ds_j‖": soft_grad, "hard ‖dc/ds_j‖": hard_grad},
                              index=[f"{j + 1}: {w}" for j, w in enumerate(src)])
-        st.dataframe(grads.style.format("{:.3g}"), width="stretch")
+        # a static table: this section reruns with the window's controls, and a data grid
+        # (drawn on a canvas) would be drawn again on each of them
+        st.table(grads.style.format("{:.3g}"))
     with right:
         st.markdown("Nudge any score by ±10⁻⁶ and measure how the context moves. The soft "
                     "context moves with every score; the hard one does not move at all: its "

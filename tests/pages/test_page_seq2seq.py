@@ -97,7 +97,7 @@ def test_local_weights_are_zero_outside_the_window():
 
 def test_hard_attention_gradient_is_zero_on_the_page():
     at = run()
-    table = next(d.value for d in at.dataframe if "hard ‖dc/ds_j‖" in d.value.columns)
+    table = next(d.value for d in at.table if "hard ‖dc/ds_j‖" in d.value.columns)
     assert (table["hard ‖dc/ds_j‖"] == 0).all() and (table["soft ‖dc/ds_j‖"] > 0).all()
 
 
