@@ -10,7 +10,7 @@ from attncore.softmax import softmax
 from attncore.text import SENTENCES
 from pages.ui.controls import URL, bounded_slider, capped_tokens, seed_input
 from pages.ui.figures import SERIES_COLOURS, bar_chart, matrix_heatmap
-from pages.ui.labels import md_escape
+from pages.ui.labels import md_escape, plotly_safe
 from pages.ui.layout import (
     bad_input_stops_page,
     bullet_list,
@@ -51,43 +51,60 @@ params = s2s.init_seq2seq(D, np.random.default_rng(seed))
 with bad_input_stops_page():
     h = s2s.encode(src, params)
     s = s2s.decoder_states(tgt, params)
-S, T = len(src), len(tgt)
 
-st.header("1 · Four ways to score a query against keys")
-t = bounded_slider(st, "Decoding step t (the query is the decoder state of target token t)",
-                   1, T, 2, key="s2s_step") - 1
-counts = params.parameter_counts()
-cols = st.columns(4 if not presenter else 2)
-all_weights = {}
-for n, name in enumerate(SCORE_NAMES):
-    w = softmax(s2s.score(name, s[t:t + 1], h, params))[0]
-    all_weights[name] = w
-    with cols[n % len(cols)]:
-        show_figure(bar_chart(src, w, title=f"{SCORE_LABELS[name]} ({counts[name]:,} "
-                                                f"parameters)",
-                                  x_title="source token", y_title="weight", y_range=(0, 1.1),
-                                  colour=SERIES_COLOURS[n], decimals=2, font_size=font - 2),
-                        key=f"s2s_fig_score_{n}")
-st.markdown(f"Query: the decoder state of “{md_escape(tgt[t])}”, target token {t + 1}; keys: "
-            f"the {S} encoder states. Tokens, steps and positions are counted from 1. "
-            f"d = {D}; the general and additive scores use random (untrained) matrices.")
-st.latex(r"q^\top k \qquad \frac{q^\top k}{\sqrt{d}} \qquad q^\top W k \qquad "
-         r"v^\top \tanh(W_q\, q + W_k\, k)")
-
-# Sections 2 and 3 rerun alone when their own controls move (st.fragment); what they
-# compute is kept in `results` for the downloads at the end (see pages.ui.live.keep).
-results = {"source": src, "target": tgt, "step": t + 1, "weights_by_score": all_weights}
+# Each section is a fragment with its own decoding step: moving a control redraws only
+# its own section's figures (st.fragment), never the whole page. What a section computes
+# is kept in `results` for the downloads at the end (see pages.ui.live.keep).
+results = {"source": src, "target": tgt}
+FORMULAS = {"dot": "qᵀk", "scaled_dot": "qᵀk / √d", "general": "qᵀW k",
+            "additive": "vᵀ tanh(W_q q + W_k k)"}
 
 
 @st.fragment
-def alignment_section(h: np.ndarray, s: np.ndarray, t: int, results: dict) -> None:
+def scores_section(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqParams, src: list[str],
+                   tgt: list[str], font: int, results: dict) -> None:
+    """The four scores of one decoder state against every encoder state, as one figure."""
+    st.header("1 · Four ways to score a query against keys")
+    t = bounded_slider(st, "Decoding step t (the query is the decoder state of target token t)",
+                       1, len(tgt), 2, key="s2s_step") - 1
+    weights = {name: softmax(s2s.score(name, s[t:t + 1], h, params))[0]
+               for name in SCORE_NAMES}
+    counts = params.parameter_counts()
+    left, right = st.columns([3, 2])
+    with left:
+        show_figure(matrix_heatmap(np.stack(list(weights.values())),
+                                   [SCORE_LABELS[n] for n in weights], src,
+                                   title=f"Weights of “{plotly_safe(tgt[t])}” over the source",
+                                   decimals=2, x_title="source token (key)",
+                                   y_title="score", font_size=font),
+                    key="s2s_fig_scores")
+    with right:
+        st.markdown("| score | formula | parameters |\n|---|---|---|\n" + "\n".join(
+            f"| {SCORE_LABELS[n]} | {FORMULAS[n]} | {counts[n]:,} |" for n in SCORE_NAMES))
+    st.markdown(f"Query: the decoder state of “{md_escape(tgt[t])}”, target token {t + 1}; "
+                f"keys: the {len(src)} encoder states. Each row is a softmax over the source "
+                "(it sums to 1). Tokens, steps and positions are counted from 1. "
+                f"d = {D}; the general and additive scores use random (untrained) matrices.")
+    keep(results, "step", t + 1)
+    keep(results, "weights_by_score", weights)
+
+
+scores_section(h, s, params, src, tgt, font, results)
+
+
+@st.fragment
+def alignment_section(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqParams,
+                      src: list[str], tgt: list[str], font: int, results: dict) -> None:
     """Bahdanau or Luong attention at every step, the alignment filled up to step t."""
     T = len(s)
     st.header("2 · Encoder-decoder attention, step by step")
-    c1, c2 = st.columns(2)
+    c1, c2, c3 = st.columns([2, 2, 3])
     model = c1.radio("Model", ["Bahdanau", "Luong"], horizontal=True, key="s2s_model", **URL)
     luong_score = c2.selectbox("Luong's score", list(s2s.LUONG_SCORES), key="s2s_luong_score",
                                disabled=model != "Luong", **URL)
+    with c3:
+        t = bounded_slider(st, "Decoding step t (fills the alignment row by row)", 1, T, 2,
+                           key="s2s_align_step") - 1
     if model == "Bahdanau":
         align = s2s.bahdanau(h, s, params)
         st.markdown("**Bahdanau**: additive score with the *previous* decoder state sₜ₋₁ "
@@ -99,17 +116,17 @@ def alignment_section(h: np.ndarray, s: np.ndarray, t: int, results: dict) -> No
     left, right = st.columns(2)
     with left:
         show_figure(bar_chart(src, align.weights[t], title=f"α_{t + 1} over the source",
-                                  x_title="source token", y_title="weight", y_range=(0, 1.1),
-                                  colour=SERIES_COLOURS[0], decimals=2, font_size=font),
-                        key="s2s_fig_alpha")
+                              x_title="source token", y_title="weight", y_range=(0, 1.1),
+                              colour=SERIES_COLOURS[0], decimals=2, font_size=font),
+                    key="s2s_fig_alpha")
         show_figure(bar_chart([f"{i + 1}" for i in range(D)], align.contexts[t],
-                                  title=f"Context vector c_{t + 1} = Σ α h_s", x_title="dimension",
-                                  y_title="value", colour=SERIES_COLOURS[1], decimals=2,
-                                  font_size=font), key="s2s_fig_context")
+                              title=f"Context vector c_{t + 1} = Σ α h_s", x_title="dimension",
+                              y_title="value", colour=SERIES_COLOURS[1], decimals=2,
+                              font_size=font), key="s2s_fig_context")
     with right:
         show_figure(matrix_heatmap(filled, tgt, src, title=f"Alignment after step {t + 1}",
-                                       decimals=2, x_title="source", y_title="target",
-                                       font_size=font), key="s2s_fig_alignment")
+                                   decimals=2, x_title="source", y_title="target",
+                                   font_size=font), key="s2s_fig_alignment")
     st.markdown(f"α_{t + 1} sums to {align.weights[t].sum():.6f}; move the step slider to fill "
                 "the alignment matrix row by row. The dot score finds the translation because "
                 "our toy decoder reads each word through a small lexicon; the random additive "
@@ -122,7 +139,7 @@ def alignment_section(h: np.ndarray, s: np.ndarray, t: int, results: dict) -> No
         keep(results, name, value)
 
 
-alignment_section(h, s, t, results)
+alignment_section(h, s, params, src, tgt, font, results)
 
 
 @st.cache_data(show_spinner="Training both scores on lesson 8's toy translation task (once)…")
@@ -167,41 +184,45 @@ st.markdown(
 )
 
 
-dot_scores = s2s.score("dot", s[t:t + 1], h, params)[0]  # sections 3 and 4
-
-
 @st.fragment
-def local_section(h: np.ndarray, s: np.ndarray, t: int, dot_scores: np.ndarray,
-                  results: dict) -> None:
-    """Global attention against Luong's local attention in a window around p_t."""
+def local_and_hard_sections(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqParams,
+                            src: list[str], tgt: list[str], font: int, results: dict) -> None:
+    """Global against Luong's local attention in a window around p_t, then soft against
+    hard attention, for the dot scores of one decoding step."""
     S = len(h)
     st.header("3 · Global against local attention")
-    c1, c2 = st.columns(2)
-    half = c1.slider("Window half-width D", 1, MAX_TOKENS, 2, key="s2s_window", **URL)
-    mode = c2.radio("Window centre p_t", ["monotonic", "predictive"], horizontal=True,
+    c1, c2, c3 = st.columns([3, 2, 2])
+    with c1:
+        t = bounded_slider(st, "Decoding step t (the query of sections 3 and 4)", 1, len(s),
+                           2, key="s2s_local_step") - 1
+    half = c2.slider("Window half-width D", 1, MAX_TOKENS, 2, key="s2s_window", **URL)
+    mode = c3.radio("Window centre p_t", ["monotonic", "predictive"], horizontal=True,
                     key="s2s_local_mode", **URL)
     if half >= S:
         st.info(f"D = {half} covers the whole source ({S} tokens): local attention is global "
                 "attention times the Gaussian.")
+    dot_scores = s2s.score("dot", s[t:t + 1], h, params)[0]  # (S,)
     p_t = (s2s.monotonic_position(t, S) if mode == "monotonic"
            else s2s.predictive_position(s[t], params, S))
     local = s2s.local_attention(dot_scores, h, p_t, half)
     centre = p_t + 1  # the core counts source positions from 0, the page from 1
     left, right = st.columns(2)
     with left:
-        show_figure(bar_chart(src, softmax(dot_scores), title="Global (dot score)",
-                                  x_title="source token", y_title="weight", y_range=(0, 1.1),
-                                  colour=SERIES_COLOURS[0], decimals=2, font_size=font),
-                        key="s2s_fig_global")
+        show_figure(bar_chart(src, softmax(dot_scores),
+                              title=f"Global (dot score), step {t + 1}",
+                              x_title="source token", y_title="weight", y_range=(0, 1.1),
+                              colour=SERIES_COLOURS[0], decimals=2, font_size=font),
+                    key="s2s_fig_global")
     with right:
         show_figure(bar_chart(src, local.weights,
-                                  title=f"Local, p_t = {centre:.2f}, D = {half}",
-                                  x_title="source token", y_title="weight", y_range=(0, 1.1),
-                                  colour=SERIES_COLOURS[2], decimals=2, font_size=font),
-                        key="s2s_fig_local")
+                              title=f"Local, p_t = {centre:.2f}, D = {half}",
+                              x_title="source token", y_title="weight", y_range=(0, 1.1),
+                              colour=SERIES_COLOURS[2], decimals=2, font_size=font),
+                    key="s2s_fig_local")
     rule = ("Monotonic: p_t = t, the decoding step (at most S)" if mode == "monotonic"
             else "Predictive: p_t = 1 + S·σ(v_pᵀ tanh(W_p sₜ)), anywhere from 1 to S + 1")
     st.markdown(
+        f"Query: the decoder state of “{md_escape(tgt[t])}”, step {t + 1}. "
         f"{rule}: p_t = {centre:.2f}, a source position counted from 1. Outside "
         "[p_t − D, p_t + D] the weights are exactly 0; inside, the "
         f"softmax is multiplied by a Gaussian with σ = D/2 = {half / 2:g}, so the weights sum "
@@ -209,29 +230,34 @@ def local_section(h: np.ndarray, s: np.ndarray, t: int, dot_scores: np.ndarray,
     )
     st.latex(r"a_t(s) = \mathrm{softmax}_{s \in [p_t - D,\, p_t + D]}\big(\mathrm{score}(s_t, h_s)"
              r"\big)\, \exp\!\left(-\frac{(s - p_t)^2}{2\sigma^2}\right),\quad \sigma = D/2")
-    keep(results, "local", {"p_t_from_1": centre, "D": half, "weights": local.weights})
+    keep(results, "local", {"step": t + 1, "p_t_from_1": centre, "D": half,
+                            "weights": local.weights})
+
+    st.header("4 · Soft against hard attention")
+    chosen, hard_context = s2s.hard_attention(dot_scores, h)
+    soft_grad, hard_grad = s2s.context_gradient(dot_scores, h)
+    left, right = st.columns(2)
+    with left:
+        st.markdown(f"At step {t + 1}, **soft**: c = Σ α_s h_s, a blend of all {S} states. "
+                    f"**Hard**: pick one position, here the argmax, “{md_escape(src[chosen])}”, "
+                    f"and c is exactly h_{chosen + 1} (difference "
+                    f"{np.max(np.abs(hard_context - h[chosen])):.1f}).")
+        grads = pd.DataFrame({"soft ‖dc/ds_j‖": soft_grad, "hard ‖dc/ds_j‖": hard_grad},
+                             index=[f"{j + 1}: {w}" for j, w in enumerate(src)])
+        # a static table: this section reruns with the window's controls, and a data grid
+        # (drawn on a canvas) would be drawn again on each of them
+        st.table(grads.style.format("{:.3g}"))
+    with right:
+        st.markdown("Nudge any score by ±10⁻⁶ and measure how the context moves. The soft "
+                    "context moves with every score; the hard one does not move at all: its "
+                    "gradient is 0 almost everywhere (and undefined where the choice flips). "
+                    "Backpropagation gets no signal, so hard attention is trained with "
+                    "sampling estimators such as REINFORCE instead.")
+    keep(results, "hard", {"step": t + 1, "chosen_from_1": chosen + 1,
+                           "soft_gradient": soft_grad, "hard_gradient": hard_grad})
 
 
-local_section(h, s, t, dot_scores, results)
-
-st.header("4 · Soft against hard attention")
-chosen, hard_context = s2s.hard_attention(dot_scores, h)
-soft_grad, hard_grad = s2s.context_gradient(dot_scores, h)
-left, right = st.columns(2)
-with left:
-    st.markdown(f"**Soft**: c = Σ α_s h_s, a blend of all {S} states. **Hard**: pick one "
-                f"position, here the argmax, “{md_escape(src[chosen])}”, and c is exactly "
-                f"h_{chosen + 1} (difference "
-                f"{np.max(np.abs(hard_context - h[chosen])):.1f}).")
-    grads = pd.DataFrame({"soft ‖dc/ds_j‖": soft_grad, "hard ‖dc/ds_j‖": hard_grad},
-                         index=[f"{j + 1}: {w}" for j, w in enumerate(src)])
-    st.dataframe(grads.style.format("{:.3g}"), width="stretch")
-with right:
-    st.markdown("Nudge any score by ±10⁻⁶ and measure how the context moves. The soft "
-                "context moves with every score; the hard one does not move at all: its "
-                "gradient is 0 almost everywhere (and undefined where the choice flips). "
-                "Backpropagation gets no signal, so hard attention is trained with sampling "
-                "estimators such as REINFORCE instead.")
+local_and_hard_sections(h, s, params, src, tgt, font, results)
 
 bullet_list("What to notice", [
     "Dot and scaled dot have no parameters; general has d², additive d_a(2d + 1).",
@@ -260,8 +286,6 @@ if not presenter:
     ])
     st.subheader("Download")
     dims = [f"{i + 1}" for i in range(D)]
-    results["hard"] = {"chosen_from_1": chosen + 1, "soft_gradient": soft_grad,
-                       "hard_gradient": hard_grad}
     downloads("s2s", {
         "Alignment (target × source)": (results["alignment"], tgt, src),
         "Scores": (results["scores"], tgt, src),

@@ -9,6 +9,7 @@ import streamlit as st
 from attncore import cost
 from pages.ui.controls import URL
 from pages.ui.figures import line_chart
+from pages.ui.latest import LatestMatrix
 from pages.ui.layout import (
     bad_input_stops_page,
     bullet_list,
@@ -42,19 +43,14 @@ if not presenter:  # on a projector the figures come first; the warning below st
                f"{cost.MAX_WEIGHT_ELEMENTS:,} weights "
                f"({cost.MAX_WEIGHT_ELEMENTS * 8 / MIB:.0f} MiB of float64) per call, at most 9 "
                "rounds. Timings run on one BLAS thread, warm up first, interleave the lengths "
-               "and keep the best of each.")
+               "and keep the best of each. H, d_k and the rounds feed all three sections: "
+               "changing one measures again; the largest n (in section 1) feeds section 1 "
+               "only.")
 
-c1, c2, c3, c4 = st.columns(4)
-max_n = c1.select_slider("Largest n", LENGTHS[2:], value=512, key="cost_max_n", **URL)
-heads = c2.slider("Heads H", 1, 8, 4, key="cost_heads", **URL)
-d_k = c3.select_slider("d_k", [16, 32, 64], value=64, key="cost_dk", **URL)
-rounds = c4.slider("Rounds (interleaved)", 3, 9, 5, key="cost_rounds", **URL)
-wanted = [n for n in LENGTHS if n <= max_n]
-ns = [n for n in wanted if heads * n * n <= cost.MAX_WEIGHT_ELEMENTS]
-if len(ns) < len(wanted):
-    st.warning(f"With H = {heads}, n stops at {ns[-1]}: n = {wanted[len(ns)]} would hold "
-               f"{heads * wanted[len(ns)] ** 2:,} weights, over the cap of "
-               f"{cost.MAX_WEIGHT_ELEMENTS:,}. Fewer heads reach a longer n.")
+c1, c2, c3 = st.columns(3)
+heads = c1.slider("Heads H", 1, 8, 4, key="cost_heads", **URL)
+d_k = c2.select_slider("d_k", [16, 32, 64], value=64, key="cost_dk", **URL)
+rounds = c3.slider("Rounds (interleaved)", 3, 9, 5, key="cost_rounds", **URL)
 again = st.button("Measure again", key="cost_again")
 
 
@@ -81,63 +77,93 @@ def measured(key: tuple, measure, force: bool):
     return mine[key]
 
 
-progress = st.progress(0.0, text="Measuring…")
-with bad_input_stops_page():
-    growth, when = measured(
-        ("growth", tuple(ns), heads, d_k, rounds),
-        lambda: cost.measure_growth(ns, heads, d_k, rounds, np.random.default_rng(0),
-                                    progress=lambda f: progress.progress(
-                                        f, text=f"Measuring: round {round(f * rounds)} of "
-                                                f"{rounds}…")),
-        again)
-progress.progress(1.0, text=f"Measured {len(ns)} lengths × {rounds} rounds on this server at "
-                            f"{when}.")
+@st.fragment
+def growth_section(heads: int, d_k: int, rounds: int, presenter: bool, font: int,
+                   results: dict, table_out: LatestMatrix) -> None:
+    """Time and memory against n, measured up to the chosen largest n. It reruns alone when
+    that n moves (st.fragment): the other sections do not depend on it."""
+    st.header("1 · Time and memory grow like n²")
+    max_n = st.select_slider("Largest n", LENGTHS[2:], value=512, key="cost_max_n", **URL)
+    wanted = [n for n in LENGTHS if n <= max_n]
+    ns = [n for n in wanted if heads * n * n <= cost.MAX_WEIGHT_ELEMENTS]
+    if len(ns) < len(wanted):
+        st.warning(f"With H = {heads}, n stops at {ns[-1]}: n = {wanted[len(ns)]} would hold "
+                   f"{heads * wanted[len(ns)] ** 2:,} weights, over the cap of "
+                   f"{cost.MAX_WEIGHT_ELEMENTS:,}. Fewer heads reach a longer n.")
+    # "Measure again" is outside this fragment: it is pressed only in a full run.
+    force = bool(st.session_state.get("cost_again"))
+    progress = st.progress(0.0, text="Measuring…")
+    with bad_input_stops_page():
+        growth, when = measured(
+            ("growth", tuple(ns), heads, d_k, rounds),
+            lambda: cost.measure_growth(ns, heads, d_k, rounds, np.random.default_rng(0),
+                                        progress=lambda f: progress.progress(
+                                            f, text=f"Measuring: round {round(f * rounds)} of "
+                                                    f"{rounds}…")),
+            force)
+    progress.progress(1.0, text=f"Measured {len(ns)} lengths × {rounds} rounds on this server "
+                                f"at {when}.")
 
-st.header("1 · Time and memory grow like n²")
-n_arr = growth.ns.astype(float)
-ms = growth.seconds * 1e3
-ref = ms[-1] * (n_arr / n_arr[-1]) ** 2  # an n² line through the last point
-left, right = st.columns(2)
-with left:
-    show_figure(line_chart(n_arr, {"measured (best)": ms, "∝ n² (reference)": ref},
-                               title="Time of one attention call", x_title="n",
-                               y_title="milliseconds", log_x=True, log_y=True,
-                               dashed=("∝ n² (reference)",), font_size=font),
-                    key="cost_fig_time")
-with right:
-    show_figure(line_chart(n_arr, {"peak, measured": growth.peak_bytes / MIB,
-                                       "weights H·n²·8 bytes": growth.weights_bytes / MIB},
-                               title="Memory of one call", x_title="n", y_title="MiB",
-                               log_x=True, log_y=True, dashed=("weights H·n²·8 bytes",),
-                               font_size=font), key="cost_fig_memory")
-table = pd.DataFrame({
-    "n": growth.ns,
-    "best time (ms)": ms,
-    "slowest round's best (ms)": growth.round_seconds.max(axis=0) * 1e3,
-    "weights H·n² (MiB)": growth.weights_bytes / MIB,
-    "peak measured (MiB)": growth.peak_bytes / MIB,
-    "peak / weights": growth.peak_bytes / growth.weights_bytes,
-})
-if not presenter:  # the figures show the same numbers on a projector
-    st.dataframe(table.style.format({c: "{:.3g}" for c in table.columns if c != "n"}),
-                 hide_index=True, width="stretch")
-fitted = ", ".join(str(n) for n in growth.fit_ns)
-spread = (f"the {rounds} rounds fitted one by one give {growth.exponent_low:.2f} to "
-          f"{growth.exponent_high:.2f}")
-if growth.conclusive:
-    st.markdown(
-        f"Fitted over n = {fitted}: time grows like **n^{growth.exponent:.2f}** ({spread}). "
-        "The arithmetic of attention grows like n² (H·n²·d_k multiply-adds and H·n² "
-        "exponentials); an exponent above 2 usually means the larger matrices no longer fit "
-        "in the processor's caches. Below n = 128 the fixed cost of each call hides the "
-        "growth, so those points are left out of the fit.")
-else:
-    st.warning(
-        f"Too noisy to conclude: fitted over n = {fitted} the exponent is "
-        f"{growth.exponent:.2f}, but {spread}, a spread over "
-        f"{cost.EXPONENT_SPREAD_LIMIT}. Other work on this machine disturbed the timings; "
-        "this run is not shared with other visitors. Press “Measure again” when the "
-        "machine is quieter.")
+    n_arr = growth.ns.astype(float)
+    ms = growth.seconds * 1e3
+    ref = ms[-1] * (n_arr / n_arr[-1]) ** 2  # an n² line through the last point
+    left, right = st.columns(2)
+    with left:
+        show_figure(line_chart(n_arr, {"measured (best)": ms, "∝ n² (reference)": ref},
+                                   title="Time of one attention call", x_title="n",
+                                   y_title="milliseconds", log_x=True, log_y=True,
+                                   dashed=("∝ n² (reference)",), font_size=font),
+                        key="cost_fig_time")
+    with right:
+        show_figure(line_chart(n_arr, {"peak, measured": growth.peak_bytes / MIB,
+                                           "weights H·n²·8 bytes": growth.weights_bytes / MIB},
+                                   title="Memory of one call", x_title="n", y_title="MiB",
+                                   log_x=True, log_y=True, dashed=("weights H·n²·8 bytes",),
+                                   font_size=font), key="cost_fig_memory")
+    table = pd.DataFrame({
+        "n": growth.ns,
+        "best time (ms)": ms,
+        "slowest round's best (ms)": growth.round_seconds.max(axis=0) * 1e3,
+        "weights H·n² (MiB)": growth.weights_bytes / MIB,
+        "peak measured (MiB)": growth.peak_bytes / MIB,
+        "peak / weights": growth.peak_bytes / growth.weights_bytes,
+    })
+    if not presenter:  # the figures show the same numbers on a projector
+        st.dataframe(table.style.format({c: "{:.3g}" for c in table.columns if c != "n"}),
+                     hide_index=True, width="stretch")
+    fitted = ", ".join(str(n) for n in growth.fit_ns)
+    spread = (f"the {rounds} rounds fitted one by one give {growth.exponent_low:.2f} to "
+              f"{growth.exponent_high:.2f}")
+    if growth.conclusive:
+        st.markdown(
+            f"Fitted over n = {fitted}: time grows like **n^{growth.exponent:.2f}** ({spread}). "
+            "The arithmetic of attention grows like n² (H·n²·d_k multiply-adds and H·n² "
+            "exponentials); an exponent above 2 usually means the larger matrices no longer fit "
+            "in the processor's caches. Below n = 128 the fixed cost of each call hides the "
+            "growth, so those points are left out of the fit.")
+    else:
+        st.warning(
+            f"Too noisy to conclude: fitted over n = {fitted} the exponent is "
+            f"{growth.exponent:.2f}, but {spread}, a spread over "
+            f"{cost.EXPONENT_SPREAD_LIMIT}. Other work on this machine disturbed the timings; "
+            "this run is not shared with other visitors. Press “Measure again” when the "
+            "machine is quieter.")
+
+    table_out.set(table.to_numpy(), [f"n={n}" for n in growth.ns], table.columns)
+    for name, value in {
+        "measured_at": when, "ns": growth.ns, "best_seconds": growth.seconds,
+        "round_seconds": growth.round_seconds, "peak_bytes": growth.peak_bytes,
+        "weights_bytes": growth.weights_bytes, "fit_ns": growth.fit_ns,
+        "exponent": growth.exponent,
+        "exponent_range": [growth.exponent_low, growth.exponent_high],
+        "conclusive": growth.conclusive}.items():
+        keep(results, name, value)
+
+
+results = {}
+measurements = LatestMatrix()  # section 1's table, for the CSV download at the end
+growth_section(heads, d_k, rounds, presenter, font, results, measurements)
+
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def chunk_result(chunk: int, heads: int, d_k: int) -> cost.ChunkExperiment:
@@ -168,7 +194,6 @@ def chunk_section(heads: int, d_k: int, results: dict) -> None:
                             "chunk_peak_bytes": cx.chunk_peak_bytes})
 
 
-results = {}
 chunk_section(heads, d_k, results)
 
 st.header("3 · Vectorised against a loop over heads")
@@ -234,17 +259,10 @@ if not presenter:
     ])
     st.subheader("Download")
     results.update({
-        "machine": "this server", "measured_at": when, "heads": heads, "d_k": d_k,
-        "rounds": rounds, "ns": growth.ns, "best_seconds": growth.seconds,
-        "round_seconds": growth.round_seconds, "peak_bytes": growth.peak_bytes,
-        "weights_bytes": growth.weights_bytes, "fit_ns": growth.fit_ns,
-        "exponent": growth.exponent,
-        "exponent_range": [growth.exponent_low, growth.exponent_high],
-        "conclusive": growth.conclusive,
+        "machine": "this server", "heads": heads, "d_k": d_k, "rounds": rounds,
         "loop_vs_vectorised": [
             {"n": lx.n, "heads": lx.heads, "d_k": lx.d_k, "loop_seconds": lx.loop_seconds,
              "vectorised_seconds": lx.vectorised_seconds, "round_ratios": lx.ratios,
              "max_difference": lx.max_difference} for lx in (here, many)]})
-    downloads("cost", {"Measurements": (table.to_numpy(), [f"n={n}" for n in growth.ns],
-                                        list(table.columns))}, results)
+    downloads("cost", {"Measurements": measurements.entry()}, results)
 finish_page()

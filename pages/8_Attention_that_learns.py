@@ -18,7 +18,7 @@ from attncore.train import (
 from attncore.train import alignment as al
 from attncore.train import sentiment as sa
 from pages.ui.controls import URL, seed_input
-from pages.ui.figures import bar_chart, line_chart, matrix_heatmap
+from pages.ui.figures import bar_chart, heatmap_grid, line_chart, matrix_heatmap
 from pages.ui.layout import (
     bullet_list,
     figure_font,
@@ -268,23 +268,30 @@ st.markdown(
     "follows it, so model A guesses on negated sentences. Self-attention lets one word's "
     "vector depend on another's, so *not* can carry the flipped meaning of the word it negates."
 )
-neg_index = sa.DISPLAY.index("the plot was not good")
-neg_words = sa.DISPLAY[neg_index].split()
-k = checkpoint_slider(attn_run, "learn_sent_checkpoint")
-heads = attn_run.snapshots["attn"].shape[2]
-cols = st.columns(heads)
-for h, col in enumerate(cols):
-    a = attn_run.snapshots["attn"][k, neg_index, h, : len(neg_words), : len(neg_words)]
-    with col:
-        show_figure(matrix_heatmap(a, neg_words, neg_words, decimals=2,
+
+
+@st.fragment
+def negation_heads(attn_run, font: int) -> None:
+    """B's self-attention on a negated sentence at one checkpoint. It reruns alone when
+    its checkpoint moves (st.fragment): nothing else on the page depends on it."""
+    neg_index = sa.DISPLAY.index("the plot was not good")
+    neg_words = sa.DISPLAY[neg_index].split()
+    k = checkpoint_slider(attn_run, "learn_sent_checkpoint")
+    attn = attn_run.snapshots["attn"][k, neg_index, :, : len(neg_words), : len(neg_words)]
+    cols = st.columns(len(attn))  # (heads, T, T)
+    for h, col in enumerate(cols):
+        with col:
+            show_figure(matrix_heatmap(attn[h], neg_words, neg_words, decimals=2,
                                        title=f"B's self-attention, head {h + 1}, step "
                                              f"{attn_run.checkpoints[k]}", font_size=font - 2),
                         key=f"learn_fig_selfattn_{h}")
-not_row = neg_words.index("not")
-best = [int(np.argmax(attn_run.snapshots["attn"][k, neg_index, h, not_row, : len(neg_words)]))
-        for h in range(heads)]
-st.caption("Row *not*: the word each head's query at *not* attends to most — "
-           + ", ".join(f"head {h + 1}: *{neg_words[b]}*" for h, b in enumerate(best)) + ".")
+    not_row = neg_words.index("not")
+    best = [int(np.argmax(a[not_row])) for a in attn]
+    st.caption("Row *not*: the word each head's query at *not* attends to most — "
+               + ", ".join(f"head {h + 1}: *{neg_words[b]}*" for h, b in enumerate(best)) + ".")
+
+
+negation_heads(attn_run, font)
 
 st.subheader("Your sentence")
 with st.expander("The vocabulary (other words are marked and left out)"):
@@ -337,6 +344,23 @@ def alignment_extra(col) -> dict:
     return {"kind": kind}
 
 
+@st.fragment
+def show_alignment_checkpoints(align_run, snap: np.ndarray, tgt_labels: list[str],
+                               src_labels: list[str], font: int) -> None:
+    """The untrained alignment beside the one at a checkpoint; reruns alone when the
+    checkpoint moves (st.fragment), and only the second map changes."""
+    k = checkpoint_slider(align_run, "learn_align_checkpoint")
+    left, right = st.columns(2)
+    panels = (("untrained", 0, "untrained (step 0)"),
+              ("checkpoint", k, f"step {align_run.checkpoints[k]}"))
+    for col, (name, index, label) in zip((left, right), panels, strict=True):
+        with col:
+            show_figure(matrix_heatmap(snap[index], tgt_labels, src_labels, decimals=2,
+                                       title=f"Alignment, {label}", x_title="English (key)",
+                                       y_title="French (query)", font_size=font - 2),
+                        key=f"learn_fig_align_{name}")
+
+
 chosen, pressed = settings_form("alignment", AlignmentConfig.steps, alignment_extra)
 key = ("alignment", chosen["kind"], chosen["seed"], chosen["steps"])
 if key in trained_settings() or pressed:
@@ -360,16 +384,7 @@ if align_run is not None:
     french, _ = al.translate_words(english)
     src_labels, tgt_labels = [*english, al.EOS], [*french, al.EOS]
     snap = align_run.snapshots["alignment"][:, example, : len(tgt_labels), : len(src_labels)]
-    k = checkpoint_slider(align_run, "learn_align_checkpoint")
-    left, right = st.columns(2)
-    panels = (("untrained", 0, "untrained (step 0)"),
-              ("checkpoint", k, f"step {align_run.checkpoints[k]}"))
-    for col, (name, index, label) in zip((left, right), panels, strict=True):
-        with col:
-            show_figure(matrix_heatmap(snap[index], tgt_labels, src_labels, decimals=2,
-                                           title=f"Alignment, {label}", x_title="English (key)",
-                                           y_title="French (query)", font_size=font - 2),
-                            key=f"learn_fig_align_{name}")
+    show_alignment_checkpoints(align_run, snap, tgt_labels, src_labels, font)
     curves_chart({chosen["kind"]: align_run}, "learn_fig_align", "Translation")
 
 
@@ -385,6 +400,25 @@ st.markdown(
     f"{InductionConfig.max_period}) learns it with a **previous-token head** in layer 1 and an "
     "**induction head** in layer 2. This one trains only when you press Train (about 5–20 s)."
 )
+@st.fragment
+def induction_heads(ind_run, font: int, presenter: bool) -> None:
+    """The four heads on one held-out sequence at a checkpoint, as one figure of four
+    panels: moving the checkpoint reruns this alone (st.fragment) and redraws one figure."""
+    k = checkpoint_slider(ind_run, "learn_ind_checkpoint")
+    labels = [str(t) for t in ind_run.examples["ids"]]
+    panels = [(layer, h) for layer in ("L1", "L2") for h in range(2)]
+    show_figure(heatmap_grid([ind_run.snapshots[layer][k, h] for layer, h in panels],
+                             labels, labels,
+                             [f"layer {layer[1]}, head {h + 1}" for layer, h in panels],
+                             columns=2 if presenter else 4, font_size=font - 4,
+                             title=f"Step {ind_run.checkpoints[k]}"),
+                key="learn_fig_ind_heads_at")
+    st.caption(f"One held-out sequence (period {ind_run.examples['period']}), step "
+               f"{ind_run.checkpoints[k]}. A previous-token head is a line just below the "
+               "diagonal; an induction head is a line one place to the right of the earlier "
+               "copy of each token, i.e. period − 1 below the diagonal.")
+
+
 chosen, pressed = settings_form("induction", InductionConfig.steps)
 key = ("induction", chosen["seed"], chosen["steps"])
 if key in trained_settings() or pressed:
@@ -409,20 +443,7 @@ if key in trained_settings() or pressed:
                                title="Each head's score over training", x_title="step",
                                y_title="score (weight on the pattern's key)", font_size=font),
                     key="learn_fig_ind_heads")
-    k = checkpoint_slider(ind_run, "learn_ind_checkpoint")
-    labels = [str(t) for t in ind_run.examples["ids"]]
-    cols = st.columns(2 if presenter else 4)
-    panels = [(layer, h) for layer in ("L1", "L2") for h in range(2)]
-    for n, (layer, h) in enumerate(panels):
-        with cols[n % len(cols)]:
-            show_figure(matrix_heatmap(ind_run.snapshots[layer][k, h], labels, labels,
-                                           title=f"layer {layer[1]}, head {h + 1}",
-                                           font_size=font - 4, compact=True),
-                            key=f"learn_fig_ind_{layer}_{h}")
-    st.caption(f"One held-out sequence (period {ind_run.examples['period']}), step "
-               f"{ind_run.checkpoints[k]}. A previous-token head is a line just below the "
-               "diagonal; an induction head is a line one place to the right of the earlier "
-               "copy of each token, i.e. period − 1 below the diagonal.")
+    induction_heads(ind_run, font, presenter)
 else:
     ind_run = None
     st.info("Press **Train** above to train the induction model at these settings.")

@@ -93,15 +93,16 @@ st.caption("[CLS] and [SEP] are added by the tokenizer; ## marks a piece that co
            f"word before it; [UNK] stands for text the {cfg.vocab_size:,}-piece vocabulary "
            "cannot spell.")
 
-c1, c2, c3 = st.columns(3)
+c1, c2 = st.columns(2)
 layer = c1.selectbox("Layer", list(range(1, L + 1)), key="pre_layer", **URL)
 # Layer 1, head 3 is a previous-token head (0.91 of its weight on the token before, on
 # average over five test sentences): a pattern worth seeing first.
 head = c2.selectbox("Head", list(range(1, H + 1)), index=min(2, H - 1), key="pre_head", **URL)
-with c3:
-    query = bounded_slider(st, "Query token (row)", 1, T, min(3, T), key="pre_query")
-l, h, i = int(layer) - 1, int(head) - 1, int(query) - 1
+l, h = int(layer) - 1, int(head) - 1
 w = trace.attentions[l, h]  # (T, T)
+# The query and key tokens below are picked inside fragments: each of those controls reruns
+# only the figures and numbers of its own section (st.fragment), never the whole page
+# (whose 72-head model view and ablation passes do not depend on them).
 
 st.header(f"1 · Head view: layer {layer}, head {head}")
 left, right = st.columns([3, 2])
@@ -112,13 +113,24 @@ with left:
                                    font_size=font,
                                    height=160 + 3 * font * min(T, 20)),
                     key="pre_fig_head")
-with right:
+
+
+@st.fragment
+def row_view(w: np.ndarray, tokens: list[str], font: int) -> None:
+    """One row of the head's weights: where the chosen query token looks."""
+    query = bounded_slider(st, "Query token (row)", 1, len(tokens), min(3, len(tokens)),
+                           key="pre_query")
+    i = int(query) - 1
     show_figure(bar_chart(tokens, w[i], title=f"Row {query}: where “{plotly_safe(tokens[i])}” "
-                              "looks", x_title="key", y_title="weight", y_range=(0, 1.05),
-                              decimals=2, font_size=font), key="pre_fig_row")
+                          "looks", x_title="key", y_title="weight", y_range=(0, 1.05),
+                          decimals=2, font_size=font), key="pre_fig_row")
     top = np.argsort(w[i])[::-1][:3]
     st.markdown(f"Row {query} (“{md_escape(tokens[i])}”) puts most weight on " + ", ".join(
         f"“{md_escape(tokens[j])}” ({w[i, j]:.4g})" for j in top) + ".")
+
+
+with right:
+    row_view(w, tokens, font)
 
 st.header(f"2 · Model view: all {L * H} heads")
 sinks = pt.special_token_mass(trace)  # (L, H, 2): [CLS], [SEP]
@@ -169,53 +181,69 @@ if not presenter:
                               "entropy (nats)": entropy.ravel()})
         st.dataframe(table.style.format(precision=3), hide_index=True, width="stretch")
 
-st.header(f"3 · One head by hand: layer {layer}, head {head}, query {query}")
-key = bounded_slider(st, "Key token (column)", 1, T, min(2, T), key="pre_key")
-j = int(key) - 1
-q, k, v = trace.q[l, h], trace.k[l, h], trace.v[l, h]  # (T, d_k) each
-root = float(np.sqrt(d_k))
-s_row = q[i] @ k.T  # (T,) raw scores of query i
-scaled = s_row / root
-shift = scaled.max()
-exps = np.exp(scaled - shift)
-st.markdown(f"This model has d_model = {cfg.d_model} and {H} heads, so each head works in "
-            f"d_k = {cfg.d_model} / {H} = {d_k} dimensions and divides by √{d_k} = "
-            f"{root:.4f} (BERT-base, with 768 / 12 = 64, divides by 8). Query {query} is "
-            f"“{md_escape(tokens[i])}”, key {key} is “{md_escape(tokens[j])}”.")
-products = q[i] * k[j]
-terms = " + ".join(f"({num(a, 3)})({num(b, 3)})" for a, b in zip(q[i][:2], k[j][:2],
-                                                                    strict=True))
-last = f"({num(q[i][-1], 3)})({num(k[j][-1], 3)})"
-st.latex(rf"s = q \cdot k = \sum_{{c=1}}^{{{d_k}}} q_c\, k_c = {terms} + \cdots + {last}")
-st.latex(rf"s = {tex(s_row[j])}\quad\text{{(the sum of all {d_k} products)}}")
-st.latex(rf"\tilde s = \frac{{s}}{{\sqrt{{{d_k}}}}} = \frac{{{tex(s_row[j])}}}"
-         rf"{{{tex(root)}}} = {tex(scaled[j])}")
-st.latex(rf"w = \frac{{e^{{\tilde s - m}}}}{{\sum_{{j'}} e^{{\tilde s_{{j'}} - m}}}} = "
-         rf"\frac{{{tex(exps[j])}}}{{{tex(exps.sum())}}} = "
-         rf"{tex(exps[j] / exps.sum())}\quad (m = {tex(shift)},\ \text{{the row maximum}})")
-st.markdown(f"The model's own weight is {w[i, j]:.6f} (difference "
-            f"{abs(exps[j] / exps.sum() - w[i, j]):.1e}). Lesson 1's attention function on this "
-            "head's q, k, v gives the same weights (largest difference "
-            f"{np.max(np.abs(scaled_dot_product_attention(q, k, v).weights - w)):.1e}).")
-out = (exps / exps.sum()) @ v  # (d_k,)
-st.latex(r"o = \sum_j w_j\, v_j = \begin{bmatrix}" + " & ".join(num(x, 3) for x in out[:4])
-         + rf" & \cdots & {num(out[-1], 3)}\end{{bmatrix}}\quad ({d_k}\text{{ numbers}})")
-st.markdown(f"The head's output for row {query} differs from the model's by at most "
-            f"{np.max(np.abs(out - trace.head_outputs[l, h, i])):.1e}.")
-if not presenter:
+st.header(f"3 · One head by hand: layer {layer}, head {head}")
+root = float(np.sqrt(d_k))  # what every score of this model is divided by
+
+
+@st.fragment
+def head_by_hand(trace: pt.PretrainedTrace, l: int, h: int, presenter: bool) -> None:
+    """Query i's score, weight and output for key j, with the real numbers of one head."""
+    cfg, tokens, T = trace.config, list(trace.tokens), len(trace.tokens)
+    H, d_k = cfg.n_heads, cfg.d_k
+    w = trace.attentions[l, h]  # (T, T)
     c1, c2 = st.columns(2)
     with c1:
-        st.markdown(f"The {d_k} products q_c k_c (they sum to s):")
-        st.dataframe(pd.DataFrame({"q_c": q[i], "k_c": k[j], "q_c × k_c": products},
-                                  index=pd.RangeIndex(1, d_k + 1, name="c")).style.format(
-            "{:.5g}"), height=300, width="stretch")
+        query = bounded_slider(st, "Query token", 1, T, min(3, T), key="pre_hand_query")
     with c2:
-        st.markdown(f"The whole row {query}, one key per line:")
-        st.dataframe(pd.DataFrame({"key": tokens, "s": s_row, f"s / √{d_k}": scaled,
-                                   "e^(s̃ − m)": exps, "weight": exps / exps.sum()},
-                                  index=pd.RangeIndex(1, T + 1, name="j")).style.format(
-            "{:.5g}", subset=["s", f"s / √{d_k}", "e^(s̃ − m)", "weight"]),
-                     height=300, width="stretch")
+        key = bounded_slider(st, "Key token (column)", 1, T, min(2, T), key="pre_key")
+    i, j = int(query) - 1, int(key) - 1
+    q, k, v = trace.q[l, h], trace.k[l, h], trace.v[l, h]  # (T, d_k) each
+    root = float(np.sqrt(d_k))
+    s_row = q[i] @ k.T  # (T,) raw scores of query i
+    scaled = s_row / root
+    shift = scaled.max()
+    exps = np.exp(scaled - shift)
+    st.markdown(f"This model has d_model = {cfg.d_model} and {H} heads, so each head works in "
+                f"d_k = {cfg.d_model} / {H} = {d_k} dimensions and divides by √{d_k} = "
+                f"{root:.4f} (BERT-base, with 768 / 12 = 64, divides by 8). Query {query} is "
+                f"“{md_escape(tokens[i])}”, key {key} is “{md_escape(tokens[j])}”.")
+    products = q[i] * k[j]
+    terms = " + ".join(f"({num(a, 3)})({num(b, 3)})" for a, b in zip(q[i][:2], k[j][:2],
+                                                                        strict=True))
+    last = f"({num(q[i][-1], 3)})({num(k[j][-1], 3)})"
+    st.latex(rf"s = q \cdot k = \sum_{{c=1}}^{{{d_k}}} q_c\, k_c = {terms} + \cdots + {last}")
+    st.latex(rf"s = {tex(s_row[j])}\quad\text{{(the sum of all {d_k} products)}}")
+    st.latex(rf"\tilde s = \frac{{s}}{{\sqrt{{{d_k}}}}} = \frac{{{tex(s_row[j])}}}"
+             rf"{{{tex(root)}}} = {tex(scaled[j])}")
+    st.latex(rf"w = \frac{{e^{{\tilde s - m}}}}{{\sum_{{j'}} e^{{\tilde s_{{j'}} - m}}}} = "
+             rf"\frac{{{tex(exps[j])}}}{{{tex(exps.sum())}}} = "
+             rf"{tex(exps[j] / exps.sum())}\quad (m = {tex(shift)},\ \text{{the row maximum}})")
+    st.markdown(f"The model's own weight is {w[i, j]:.6f} (difference "
+                f"{abs(exps[j] / exps.sum() - w[i, j]):.1e}). Lesson 1's attention function on "
+                "this head's q, k, v gives the same weights (largest difference "
+                f"{np.max(np.abs(scaled_dot_product_attention(q, k, v).weights - w)):.1e}).")
+    out = (exps / exps.sum()) @ v  # (d_k,)
+    st.latex(r"o = \sum_j w_j\, v_j = \begin{bmatrix}" + " & ".join(num(x, 3) for x in out[:4])
+             + rf" & \cdots & {num(out[-1], 3)}\end{{bmatrix}}\quad ({d_k}\text{{ numbers}})")
+    st.markdown(f"The head's output for row {query} differs from the model's by at most "
+                f"{np.max(np.abs(out - trace.head_outputs[l, h, i])):.1e}.")
+    if not presenter:
+        c1, c2 = st.columns(2)
+        with c1:
+            st.markdown(f"The {d_k} products q_c k_c (they sum to s):")
+            st.dataframe(pd.DataFrame({"q_c": q[i], "k_c": k[j], "q_c × k_c": products},
+                                      index=pd.RangeIndex(1, d_k + 1, name="c")).style.format(
+                "{:.5g}"), height=300, width="stretch")
+        with c2:
+            st.markdown(f"The whole row {query}, one key per line:")
+            st.dataframe(pd.DataFrame({"key": tokens, "s": s_row, f"s / √{d_k}": scaled,
+                                       "e^(s̃ − m)": exps, "weight": exps / exps.sum()},
+                                      index=pd.RangeIndex(1, T + 1, name="j")).style.format(
+                "{:.5g}", subset=["s", f"s / √{d_k}", "e^(s̃ − m)", "weight"]),
+                         height=300, width="stretch")
+
+
+head_by_hand(trace, l, h, presenter)
 
 st.header("4 · The Transformer block around attention")
 st.markdown(
@@ -248,24 +276,36 @@ share = ffn_norm / (attn_norm + ffn_norm)
 st.markdown("The feed-forward network's share of the change, ‖FFN‖ / (‖attention‖ + ‖FFN‖), "
             "per layer: " + ", ".join(f"L{r + 1} {share[r]:.0%}" for r in range(L)) + ".")
 
-x = trace.attn_ln_input[l, i]  # (d,) the vector LayerNorm receives
-mu, var = x.mean(), x.var()
-z = (x - mu) / np.sqrt(var + cfg.layer_norm_eps)
-y = trace.attn_ln_output[l, i]
-st.subheader(f"What LayerNorm does to one vector (“{md_escape(tokens[i])}”, layer {layer})")
-st.latex(rf"\mu = {tex(mu)},\ \sigma^2 = {tex(var)} \;\to\; z = \frac{{x - \mu}}"
-         rf"{{\sqrt{{\sigma^2 + \epsilon}}}} \;\to\; y = \gamma \odot z + \beta")
-st.markdown(f"z has mean {z.mean():.1g} (0 up to rounding) and variance {z.var():.6f}; "
-            f"ε = {cfg.layer_norm_eps:g} only guards against dividing by 0.")
-shown_dims = 48  # of 384: enough to see the shift and the rescaling, few enough to read
-show_figure(line_chart(np.arange(1, shown_dims + 1), {
-    "x: residual sum (input)": x[:shown_dims], "z: mean 0, variance 1": z[:shown_dims],
-    "y = γ z + β (output)": y[:shown_dims]},
-    title=f"One token's first {shown_dims} of {cfg.d_model} numbers, before and after "
-          "LayerNorm",
-    x_title="dimension", y_title="value", font_size=font, height=340), key="pre_fig_ln")
-st.caption(f"The model's own output differs from γ z + β by at most "
-           f"{np.max(np.abs(model.layers[l].ln1_gamma * z + model.layers[l].ln1_beta - y)):.1e}.")
+
+@st.fragment
+def layer_norm_view(trace: pt.PretrainedTrace, l: int, layer_weights, font: int) -> None:
+    """LayerNorm on one token's vector, step by step, with the model's own numbers."""
+    cfg, tokens = trace.config, list(trace.tokens)
+    st.subheader(f"What LayerNorm does to one token's vector (layer {l + 1})")
+    i = bounded_slider(st, "Token whose vector goes through LayerNorm", 1, len(tokens),
+                       min(3, len(tokens)), key="pre_ln_token") - 1
+    x = trace.attn_ln_input[l, i]  # (d,) the vector LayerNorm receives
+    mu, var = x.mean(), x.var()
+    z = (x - mu) / np.sqrt(var + cfg.layer_norm_eps)
+    y = trace.attn_ln_output[l, i]
+    st.markdown(f"The vector of “{md_escape(tokens[i])}” as it enters layer {l + 1}'s first "
+                "LayerNorm (the residual sum x + attention):")
+    st.latex(rf"\mu = {tex(mu)},\ \sigma^2 = {tex(var)} \;\to\; z = \frac{{x - \mu}}"
+             rf"{{\sqrt{{\sigma^2 + \epsilon}}}} \;\to\; y = \gamma \odot z + \beta")
+    st.markdown(f"z has mean {z.mean():.1g} (0 up to rounding) and variance {z.var():.6f}; "
+                f"ε = {cfg.layer_norm_eps:g} only guards against dividing by 0.")
+    shown_dims = 48  # of 384: enough to see the shift and the rescaling, few enough to read
+    show_figure(line_chart(np.arange(1, shown_dims + 1), {
+        "x: residual sum (input)": x[:shown_dims], "z: mean 0, variance 1": z[:shown_dims],
+        "y = γ z + β (output)": y[:shown_dims]},
+        title=f"One token's first {shown_dims} of {cfg.d_model} numbers, before and after "
+              "LayerNorm",
+        x_title="dimension", y_title="value", font_size=font, height=340), key="pre_fig_ln")
+    st.caption(f"The model's own output differs from γ z + β by at most "
+               f"{np.max(np.abs(layer_weights.ln1_gamma * z + layer_weights.ln1_beta - y)):.1e}.")
+
+
+layer_norm_view(trace, l, model.layers[l], font)
 
 st.header("5 · Is attention an explanation?")
 
@@ -276,7 +316,14 @@ def layer_ablation(sentence: str, layer_index: int) -> np.ndarray:
     return 1.0 - pt.ablate_each_head(sentence, layer_index, PAGE_MAX_TOKENS)
 
 
-one = 1.0 - pt.ablate_head(text, l, h, PAGE_MAX_TOKENS).cosine
+@st.cache_data(max_entries=64, show_spinner=False)
+def head_ablation(sentence: str, layer_index: int, head_index: int) -> float:
+    """1 − cosine of the sentence embedding with one head switched off (a pass through the
+    layers from ``layer_index`` on: cached, as every rerun of the page would repeat it)."""
+    return 1.0 - pt.ablate_head(sentence, layer_index, head_index, PAGE_MAX_TOKENS).cosine
+
+
+one = head_ablation(text, l, h)
 focus = analysis.max_weight(trace.attentions[l]).mean(axis=-1)  # (H,)
 left, right = st.columns(2)
 with left:

@@ -65,3 +65,12 @@ def test_loop_against_vectorised_at_both_settings():
     table = next(d.value for d in at.dataframe if "speed-up" in d.value.columns)
     assert len(table) == 2 and (table["largest difference"] < 1e-12).all()
     assert all("rounds:" in s for s in table["speed-up"])
+
+
+def test_the_largest_n_changes_section_1_only():
+    at = run(cost_max_n="256", cost_heads="2", cost_rounds="3")
+    loop = next(d.value for d in at.dataframe if "speed-up" in d.value.columns)
+    at.select_slider(key="cost_max_n").set_value(512).run()
+    assert list(measurements(at)["n"]) == [64, 128, 256, 512]
+    again = next(d.value for d in at.dataframe if "speed-up" in d.value.columns)
+    assert again.equals(loop)  # the loop timings were not measured again

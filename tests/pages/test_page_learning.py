@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import NOT_FUZZED, assert_no_exception, chart_array, open_page
+from conftest import NOT_FUZZED, assert_no_exception, chart_array, chart_spec, open_page
 
 from attncore.train import AlignmentConfig, SentimentConfig, train_alignment, train_sentiment
 from attncore.train.alignment import DISPLAY, translate_words
@@ -79,3 +79,19 @@ def test_lesson_6_shows_trained_scores_that_align_the_words():
     for kind in ("additive", "general"):
         weights = chart_array(at, f"s2s_fig_trained_{kind}")
         assert list(weights.argmax(axis=1)[: len(order)]) == order, kind
+
+
+def test_checkpoint_sliders_show_the_maps_of_their_step():
+    at = open_page(PAGE, **FAST)
+    at.number_input(key="learn_induction_steps").set_value(4.0)
+    at.button(key="learn_induction_train").click().run()
+    title = chart_spec(at, "learn_fig_selfattn_0")["layout"]["title"]["text"]
+    assert title.endswith("step 20")  # the last checkpoint of 20 steps
+    at.select_slider(key="learn_sent_checkpoint").set_value(0).run()
+    assert chart_spec(at, "learn_fig_selfattn_0")["layout"]["title"]["text"].endswith("step 0")
+    # the induction model's four heads: one figure of four panels at the chosen step
+    grid = chart_spec(at, "learn_fig_ind_heads_at")
+    assert [a["text"] for a in grid["layout"]["annotations"]] == [
+        "layer 1, head 1", "layer 1, head 2", "layer 2, head 1", "layer 2, head 2"]
+    at.select_slider(key="learn_ind_checkpoint").set_value(0).run()
+    assert chart_spec(at, "learn_fig_ind_heads_at")["layout"]["title"]["text"] == "Step 0"

@@ -57,12 +57,27 @@ def test_layer_head_and_query_controls_choose_the_map_and_the_row():
     np.testing.assert_allclose(chart_array(at, "pre_fig_head"), trace.attentions[3, 6], atol=1e-6)
     np.testing.assert_allclose(chart_array(at, "pre_fig_row", "y"), trace.attentions[3, 6, 4],
                                atol=1e-12)
-    assert "One head by hand: layer 4, head 7, query 5" in " ".join(h.value for h in at.header)
+    assert "One head by hand: layer 4, head 7" in " ".join(h.value for h in at.header)
+
+
+@needs_model
+def test_each_section_picks_its_own_token():
+    # The head view's row, the worked head's query and the LayerNorm token are separate
+    # controls, each beside what it changes (each section reruns alone).
+    at = run()
+    at.slider(key="pre_hand_query").set_value(5).run()
+    trace = pt.encode(DEFAULT, max_tokens=64)
+    assert "Query 5 is “" in text_of(at)
+    np.testing.assert_allclose(chart_array(at, "pre_fig_row", "y"), trace.attentions[0, 2, 2],
+                               atol=1e-12)  # the head view's row is still 3
+    at.slider(key="pre_ln_token").set_value(4).run()
+    x = trace.attn_ln_input[0, 3]
+    np.testing.assert_allclose(chart_array(at, "pre_fig_ln", "y"), x[:48], atol=1e-12)
 
 
 @needs_model
 def test_the_hand_computed_weight_is_the_model_s():
-    at = run(pre_query="3", pre_key="2")
+    at = run(pre_hand_query="3", pre_key="2")
     weight = pt.encode(DEFAULT, max_tokens=64).attentions[0, 2, 2, 1]
     assert f"The model's own weight is {weight:.6f}" in text_of(at)
     assert "divides by √32 = 5.6569" in text_of(at)  # d_k = 384 / 12 = 32
