@@ -7,7 +7,6 @@ import streamlit as st
 from attncore import scaling as ex
 from attncore.analysis import effective_keys, entropy, max_weight
 from pages.ui.controls import URL, seed_input
-from pages.ui.deferred_downloads import deferred_downloads
 from pages.ui.figures import SERIES_COLOURS, bar_chart, histogram, line_chart
 from pages.ui.layout import (
     bad_input_stops_page,
@@ -21,6 +20,7 @@ from pages.ui.layout import (
 )
 from pages.ui.numbers import number_text
 from pages.ui.panels import side_by_side
+from pages.ui.tables import downloads
 
 D_KS = [2**n for n in range(11)]  # 1 .. 1024, the log slider's stops
 SAMPLES = [100, 300, 1000, 3000, 10000]
@@ -282,7 +282,6 @@ temperature_section(results["sweep"], results)
 closing_notes()
 if not presenter:
     st.subheader("Download")
-    deferred_downloads("sc", list(download_matrices(results)),
-                       lambda: download_matrices(results), lambda: download_trace(results))
+    downloads("sc", lambda: download_matrices(results), lambda: download_trace(results))
 
 finish_page()

@@ -9,7 +9,6 @@ import streamlit as st
 from attncore import cost
 from pages.ui.controls import URL
 from pages.ui.figures import line_chart
-from pages.ui.latest import LatestMatrix
 from pages.ui.layout import (
     bad_input_stops_page,
     bullet_list,
@@ -79,7 +78,7 @@ def measured(key: tuple, measure, force: bool):
 
 @st.fragment
 def growth_section(heads: int, d_k: int, rounds: int, presenter: bool, font: int,
-                   results: dict, table_out: LatestMatrix) -> None:
+                   results: dict) -> None:
     """Time and memory against n, measured up to the chosen largest n. It reruns alone when
     that n moves (st.fragment): the other sections do not depend on it."""
     st.header("1 · Time and memory grow like n²")
@@ -149,7 +148,9 @@ def growth_section(heads: int, d_k: int, rounds: int, presenter: bool, font: int
             "this run is not shared with other visitors. Press “Measure again” when the "
             "machine is quieter.")
 
-    table_out.set(table.to_numpy(), [f"n={n}" for n in growth.ns], table.columns)
+    # read by the CSV download when clicked (this section may rerun alone after it was drawn)
+    results["measurements"] = (table.to_numpy(), [f"n={n}" for n in growth.ns],
+                               list(table.columns))
     for name, value in {
         "measured_at": when, "ns": growth.ns, "best_seconds": growth.seconds,
         "round_seconds": growth.round_seconds, "peak_bytes": growth.peak_bytes,
@@ -161,8 +162,7 @@ def growth_section(heads: int, d_k: int, rounds: int, presenter: bool, font: int
 
 
 results = {}
-measurements = LatestMatrix()  # section 1's table, for the CSV download at the end
-growth_section(heads, d_k, rounds, presenter, font, results, measurements)
+growth_section(heads, d_k, rounds, presenter, font, results)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -264,5 +264,6 @@ if not presenter:
             {"n": lx.n, "heads": lx.heads, "d_k": lx.d_k, "loop_seconds": lx.loop_seconds,
              "vectorised_seconds": lx.vectorised_seconds, "round_ratios": lx.ratios,
              "max_difference": lx.max_difference} for lx in (here, many)]})
-    downloads("cost", {"Measurements": measurements.entry()}, results)
+    downloads("cost", lambda: {"Measurements": results["measurements"]},
+              lambda: {k: v for k, v in results.items() if k != "measurements"})
 finish_page()

@@ -145,19 +145,25 @@ def to_json(payload: dict) -> str:
     return json.dumps(convert(payload), indent=1, ensure_ascii=False)
 
 
-def downloads(prefix: str, matrices: dict, trace_payload: dict) -> None:
+def downloads(prefix: str, matrices, trace_payload) -> None:
     """Download any shown matrix as CSV, or the whole computation as JSON.
 
-    ``matrices`` maps a name to ``(matrix, row_labels, col_labels)``.
+    ``matrices`` maps a name to ``(matrix, row_labels, col_labels)``, and
+    ``trace_payload`` is the JSON's dict; either may instead be a function returning it.
+    Nothing is built until a button is clicked, and then from what the page shows at
+    that moment: a section that reruns alone (``st.fragment``) after the buttons were
+    drawn, and changes a matrix (even its shape), passes a function that reads its
+    latest results.
     """
-    names = list(matrices)
+    current = matrices if callable(matrices) else lambda: matrices
+    payload = trace_payload if callable(trace_payload) else lambda: trace_payload
+    names = list(current())
     c1, c2, c3 = st.columns([2, 1, 1])
     choice = c1.selectbox("Matrix to download", names, key=f"{prefix}_dl_matrix", **URL)
-    m, rows, cols = matrices[choice]
     slug = "".join(ch if ch.isalnum() else "_" for ch in choice).strip("_").lower()
-    # Callables: the files are built only when a button is clicked, not on every rerun.
-    c2.download_button("CSV", lambda: to_csv(m, rows, cols), file_name=f"{prefix}_{slug}.csv",
-                       mime="text/csv", key=f"{prefix}_dl_csv", on_click="ignore")
-    c3.download_button("Whole trace (JSON)", lambda: to_json(trace_payload),
+    c2.download_button("CSV", lambda: to_csv(*current()[choice]),
+                       file_name=f"{prefix}_{slug}.csv", mime="text/csv",
+                       key=f"{prefix}_dl_csv", on_click="ignore")
+    c3.download_button("Whole trace (JSON)", lambda: to_json(payload()),
                        file_name=f"{prefix}_trace.json", mime="application/json",
                        key=f"{prefix}_dl_json", on_click="ignore")
