@@ -219,8 +219,14 @@ def cross_weights(src: tuple[str, ...], tgt: tuple[str, ...], d_model: int, H: i
 
 
 @st.fragment
-def cross_attention(d_model: int, H: int, seed: int, font: int) -> None:
-    """Section 5; its sentences and head picker rerun this section only."""
+def cross_attention(H: int, seed: int, font: int) -> None:
+    """Section 5; its sentences and head picker rerun this section only.
+
+    The pair goes through random heads of their own, H of them as above, in a layer of
+    the largest d_model offered (every H offered divides it): what this section shows
+    (a rectangular map whose rows sum to 1) does not depend on d_model, and a map that
+    does not change is not redrawn when d_model moves."""
+    d_model = max(D_MODELS)
     st.header("5 · Self-attention against cross-attention")
     c1, c2, c3 = st.columns([3, 3, 1])
     source = c1.text_input("Source (keys and values)", SENTENCES["translation_source"],
@@ -244,10 +250,11 @@ def cross_attention(d_model: int, H: int, seed: int, font: int) -> None:
     right.markdown(f"Queries come from the target ({len(tgt)} tokens), keys and values from "
                    f"the source ({len(src)} tokens): each head's map is {len(tgt)} × "
                    f"{len(src)}, one row per target token. Rows still sum to 1, over the "
-                   "source tokens.")
+                   f"source tokens. These are random heads of a layer of their own (H = {H}, "
+                   f"d_model = {d_model}, d_k = {d_model // H}).")
 
 
-cross_attention(d_model, H, seed, font)
+cross_attention(H, seed, font)
 
 bullet_list("What to notice", [
     "Every head has its own W_Qʰ, W_Kʰ, W_Vʰ: column slices of the full matrices, so H heads "

@@ -202,3 +202,13 @@ def test_the_matrix_picker_shows_the_heads_slice_of_each_matrix():
     spec = chart_spec(at, "mha_fig_slice")
     assert spec["layout"]["title"]["text"] == "W_V columns of head 2"
     assert chart_array(at, "mha_fig_slice").shape == (32, 8)  # (d_model, d_k) = (32, 32/4)
+
+
+def test_cross_attention_is_not_redrawn_when_d_model_moves():
+    # Its heads are a layer of their own (H as above, d_model 128): the same figure JSON,
+    # which the browser does not draw again.
+    at = run()
+    before = chart_spec(at, "mha_fig_cross")
+    at.select_slider(key="mha_dmodel").set_value(64).run()
+    assert chart_spec(at, "mha_fig_cross") == before
+    assert "H = 4, d_model = 128, d_k = 32" in markdown(at)
