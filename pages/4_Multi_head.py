@@ -147,24 +147,19 @@ patterns = mh.head_patterns(H) if weights_kind == "designed" else None
 shown = min(H, MAX_SHOWN_HEADS)
 if shown < H:
     st.caption(f"Showing the first {shown} of {H} heads; the statistics below cover all.")
+# The average is the grid's last panel: one figure for d_model, H and the seed to redraw.
 show_figure(heatmap_grid(
-    [w[h] for h in range(shown)], tokens, tokens,
-    [f"head {h + 1}" + (f": {patterns[h]}" if patterns else "") for h in range(shown)],
+    [*(w[h] for h in range(shown)), w.mean(axis=0)], tokens, tokens,
+    [f"head {h + 1}" + (f": {patterns[h]}" if patterns else "") for h in range(shown)]
+    + [f"average of the {H} heads"],
     decimals=2, font_size=font - 2, columns=2 if presenter else 4), key="mha_fig_heads")
-left, right = st.columns(2)
-with left:
-    show_figure(matrix_heatmap(w.mean(axis=0), tokens, tokens,
-                                   title=f"Average over the {H} heads", decimals=2,
-                                   font_size=font), key="mha_fig_average")
 if patterns:
-    with right:
-        rows = [(f"head {h + 1}", patterns[h],
-                 "✓" if mh.pattern_holds(w[h], patterns[h], tokens) else "✗ (masked)")
-                for h in range(shown)]
-        st.markdown("Each designed head's largest weight in every row is where its pattern "
-                    "says:")
-        st.dataframe(pd.DataFrame(rows, columns=["head", "pattern", "largest weight there"]),
-                     hide_index=True, width="stretch")
+    rows = [(f"head {h + 1}", patterns[h],
+             "✓" if mh.pattern_holds(w[h], patterns[h], tokens) else "✗ (masked)")
+            for h in range(shown)]
+    st.markdown("Each designed head's largest weight in every row is where its pattern says:")
+    st.dataframe(pd.DataFrame(rows, columns=["head", "pattern", "largest weight there"]),
+                 hide_index=True)
 if presenter:
     shapes_and_slices(2, x, params, trace, presenter)
 
@@ -173,27 +168,34 @@ stats = analysis.head_statistics(w)
 table = pd.DataFrame(stats, index=[f"head {h + 1}" for h in range(H)])
 if not presenter:
     st.dataframe(table.style.format("{:.3f}"), width="stretch")
+SIMILARITY = "similarity between heads"
 
 
 @st.fragment
-def statistic_chart(stats: dict[str, np.ndarray], font: int) -> None:
-    """One statistic of every head, as bars; its picker reruns this chart only."""
-    stat = st.selectbox("Statistic to chart", list(stats), key="mha_stat", **URL)
-    H = len(stats[stat])
-    show_figure(bar_chart([f"h{h + 1}" for h in range(H)], stats[stat], title=stat,
-                              x_title="head", y_title=stat, colour=SERIES_COLOURS[2],
-                              font_size=font), key="mha_fig_stat")
+def head_chart(stats: dict[str, np.ndarray], similarity: np.ndarray, font: int) -> None:
+    """One statistic of every head as bars, or the heads' similarity as a map.
 
-
-c1, c2 = st.columns(2)
-with c1:
-    statistic_chart(stats, font)
-with c2:
+    One chart at a time: d_model, H and the seed change them all. Its picker reruns this
+    chart only."""
+    left, right = st.columns(2)
+    chart = right.selectbox("Chart", [*stats, SIMILARITY], key="mha_stat", **URL)
+    H = len(similarity)
     heads = [f"h{h + 1}" for h in range(H)]
-    show_figure(matrix_heatmap(analysis.head_similarity(w), heads, heads,
-                                   title="Similarity between heads (cosine)", decimals=2,
-                                   x_title="head", y_title="head", font_size=font),
-                    key="mha_fig_similarity")
+    with left:
+        if chart == SIMILARITY:
+            show_figure(matrix_heatmap(similarity, heads, heads,
+                                       title="Similarity between heads (cosine)", decimals=2,
+                                       x_title="head", y_title="head", font_size=font),
+                        key="mha_fig_similarity")
+        else:
+            show_figure(bar_chart(heads, stats[chart], title=chart, x_title="head",
+                                  y_title=chart, colour=SERIES_COLOURS[2], font_size=font),
+                        key="mha_fig_stat")
+    right.caption("The similarity of two heads is the cosine between their weight maps: "
+                  "1 when they attend alike, near 0 when they look at different tokens.")
+
+
+head_chart(stats, analysis.head_similarity(w), font)
 
 st.header("4 · One head against H heads: the same parameters")
 one = mh.init_params(d_model, 1, np.random.default_rng(seed))
@@ -217,8 +219,14 @@ def cross_weights(src: tuple[str, ...], tgt: tuple[str, ...], d_model: int, H: i
 
 
 @st.fragment
-def cross_attention(d_model: int, H: int, seed: int, font: int) -> None:
-    """Section 5; its sentences and head picker rerun this section only."""
+def cross_attention(H: int, seed: int, font: int) -> None:
+    """Section 5; its sentences and head picker rerun this section only.
+
+    The pair goes through random heads of their own, H of them as above, in a layer of
+    the largest d_model offered (every H offered divides it): what this section shows
+    (a rectangular map whose rows sum to 1) does not depend on d_model, and a map that
+    does not change is not redrawn when d_model moves."""
+    d_model = max(D_MODELS)
     st.header("5 · Self-attention against cross-attention")
     c1, c2, c3 = st.columns([3, 3, 1])
     source = c1.text_input("Source (keys and values)", SENTENCES["translation_source"],
@@ -242,10 +250,11 @@ def cross_attention(d_model: int, H: int, seed: int, font: int) -> None:
     right.markdown(f"Queries come from the target ({len(tgt)} tokens), keys and values from "
                    f"the source ({len(src)} tokens): each head's map is {len(tgt)} × "
                    f"{len(src)}, one row per target token. Rows still sum to 1, over the "
-                   "source tokens.")
+                   f"source tokens. These are random heads of a layer of their own (H = {H}, "
+                   f"d_model = {d_model}, d_k = {d_model // H}).")
 
 
-cross_attention(d_model, H, seed, font)
+cross_attention(H, seed, font)
 
 bullet_list("What to notice", [
     "Every head has its own W_Qʰ, W_Kʰ, W_Vʰ: column slices of the full matrices, so H heads "

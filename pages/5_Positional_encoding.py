@@ -108,48 +108,51 @@ formula = (r"PE_{p,\,2i} = \sin\!\left(\frac{p}{b^{2i/d_{model}}}\right),\qquad 
            r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{b^{2i/d_{model}}}\right)")
 if not presenter:  # on a projector the table comes first, on the first screen
     st.latex(formula)
-show_figure(figures["table"], key="pe_fig_table")
-if presenter:
-    st.latex(formula)
-_, _, row_step, pair_step = table_sample(T, d)
-if row_step > 1 or pair_step > 1:
-    st.caption(f"The table has {T * d:,} entries: it draws "
-               f"{sample_note(row_step, pair_step, examples=True)}, "
-               "each cell a true entry, never an average. The fastest columns change more "
-               "between drawn rows than the eye can follow, so they look speckled.")
-st.markdown(f"Every value lies in [−1, 1] (here from {pe.min():.3f} to {pe.max():.3f}). "
-            "Positions are counted from 1 and the formula's p is the position − 1: position "
-            "1 has p = 0, so its row alternates 0 (sin 0) and 1 (cos 0). Dimensions and pairs "
-            "are numbered as in the formula, from 0. Left columns change fast, right columns "
-            "slowly.")
+VIEWS = ["Table", "Chosen pairs", "Wavelengths"]
+
+
 @st.fragment
-def dimensions_section(pe: np.ndarray, base: float) -> None:
-    """Chosen sin/cos pairs against position, and every pair's wavelength."""
+def table_section(pe: np.ndarray, base: float, table, font: int) -> None:
+    """The table, chosen sin/cos pairs against position, or every pair's wavelength.
+
+    One figure at a time: T, d_model and the base change all three, and every figure a
+    slider changes costs the browser a redraw. The view picker reruns this section only.
+    """
     T, d = pe.shape
-    pairs = list(range(d // 2))
-    if len(pairs) == 1:
-        chosen = [0]
-        st.caption("d_model = 2: a single sin/cos pair, pair 0, is plotted.")
-    else:
-        chosen = st.multiselect("Sin/cos pairs to plot against position", pairs,
-                                default=sorted({0, 1, d // 8, d // 2 - 1}),
-                                key="pe_pairs", **URL)
-    left, right = st.columns(2)
-    with left:
+    view = st.radio("Show", VIEWS, horizontal=True, key="pe_view", **URL,
+                    help="The table as a heatmap, chosen columns of it as curves, or the "
+                         "wavelength of every sin/cos pair.")
+    lengths = pos.wavelengths(d, base)
+    if view == "Table":
+        show_figure(table, key="pe_fig_table")
+        _, _, row_step, pair_step = table_sample(T, d)
+        if row_step > 1 or pair_step > 1:
+            st.caption(f"The table has {T * d:,} entries: it draws "
+                       f"{sample_note(row_step, pair_step, examples=True)}, "
+                       "each cell a true entry, never an average. The fastest columns change "
+                       "more between drawn rows than the eye can follow, so they look "
+                       "speckled.")
+    elif view == "Chosen pairs":
+        pairs = list(range(d // 2))
+        if len(pairs) == 1:
+            chosen = [0]
+            st.caption("d_model = 2: a single sin/cos pair, pair 0, is plotted.")
+        else:
+            chosen = st.multiselect("Sin/cos pairs to plot against position", pairs,
+                                    default=sorted({0, 1, d // 8, d // 2 - 1}),
+                                    key="pe_pairs", **URL)
         series = {f"dim {2 * i} (sin, pair {i})": pe[:, 2 * i] for i in sorted(set(chosen))[:6]}
         if series:
             show_figure(line_chart(np.arange(1, T + 1), series, title="Chosen dimensions",
-                                       x_title="position", y_title="PE", font_size=font),
-                            key="pe_fig_dims")
+                                   x_title="position", y_title="PE", font_size=font),
+                        key="pe_fig_dims")
         else:
             st.info("Choose at least one pair to plot.")
-    lengths = pos.wavelengths(d, base)
-    with right:
-        if len(lengths) > 1:  # one pair is one number, said below
-            show_figure(line_chart(np.arange(d // 2), {"wavelength 2π·b^(2i/d)": lengths},
-                                       title="Wavelength of each pair", x_title="pair i",
-                                       y_title="positions (log)", log_y=True,
-                                       font_size=font), key="pe_fig_wavelengths")
+    elif len(lengths) > 1:  # one pair is one number, said below
+        show_figure(line_chart(np.arange(d // 2), {"wavelength 2π·b^(2i/d)": lengths},
+                               title="Wavelength of each pair", x_title="pair i",
+                               y_title="positions (log)", log_y=True, font_size=font),
+                    key="pe_fig_wavelengths")
     if len(lengths) == 1:
         st.caption(f"A single pair, pair 0: its wavelength is 2π ≈ {lengths[0]:.2f} positions.")
     else:
@@ -158,18 +161,38 @@ def dimensions_section(pe: np.ndarray, base: float) -> None:
                    "progression.")
 
 
-dimensions_section(pe, base)
+table_section(pe, base, figures["table"], font)
+if presenter:
+    st.latex(formula)
+st.markdown(f"Every value lies in [−1, 1] (here from {pe.min():.3f} to {pe.max():.3f}). "
+            "Positions are counted from 1 and the formula's p is the position − 1: position "
+            "1 has p = 0, so its row alternates 0 (sin 0) and 1 (cos 0). Dimensions and pairs "
+            "are numbered as in the formula, from 0. Left columns change fast, right columns "
+            "slowly.")
+
+
+@st.fragment
+def similarity_section(figures: dict, note: str) -> None:
+    """PE · PEᵀ or the cosine similarity: one map at a time (its picker reruns it alone)."""
+    left, right = st.columns(2)
+    name = right.radio("Similarity", ["PE · PEᵀ", "Cosine"], horizontal=True,
+                       key="pe_similarity", **URL)
+    with left:
+        if name == "Cosine":
+            show_figure(figures["cosine"], key="pe_fig_cosine")
+        else:
+            show_figure(figures["similarity"], key="pe_fig_similarity")
+    right.markdown(note)
+
 
 st.header("2 · Similarity depends on the offset only")
-left, right = st.columns(2)
-with left:
-    show_figure(figures["similarity"], key="pe_fig_similarity")
-with right:
-    show_figure(figures["cosine"], key="pe_fig_cosine")
-st.markdown(
+norms = np.linalg.norm(pe, axis=1)
+similarity_section(figures, (
     f"PE(p)·PE(q) = Σᵢ cos((p − q)ωᵢ): it depends on p − q only, so the matrix is constant "
-    f"along every diagonal (largest spread along a diagonal: {pos.offset_spread(sim):.1e})."
-)
+    f"along every diagonal (largest spread along a diagonal: {pos.offset_spread(sim):.1e}). "
+    f"Every PE(p) has the same length, √(d_model / 2) = {norms.min():.3g} (largest "
+    f"difference {np.ptp(norms):.1e}): the cosine is PE · PEᵀ divided by {norms.min() ** 2:.3g}, "
+    "with the same diagonals."))
 
 # Each section below reruns alone when its own controls move (st.fragment); what it
 # computes is kept in `results` for the downloads at the end (see pages.ui.live.keep).
@@ -221,9 +244,12 @@ def shuffle_section(d: int, base: float, results: dict) -> None:
         return
     n = len(tokens)
     x = toy_embeddings(tokens, d, decimals=None)
-    rng = np.random.default_rng(seed)
-    w_q, w_k, w_v = (normal_weights(rng, (d, d)) for _ in range(3))
-    perm_test = permutation_test(x, pos.sinusoidal(n, d, base), w_q, w_k, w_v, rng)
+    # The shuffle comes from the seed alone, the weights from a stream of their own: a new
+    # d_model or base changes the numbers below, not which shuffle is shown.
+    weights_rng = np.random.default_rng([seed, 1])
+    w_q, w_k, w_v = (normal_weights(weights_rng, (d, d)) for _ in range(3))
+    perm_test = permutation_test(x, pos.sinusoidal(n, d, base), w_q, w_k, w_v,
+                                 np.random.default_rng(seed))
     shuffled = [tokens[i] for i in perm_test.perm]
     st.dataframe(pd.DataFrame([tokens, shuffled], index=["original", "shuffled"],
                               columns=[f"{p + 1}" for p in range(n)]), width="stretch")
@@ -241,6 +267,7 @@ def shuffle_section(d: int, base: float, results: dict) -> None:
 shuffle_section(d, base, results)
 
 SMALL = 16  # positions and dimensions of the small figures of section 5
+ROPE_BASE = 10000.0  # RoFormer's (Su et al., 2021)
 
 
 @st.fragment
@@ -280,8 +307,10 @@ labels = positions[:small]
 learned = pos.learned_table(small, min(d, SMALL), np.random.default_rng(0))
 rng = np.random.default_rng(1)
 q_vec, k_vec = rng.standard_normal(min(d, SMALL)), rng.standard_normal(min(d, SMALL))
-rope_scores = (pos.rope(np.tile(q_vec, (small, 1)), base=base)
-               @ pos.rope(np.tile(k_vec, (small, 1)), base=base).T)
+# RoPE keeps RoFormer's base, not the table's: its figure shows that a score depends on
+# m − n only, true for any base, and so does not change with the Base slider.
+rope_scores = (pos.rope(np.tile(q_vec, (small, 1)), base=ROPE_BASE)
+               @ pos.rope(np.tile(k_vec, (small, 1)), base=ROPE_BASE).T)
 results["rope"] = rope_scores
 c1, c2 = st.columns(2)
 with c1:
@@ -295,7 +324,7 @@ with c2:
 c1, c2 = st.columns(2)
 with c1:
     show_figure(matrix_heatmap(rope_scores, labels, labels,
-                                   title="RoPE: the same q and k at positions m, n",
+                                   title=f"RoPE (base {ROPE_BASE:g}): the same q and k at m, n",
                                    kind="scores", decimals=1, x_title="key position n",
                                    y_title="query position m", font_size=font - 2),
                     key="pe_fig_rope")

@@ -126,17 +126,37 @@ def test_bad_sentences_give_messages(sentence, message):
 
 def test_html_in_the_sentence_is_text():
     at = run(mha_sentence="<img src=x onerror=alert(1)> hello")
-    labels = chart_spec(at, "mha_fig_average")["data"][0]["y"]
+    labels = chart_spec(at, "mha_fig_heads")["data"][-1]["y"]  # the average's panel
     assert "&lt;" in labels and all("<" not in label for label in labels)
 
 
 def test_causal_mask_makes_every_head_lower_triangular():
     at = run(mha_causal="true")
-    heads = chart_spec(at, "mha_fig_heads")["data"]  # one heatmap trace per head
-    assert len(heads) == 4  # the default H
-    for h in range(len(heads)):
+    panels = chart_spec(at, "mha_fig_heads")["data"]  # one heatmap trace per panel
+    assert len(panels) == 4 + 1  # the default H heads, then their average
+    for h in range(len(panels)):
         w = chart_array(at, "mha_fig_heads", trace=h)
         assert np.all(np.triu(w, k=1) == 0.0), h
+
+
+def test_the_average_is_the_last_panel_of_the_grid():
+    at = run()
+    spec = chart_spec(at, "mha_fig_heads")
+    assert spec["layout"]["annotations"][-1]["text"] == "average of the 4 heads"
+    heads = np.stack([chart_array(at, "mha_fig_heads", trace=h) for h in range(4)])
+    np.testing.assert_allclose(chart_array(at, "mha_fig_heads", trace=4), heads.mean(axis=0),
+                               atol=1e-6)  # float32 on the wire
+
+
+def test_one_chart_of_the_heads_at_a_time():
+    at = run()
+    stat = chart_spec(at, "mha_fig_stat")
+    assert stat["layout"]["title"]["text"] == "entropy"
+    assert len(chart_array(at, "mha_fig_stat", "y")) == 4
+    at.selectbox(key="mha_stat").set_value("similarity between heads").run()
+    ids = " ".join(c.proto.id for c in at.get("plotly_chart"))
+    assert "mha_fig_similarity" in ids and "mha_fig_stat" not in ids
+    np.testing.assert_allclose(np.diag(chart_array(at, "mha_fig_similarity")), 1.0, atol=1e-6)
 
 
 def test_heads_rows_and_columns_are_counted_from_one():
@@ -145,7 +165,7 @@ def test_heads_rows_and_columns_are_counted_from_one():
     assert spec["data"][0]["x"][0] == "9" and spec["data"][0]["x"][-1] == "16"
     assert spec["data"][0]["y"][0] == "1" and spec["data"][0]["y"][-1] == "32"
     assert "Head 2 owns columns 9 to 16" in markdown(at)
-    assert chart_spec(at, "mha_fig_similarity")["data"][0]["x"] == ["h1", "h2", "h3", "h4"]
+    assert chart_spec(at, "mha_fig_stat")["data"][0]["x"] == ["h1", "h2", "h3", "h4"]
 
 
 def test_presenter_mode_puts_every_heads_weights_first_and_hides_the_tables():
@@ -182,3 +202,13 @@ def test_the_matrix_picker_shows_the_heads_slice_of_each_matrix():
     spec = chart_spec(at, "mha_fig_slice")
     assert spec["layout"]["title"]["text"] == "W_V columns of head 2"
     assert chart_array(at, "mha_fig_slice").shape == (32, 8)  # (d_model, d_k) = (32, 32/4)
+
+
+def test_cross_attention_is_not_redrawn_when_d_model_moves():
+    # Its heads are a layer of their own (H as above, d_model 128): the same figure JSON,
+    # which the browser does not draw again.
+    at = run()
+    before = chart_spec(at, "mha_fig_cross")
+    at.select_slider(key="mha_dmodel").set_value(64).run()
+    assert chart_spec(at, "mha_fig_cross") == before
+    assert "H = 4, d_model = 128, d_k = 32" in markdown(at)

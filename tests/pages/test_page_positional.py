@@ -99,18 +99,19 @@ def test_positions_are_counted_from_1_on_the_page():
     at = run(pe_len="8", pe_dmodel="4")
     spec = chart_spec(at, "pe_fig_table")
     assert spec["data"][0]["y"] == [str(p) for p in range(1, 9)]
-    assert list(chart_array(at, "pe_fig_dims", "x")) == list(range(1, 9))
-    shuffled = next(d.value for d in at.dataframe if "shuffled" in d.value.index)
-    assert list(shuffled.columns) == [str(p) for p in range(1, 7)]  # "The cat sat on the mat"
     # Position 1 is the formula's p = 0: sin 0 = 0 and cos 0 = 1 in every pair.
     assert list(chart_array(at, "pe_fig_table")[0]) == [0.0, 1.0, 0.0, 1.0]
+    shuffled = next(d.value for d in at.dataframe if "shuffled" in d.value.index)
+    assert list(shuffled.columns) == [str(p) for p in range(1, 7)]  # "The cat sat on the mat"
+    at.radio(key="pe_view").set_value("Chosen pairs").run()
+    assert list(chart_array(at, "pe_fig_dims", "x")) == list(range(1, 9))
 
 
 def test_one_pair_at_d_model_2_is_said_once_and_not_offered_three_times():
-    at = run(pe_dmodel="2")
+    at = run(pe_dmodel="2", pe_view="Chosen pairs")
     assert "A single pair, pair 0" in captions(at) and "to 6 positions" not in captions(at)
     assert not [m for m in at.multiselect if m.key == "pe_pairs"]
-    at = run(pe_dmodel="4")
+    at = run(pe_dmodel="4", pe_view="Chosen pairs")
     picker = at.multiselect(key="pe_pairs")
     assert picker.value == [0, 1] and len(set(picker.value)) == len(picker.value)
 
@@ -149,4 +150,38 @@ def test_large_similarity_maps_draw_true_entries_not_block_averages():
     expected = np.cos(drawn[:, None] - drawn[None, :])
     np.testing.assert_allclose(z, expected, atol=1e-6)  # float32 on the wire
     assert z.max() > 0.99 and z.min() < -0.99
+    at = run(pe_len="512", pe_dmodel="2", pe_view="Wavelengths")
     assert not [c for c in at.get("plotly_chart") if "pe_fig_wavelengths" in c.proto.id]
+    assert "A single pair, pair 0: its wavelength is 2π ≈ 6.28 positions" in captions(at)
+
+
+def figures_shown(at: AppTest) -> str:
+    return " ".join(c.proto.id for c in at.get("plotly_chart"))
+
+
+def test_one_figure_per_view_and_every_view_is_one_click_away():
+    # A slider that feeds every view redraws only the one shown (each costs the browser).
+    at = run()
+    assert "pe_fig_table" in figures_shown(at) and "pe_fig_dims" not in figures_shown(at)
+    at.radio(key="pe_view").set_value("Chosen pairs").run()
+    assert "pe_fig_dims" in figures_shown(at) and "pe_fig_table" not in figures_shown(at)
+    # d_model = 64: pairs 0, 1, 8 and 31 by default, each the formula's sin column.
+    assert at.multiselect(key="pe_pairs").value == [0, 1, 8, 31]
+    np.testing.assert_allclose(chart_array(at, "pe_fig_dims", "y", trace=2)[:3],
+                               np.sin(np.arange(3) / 10000 ** (16 / 64)), atol=1e-6)
+    at.radio(key="pe_view").set_value("Wavelengths").run()
+    np.testing.assert_allclose(chart_array(at, "pe_fig_wavelengths", "y"),
+                               2 * np.pi * 10000 ** (np.arange(32) * 2 / 64), rtol=1e-6)
+    at.radio(key="pe_similarity").set_value("Cosine").run()
+    assert "pe_fig_cosine" in figures_shown(at)
+    assert "pe_fig_similarity" not in figures_shown(at)
+    np.testing.assert_allclose(np.diag(chart_array(at, "pe_fig_cosine")), 1.0, atol=1e-6)
+
+
+def test_the_shuffle_follows_its_seed_not_d_model():
+    def shuffled(**query):
+        at = run(**query)
+        return next(d.value for d in at.dataframe if "shuffled" in d.value.index)
+    first = shuffled()
+    assert first.loc["shuffled"].tolist() == shuffled(pe_dmodel="16").loc["shuffled"].tolist()
+    assert sorted(first.loc["shuffled"]) == sorted(first.loc["original"])
