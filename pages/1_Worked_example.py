@@ -88,8 +88,14 @@ signature = [preset, T, d_k, d_v, seed]
 with inputs_place:
     table = linked_editor(
         base, "we_table", signature, link="we_data",
-        column_config={c: st.column_config.TextColumn(c, max_chars=24 if c == "token" else 40)
+        # On a projector the table has 3/5 of the width and is zoomed 1.3× (layout.py):
+        # stretched, its columns were sized for the unzoomed width and V's ran off the
+        # edge. Columns of 56 px (73 px zoomed), as wide as they are, keep the defaults'
+        # Q, K and V in view; more columns scroll (a cell shows its whole text when edited).
+        column_config={c: st.column_config.TextColumn(c, max_chars=24 if c == "token" else 40,
+                                                      width=56 if presenter else None)
                        for c in base.columns},
+        width="content" if presenter else "stretch",
     )
 
 tokens = [str(t).strip() if isinstance(t, str) and t.strip() else f"x{i + 1}"

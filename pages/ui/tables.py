@@ -25,7 +25,7 @@ def editor_key(prefix: str, *parts) -> str:
 
 
 def linked_editor(base: pd.DataFrame, key: str, settings: list, *, link: str,
-                  column_config: dict) -> pd.DataFrame:
+                  column_config: dict, width: str | int = "stretch") -> pd.DataFrame:
     """A fixed-size data editor whose edits are kept in the link; returns the edited table.
 
     ``base`` is the table before any edit and ``settings`` the (JSON) values that its
@@ -33,14 +33,14 @@ def linked_editor(base: pd.DataFrame, key: str, settings: list, *, link: str,
     with ``settings``, so a shared URL reproduces the edits too; a link saved under other
     settings, or holding a table of another shape, is ignored and ``base`` is shown. The
     editor's key is ``editor_key(key, *settings)``: edits of one table never land on
-    another.
+    another. ``width`` is the editor's (Streamlit's "stretch", "content" or pixels).
     """
     settings = list(settings)
     saved = _table_from_link(st.query_params.get(link), base, settings)
     # An emptied cell is null: marked "empty", where Streamlit would write "None".
     table = st.data_editor(base if saved is None else saved, key=editor_key(key, *settings),
                            hide_index=True, num_rows="fixed", column_config=column_config,
-                           placeholder="empty")
+                           placeholder="empty", width=width)
     if table.astype(str).equals(base.astype(str)):
         st.query_params.pop(link, None)
     else:
