@@ -23,11 +23,11 @@ from pages.ui.layout import (
 )
 from pages.ui.live import keep
 from pages.ui.numbers import number_text
-from pages.ui.static_tables import show_small_matrix
 from pages.ui.tables import (
     downloads,
     editor_key,
     linked_editor,
+    show_matrix,
     typed_answers,
     typed_text,
 )
@@ -178,8 +178,8 @@ if example.x is not None:
                 st.markdown(f"**{name}** {m.shape}")
                 row_labels = list(example.tokens) if name == "X" else [f"d{r + 1}" for r in
                                                                         range(m.shape[0])]
-                show_small_matrix(m, row_labels, [f"{c + 1}" for c in range(m.shape[1])],
-                                  FIXED_DECIMALS)
+                show_matrix(m, row_labels, [f"{c + 1}" for c in range(m.shape[1])],
+                            FIXED_DECIMALS)
 
 st.header("Step 1 · Scores: how well each query matches each key")
 left, right = st.columns([2, 3])
@@ -313,8 +313,8 @@ def softmax_onwards(inputs: dict, problems: dict, tokens: list[str], v_cols: lis
     if trace is not None:
         # Full width: in the narrow column a 6-token table lost its last columns.
         st.markdown("Exponentials and row sums:")
-        show_small_matrix(np.hstack([steps.exps, steps.row_sums]), tokens,
-                          [*tokens, "row sum"], decimals)
+        show_matrix(np.hstack([steps.exps, steps.row_sums]), tokens,
+                    [*tokens, "row sum"], decimals)
         if np.any(steps.shift != 0):
             st.caption("These scores are large, so each row's maximum m was subtracted "
                        "before exp to avoid overflow: e^(s−m) / Σ e^(s−m) gives the same "
@@ -333,7 +333,7 @@ def softmax_onwards(inputs: dict, problems: dict, tokens: list[str], v_cols: lis
         # second figure changing with τ would double the browser's redraw of this section.
         if not waits_for(problems, "QKV", "the output"):
             st.markdown("**Output O = W V** (rows are queries, columns are dimensions):")
-            show_small_matrix(trace.output, tokens, v_cols, decimals)
+            show_matrix(trace.output, tokens, v_cols, decimals)
 
     st.header("One cell, written out in full")
     if not waits_for(problems, "QK", "a weight by hand"):

@@ -26,6 +26,7 @@ from pages.ui.tables import downloads
 MAX_TOKENS = 24
 MAX_SHOWN_HEADS = 16  # heatmaps drawn; statistics cover every head
 D_MODELS = [8, 16, 32, 64, 128]
+STATIC_TABLE_ROWS = 16  # up to this many heads the statistics are a static table
 DEFAULT_SENTENCE = "The cat sat on the mat because the cat was tired"
 
 presenter = setup_page("Multi-head attention", "🧠")
@@ -166,7 +167,9 @@ if presenter:
 st.header("3 · What each head does, in numbers")
 stats = analysis.head_statistics(w)
 table = pd.DataFrame(stats, index=[f"head {h + 1}" for h in range(H)])
-if not presenter:
+if not presenter and H <= STATIC_TABLE_ROWS:  # static: a canvas grid redraws slowly
+    st.table(table.style.format("{:.3f}"))
+elif not presenter:
     st.dataframe(table.style.format("{:.3f}"), width="stretch")
 SIMILARITY = "similarity between heads"
 

@@ -128,8 +128,9 @@ def growth_section(heads: int, d_k: int, rounds: int, presenter: bool, font: int
         "peak / weights": growth.peak_bytes / growth.weights_bytes,
     })
     if not presenter:  # the figures show the same numbers on a projector
-        st.dataframe(table.style.format({c: "{:.3g}" for c in table.columns if c != "n"}),
-                     hide_index=True, width="stretch")
+        # static tables: a canvas grid's redraw cost more than the section's two charts
+        st.table(table.style.format({c: "{:.3g}" for c in table.columns if c != "n"})
+                 .hide(axis="index"))
     fitted = ", ".join(str(n) for n in growth.fit_ns)
     spread = (f"the {rounds} rounds fitted one by one give {growth.exponent_low:.2f} to "
               f"{growth.exponent_high:.2f}")
@@ -221,10 +222,8 @@ loop_table = pd.DataFrame({
     "speed-up": [speedup_text(here), speedup_text(many)],
     "largest difference": [here.max_difference, many.max_difference],
 })
-st.dataframe(loop_table.style.format({"loop over heads (ms)": "{:.3g}",
-                                      "vectorised (ms)": "{:.3g}",
-                                      "largest difference": "{:.1e}"}),
-             hide_index=True, width="stretch")
+st.table(loop_table.style.format({"loop over heads (ms)": "{:.3g}", "vectorised (ms)": "{:.3g}",
+                                  "largest difference": "{:.1e}"}).hide(axis="index"))
 st.markdown(
     "The loop pays a fixed Python cost for each head; one vectorised call pays it once. "
     "With a few large heads the matrix products dominate and both do the same arithmetic, "

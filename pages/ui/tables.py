@@ -104,20 +104,17 @@ def matrix_frame(m, row_labels, col_labels) -> pd.DataFrame:
 
 
 def show_matrix(m, row_labels, col_labels, decimals: int) -> None:
-    """A read-only table of a matrix, rounded to ``decimals`` by ``number_text``.
+    """A read-only table of a matrix, each number written by ``number_text`` to
+    ``decimals`` (scientific notation when it doesn't fit in fixed notation).
 
-    Numbers that don't fit in fixed notation are written in scientific notation. Each
-    column is as wide as its longest number (about 7.5 px a character): Glide's own
-    widths cut a 6-token table after its fifth column and, in a narrow container,
-    showed 1386281.6 as "138628".
+    A static table (``st.table``), never clipped: Glide's canvas grid cut a 6-token
+    table after its fifth column, showed 1386281.6 as "138628", and cost a noticeable
+    part of every redraw of a section whose numbers change.
     """
     m = np.asarray(m, dtype=np.float64)
     cells = [[number_text(x, decimals) for x in row] for row in m]
-    frame = pd.DataFrame(cells, index=unique_labels(row_labels), columns=unique_labels(col_labels))
-    widths = {c: max(len(c), *(len(x) for x in frame[c])) for c in frame.columns}
-    st.dataframe(frame, width="content",
-                 column_config={c: st.column_config.TextColumn(c, width=int(7.5 * n) + 20)
-                                for c, n in widths.items()})
+    st.table(pd.DataFrame(cells, index=unique_labels(row_labels),
+                          columns=unique_labels(col_labels)))
 
 
 def to_csv(m, row_labels, col_labels) -> str:

@@ -15,7 +15,7 @@ def run(**query) -> AppTest:
 
 
 def measurements(at: AppTest):
-    return next(d.value for d in at.dataframe if "peak / weights" in d.value.columns)
+    return next(d.value for d in at.table if "peak / weights" in d.value.columns)
 
 
 def test_defaults_measure_every_length_with_exact_weight_sizes():
@@ -62,15 +62,15 @@ def test_chunked_output_difference_and_memory_on_the_page():
 
 def test_loop_against_vectorised_at_both_settings():
     at = run(cost_heads="2", cost_rounds="3")
-    table = next(d.value for d in at.dataframe if "speed-up" in d.value.columns)
+    table = next(d.value for d in at.table if "speed-up" in d.value.columns)
     assert len(table) == 2 and (table["largest difference"] < 1e-12).all()
     assert all("rounds:" in s for s in table["speed-up"])
 
 
 def test_the_largest_n_changes_section_1_only():
     at = run(cost_max_n="256", cost_heads="2", cost_rounds="3")
-    loop = next(d.value for d in at.dataframe if "speed-up" in d.value.columns)
+    loop = next(d.value for d in at.table if "speed-up" in d.value.columns)
     at.select_slider(key="cost_max_n").set_value(512).run()
     assert list(measurements(at)["n"]) == [64, 128, 256, 512]
-    again = next(d.value for d in at.dataframe if "speed-up" in d.value.columns)
+    again = next(d.value for d in at.table if "speed-up" in d.value.columns)
     assert again.equals(loop)  # the loop timings were not measured again

@@ -177,7 +177,8 @@ def test_presenter_mode_puts_every_heads_weights_first_and_hides_the_tables():
     assert [n.value for n in above if n.type == "header"] == [
         "1 · Every head's weights, and their average"]
     assert "| step | operation | shape |" not in markdown(at)  # the shapes table: hidden
-    assert not any("entropy" in d.value.columns for d in at.dataframe)  # statistics table
+    tables = [*at.dataframe, *at.table]
+    assert not any("entropy" in d.value.columns for d in tables)  # the statistics: hidden
     # The slices of W_Q, W_K, W_V still come, after the heads.
     assert chart_spec(at, "mha_fig_slice") and "2 · The shapes" in " ".join(
         h.value for h in at.header)
