@@ -29,3 +29,17 @@ def above_first_figure(at: AppTest) -> list:
             return above
         above.append(node)
     raise AssertionError("the page draws no figure")
+
+
+def not_allowed_above(at: AppTest, allowed: set[str] = ALLOWED_ABOVE) -> list[str]:
+    """What stands above the first figure and is not a control or a heading: elements
+    whose type is not in ``allowed``, and any markdown but the one-line goal (which must
+    be there). Empty when the figure comes right after the goal and the controls."""
+    found, goal = [], False
+    for node in above_first_figure(at):
+        value = str(getattr(node, "value", ""))
+        if node.type == "markdown" and value.startswith("**Goal:**") and not goal:
+            goal = True
+        elif node.type not in allowed or node.type == "markdown":
+            found.append(f"{node.type}: {value[:60]}")
+    return found if goal else [*found, "no **Goal:** line"]
