@@ -159,8 +159,11 @@ def keys_and_curves(d_k: int, sigma2: float, seed: int, results: dict) -> None:
                   y_range=(0, 1.1), colour=COLOUR[name], decimals=2, font_size=font)
         for name in ex.SCALINGS], font_size=font), key="sc_fig_saturation")
     summary = pd.DataFrame(
-        {LABEL[n]: [f"{sat[n].max_weight:.3f}", f"{sat[n].entropy:.3f} of {sat[n].max_entropy:.3f}",
-                    f"{sat[n].effective_keys:.2f} of {n_keys}", f"{sat[n].jacobian_norm:.3g}"]
+        # number_text: a saturated entropy of 1e-10 reads 1.000×10⁻¹⁰, never "0.000"
+        {LABEL[n]: [number_text(sat[n].max_weight, 3),
+                    f"{number_text(sat[n].entropy, 3)} of {number_text(sat[n].max_entropy, 3)}",
+                    f"{number_text(sat[n].effective_keys, 2)} of {n_keys}",
+                    f"{sat[n].jacobian_norm:.3g}"]
          for n in ex.SCALINGS},
         index=["max weight", "entropy H (of log n)", "effective keys e^H", "‖softmax Jacobian‖"],
     )

@@ -51,6 +51,14 @@ def test_large_d_k_without_scaling_saturates():
     assert float(table.loc["effective keys e^H", "1/d_k"].split(" of ")[0]) > 7.5
 
 
+def test_a_saturated_entropy_is_not_shown_as_zero():
+    # d_k = 1024, σ² = 4, seed 0: the unscaled softmax puts all but about 5e-12 of the
+    # weight on one key, so its entropy is tiny but not 0 (1.3e-10 computed in float64).
+    at = run(sc_dk="1024", sc_sigma2="4.0")
+    entropy = summary(at).loc["entropy H (of log n)", "no scaling"].split(" of ")[0]
+    assert "×10⁻" in entropy, entropy
+
+
 @pytest.mark.parametrize("query", [
     {"sc_dk": "1024", "sc_samples": "10000", "sc_trials": "200", "sc_nkeys": "64",
      "sc_sigma2": "4.0"},
