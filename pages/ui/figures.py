@@ -9,7 +9,10 @@ every cell shows its number on hover. Larger matrices are average-pooled to at m
 
 from __future__ import annotations
 
+import hashlib
 import html
+import pickle
+import re
 import warnings
 
 import numpy as np
@@ -22,6 +25,7 @@ import numpy as np
 # only one that calls Plotly. tests/pages/test_first_runs_at_once.py makes the race certain.
 import pandas  # noqa: F401
 import plotly.graph_objects as go
+import plotly.io as pio
 from plotly.colors import get_colorscale
 
 from .labels import plotly_safe, unique_labels
@@ -61,22 +65,70 @@ VALUES_SCALE = get_colorscale("PuOr_r")
 
 
 SERIES_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000"]
-# Our own look, in the figure itself: pages show figures with Streamlit's theme off
+# Our own look, written into each figure: pages show figures with Streamlit's theme off
 # (pages.ui.layout.show_figure). Streamlit's theme rewrites every figure's JSON in the
 # browser on each draw; without it four changed heatmaps redrew in about two thirds of
 # the time (headless Chromium, 2 cores). Light page, Streamlit's font and text colour.
 TEXT_COLOUR = "#31333F"
 GRID_COLOUR = "#E6EAF1"
-TEMPLATE = {"data": {"heatmap": [{"type": "heatmap", "xgap": 1, "ygap": 1}]}, "layout": {
+LOOK = {"data": {"heatmap": {"xgap": 1, "ygap": 1}}, "layout": {
     "font": {"family": '"Source Sans", "Source Sans Pro", sans-serif', "color": TEXT_COLOUR},
     "paper_bgcolor": "#FFFFFF",
     "plot_bgcolor": "#FFFFFF",
     "colorway": SERIES_COLOURS,
     "title": {"x": 0, "xanchor": "left", "font": {"weight": "bold"}},
-    "xaxis": {"gridcolor": GRID_COLOUR, "zerolinecolor": "#C5CAD3", "ticks": ""},
-    "yaxis": {"gridcolor": GRID_COLOUR, "zerolinecolor": "#C5CAD3", "ticks": ""},
     "hoverlabel": {"font": {"family": '"Source Sans", "Source Sans Pro", sans-serif'}},
-}}
+}, "axis": {"gridcolor": GRID_COLOUR, "zerolinecolor": "#C5CAD3", "ticks": ""}}
+_AXIS = re.compile(r"[xy]axis\d*")
+pio.templates.default = None  # no template in any figure: see with_look
+
+
+def _under(defaults: dict, given: dict) -> dict:
+    """``given`` with ``defaults`` filled in where it says nothing (nested dicts merged)."""
+    out = dict(defaults)
+    for key, value in given.items():
+        out[key] = (_under(out[key], value) if isinstance(value, dict)
+                    and isinstance(out.get(key), dict) else value)
+    return out
+
+
+def _plain(value):
+    """A 1-D array as a list. Plotly.js keeps the decoded copy of an encoded array inside
+    the figure, and Streamlit's second hand-over (see ``with_look``) turns that copy into
+    a plain object, which reads as new data and redraws the whole figure. Matrices (a
+    heatmap's z) stay encoded: they are large on the wire and do not cause this."""
+    return value.tolist() if isinstance(value, np.ndarray) and value.ndim == 1 else value
+
+
+def with_look(traces: list[dict], layout: dict) -> tuple[list[dict], dict]:
+    """The traces and layout with LOOK written in, on every axis and every heatmap.
+
+    The look is written out rather than sent as a Plotly template: Plotly.js redraws a
+    figure that has a template in full each time it is handed the same figure again,
+    and Streamlit hands every newly drawn figure over twice (once as it mounts, once
+    restyled); without a template the second hand-over costs a few milliseconds.
+    Keys set to None are left out, as plotly does; 1-D arrays are sent as lists.
+    """
+    traces = [{k: _plain(v) for k, v in t.items() if v is not None} for t in traces]
+    traces = [_under(LOOK["data"][t["type"]], t) if t.get("type") in LOOK["data"] else t
+              for t in traces]
+    axes = {"xaxis", "yaxis"} | {k for k in layout if _AXIS.fullmatch(k)}
+    axes |= {f"{a}axis{t[a + 'axis'][1:]}" for t in traces for a in "xy" if t.get(a + "axis")}
+    layout = _under(LOOK["layout"], layout)
+    for axis in axes:
+        layout[axis] = _under(LOOK["axis"], layout.get(axis, {}))
+    return traces, layout
+
+
+def revision(traces: list[dict], layout: dict) -> str:
+    """A fingerprint of a figure's content, sent as its ``layout.datarevision``.
+
+    With a datarevision Plotly.js compares data arrays by this value instead of by
+    identity, so the second hand-over of the same figure (see ``with_look``) does not
+    redraw it; a figure whose numbers change gets a new value and is drawn anew.
+    """
+    return hashlib.blake2b(pickle.dumps([traces, layout], protocol=5),
+                           digest_size=8).hexdigest()
 
 
 def figure(traces: list[dict], layout: dict) -> go.Figure:
@@ -86,10 +138,12 @@ def figure(traces: list[dict], layout: dict) -> go.Figure:
     heatmap, and Streamlit serialises the figure without checking again; a lesson draws
     up to 20 figures per rerun. The builders here set only properties that plotly
     accepts: ``tests/pages/test_figures.py`` builds every kind of figure both ways and
-    compares the JSON. Keys set to None are left out, as plotly does.
+    compares the JSON. The figure carries its look (``with_look``), no template, and a
+    fingerprint of its content (``revision``).
     """
-    data = [{k: v for k, v in t.items() if v is not None} for t in traces]
-    return go.Figure(data=data, layout={"template": TEMPLATE, **layout}, _validate=False)
+    traces, layout = with_look(traces, layout)
+    layout["datarevision"] = revision(traces, layout)
+    return go.Figure(data=traces, layout=layout, _validate=False)
 
 
 def pool_matrix(m: np.ndarray, max_cells: int = MAX_CELLS) -> tuple[np.ndarray, int]:
@@ -135,6 +189,16 @@ def _abbreviate(label: str, limit: int = LABEL_CHARS) -> str:
     """A label (already made Plotly-safe) cut to ``limit`` characters as read."""
     raw = html.unescape(label)
     return label if len(raw) <= limit else plotly_safe(raw[:limit - 1] + "…")
+
+
+def _top_to_bottom(n: int) -> dict:
+    """A category axis of ``n`` rows with the first on top, as an explicit range.
+
+    ``autorange: "reversed"`` shows the same, but Streamlit hands each new figure to
+    Plotly.js twice as it mounts, and with autorange the second hand-over redraws the
+    figure in full (measured in headless Chromium); with a range it costs nothing.
+    """
+    return {"range": [n - 0.5, -0.5]}
 
 
 def _category_axis(names: list[str], title: str, font_size: int) -> dict:
@@ -294,7 +358,7 @@ def _heatmap_layout(title: str, x_title: str, y_title: str, font_size: int, rows
     x_axis = _category_axis(cols, x_title, font_size)
     x_axis["side"] = "bottom"
     y_axis = _category_axis(rows, y_title, font_size)
-    y_axis["autorange"] = "reversed"
+    y_axis |= _top_to_bottom(len(rows))
     top = 20 + int(1.5 * (font_size + 2) * title_lines)
     return {
         "title": {"text": title, "font": {"size": font_size + 2}},
@@ -405,7 +469,7 @@ def heatmap_grid(mats, row_labels, col_labels, titles, *, kind: str = "weights",
                    "tickangle": -90 if upright else 0, "automargin": False}
         y_axis = _category_axis(rows, y_title if c == 0 else "", font_size)
         y_axis |= {"domain": [max(y_low, 0.0), y_high], "anchor": f"x{axis}",
-                   "autorange": "reversed", "automargin": False,
+                   **_top_to_bottom(len(rows)), "automargin": False,
                    "showticklabels": c == 0}
         layout[f"xaxis{axis}"], layout[f"yaxis{axis}"] = x_axis, y_axis
         annotations.append({"text": plotly_safe(name), "showarrow": False, "xref": "paper",
@@ -601,7 +665,7 @@ def head_thumbnails(a, labels, *, font_size: int = 14, max_cells: int = 16) -> g
             layout[f"xaxis{n}"] = {"domain": [x0 + gap, x0 + 1 / n_heads - gap],
                                    "anchor": f"y{n}", **bare}
             layout[f"yaxis{n}"] = {"domain": [y1 - 1 / n_layers + 2 * gap, y1 - 2 * gap],
-                                   "anchor": f"x{n}", "autorange": "reversed", **bare}
+                                   "anchor": f"x{n}", **_top_to_bottom(len(names)), **bare}
     for c in range(n_heads):
         layout["annotations"].append({"text": f"H{c + 1}", "x": (c + 0.5) / n_heads, "y": 1.0,
                                       "xref": "paper", "yref": "paper", "yanchor": "bottom",

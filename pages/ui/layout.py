@@ -283,7 +283,7 @@ def figure_font(presenter: bool) -> int:
 
 
 def show_figure(fig, *, key: str | None = None) -> None:
-    """Draw a figure from pages.ui.figures, in the look it carries (its own template).
+    """Draw a figure from pages.ui.figures, in the look written into it (figures.with_look).
 
     Streamlit's chart theme is off: it would restyle the figure in the browser on every
     draw, which is most of a redraw's cost on a slow classroom machine. A figure whose

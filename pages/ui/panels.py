@@ -1,9 +1,9 @@
 """Several charts drawn as the panels of ONE figure, side by side.
 
-A page whose control changes three small charts makes the browser draw three figures
-(Streamlit draws each changed chart twice, about 80 to 150 ms each on a classroom
-machine); the same charts as panels of one figure are drawn once. The panels keep the
-look the builders of ``pages.ui.figures`` give them: axes, ranges, log ticks, hover.
+A page whose control changes three small charts makes the browser draw three figures,
+each with its own layout pass; the same charts as panels of one figure are one draw.
+The panels keep the look the builders of ``pages.ui.figures`` give them: axes, ranges,
+log ticks, hover.
 """
 
 from __future__ import annotations

@@ -105,8 +105,9 @@ CASES = {
 
 def _validated(traces: list[dict], layout: dict) -> go.Figure:
     """``figures.figure`` as plotly would build it, checking every property."""
-    return go.Figure(data=[{k: v for k, v in t.items() if v is not None} for t in traces],
-                     layout={"template": figures.TEMPLATE, **layout})
+    traces, layout = figures.with_look(traces, layout)
+    revision = figures.revision(traces, layout)
+    return go.Figure(data=traces, layout=layout | {"datarevision": revision})
 
 
 def _json(fig: go.Figure):
@@ -120,6 +121,46 @@ def test_builders_send_what_validated_plotly_would(case: str, monkeypatch) -> No
     monkeypatch.setattr(figures, "figure", _validated)  # raises ValueError if invalid
     checked = CASES[case](np.random.default_rng(7))
     assert _json(fast) == _json(checked)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_figures_carry_their_look_and_no_template(case: str) -> None:
+    """Plotly.js redraws a figure with a template in full when Streamlit hands it over a
+    second time; the look is written on every axis and heatmap instead."""
+    spec = _json(CASES[case](np.random.default_rng(7)))
+    layout = spec["layout"]
+    assert "template" not in layout
+    assert layout["font"]["color"] == figures.TEXT_COLOUR
+    assert layout["colorway"] == figures.SERIES_COLOURS
+    used = {f"{a}axis{t.get(a + 'axis', a)[1:]}" for t in spec["data"] for a in "xy"}
+    for axis in used:
+        assert layout[axis]["gridcolor"] == figures.GRID_COLOUR, axis
+    for trace in spec["data"]:
+        if trace["type"] == "heatmap":  # the look's gap of 1, or the builder's own
+            assert {"xgap", "ygap"} <= set(trace)
+
+
+def test_the_look_fills_in_but_never_overrides() -> None:
+    traces, layout = figures.with_look(
+        [{"type": "heatmap", "z": [[1]], "xgap": 0, "xaxis": "x3", "yaxis": "y3"},
+         {"type": "heatmap", "z": [[1]], "name": None}],
+        {"font": {"size": 20}, "xaxis": {"gridcolor": "red"}})
+    assert (traces[0]["xgap"], traces[0]["ygap"]) == (0, 1)
+    assert (traces[1]["xgap"], traces[1]["ygap"]) == (1, 1) and "name" not in traces[1]
+    assert layout["font"] == figures.LOOK["layout"]["font"] | {"size": 20}
+    assert layout["xaxis"]["gridcolor"] == "red"
+    assert layout["yaxis"] == layout["xaxis3"] == layout["yaxis3"] == figures.LOOK["axis"]
+
+
+def test_revision_changes_with_the_numbers_only() -> None:
+    """datarevision tells Plotly.js whether the arrays changed: the same content gives
+    the same value (so the second hand-over is not redrawn), one changed cell a new one."""
+    m = np.random.default_rng(3).random((4, 4))
+    changed = m.copy()
+    changed[2, 1] += 1e-3  # a change in the third decimal, as the cells print
+    draw = lambda a: _json(figures.matrix_heatmap(a, TOKENS[:4], TOKENS[:4], title="W"))  # noqa: E731
+    assert draw(m)["layout"]["datarevision"] == draw(m.copy())["layout"]["datarevision"]
+    assert draw(m)["layout"]["datarevision"] != draw(changed)["layout"]["datarevision"]
 
 
 @pytest.mark.parametrize("stops, name", [(figures.WEIGHTS_SCALE, "Viridis"),
