@@ -201,6 +201,11 @@ def _top_to_bottom(n: int) -> dict:
     return {"range": [n - 0.5, -0.5]}
 
 
+def _longest_label(names: list[str]) -> int:
+    """Characters of the longest label as an axis shows it (abbreviated, unescaped)."""
+    return max((len(html.unescape(_abbreviate(x))) for x in names), default=1)
+
+
 def _category_axis(names: list[str], title: str, font_size: int) -> dict:
     """A category axis that shows every label (abbreviated past LABEL_CHARS characters;
     hover gives the full text): Plotly would otherwise drop every other one."""
@@ -210,6 +215,58 @@ def _category_axis(names: list[str], title: str, font_size: int) -> dict:
         axis |= {"tickmode": "array", "tickvals": names,
                  "ticktext": [_abbreviate(x) for x in names]}
     return axis
+
+
+# Margins planned from the labels, as Plotly.js's automargin would make them. When
+# automargin has to push a margin outwards, Plotly.js lays the figure out a second time
+# (about 40% of a small figure's drawing time, profiled in headless Chromium); with room
+# planned it does not. Automargin stays on, for labels longer than planned.
+TICK_CHARS = 6  # a numeric tick label ("0.0001", "−0.025", "100k")
+COLOURBAR_FIXED_PX = 52  # colour bar offset, padding and thickness, without its labels
+
+
+def _line_px(font_size: int) -> float:
+    return 1.4 * font_size
+
+
+def _left_px(font_size: int, label_chars: int, title: bool) -> int:
+    """A y axis's tick labels and (rotated) title, left of the plot."""
+    return int(CHAR_EM * font_size * label_chars + 8
+               + (_line_px(font_size) + 4 if title else 0)) + 1
+
+
+def _bottom_px(font_size: int, title: bool, upright_chars: int = 0) -> int:
+    """An x axis's tick labels (level, or turned upright with ``upright_chars``) and its
+    title, below the plot."""
+    labels = CHAR_EM * font_size * upright_chars if upright_chars else _line_px(font_size)
+    return int(labels + 10 + (_line_px(font_size) + 4 if title else 0)) + 1
+
+
+def _colourbar_px(font_size: int, label_chars: int, thickness: int = 12) -> int:
+    """A colour bar right of the plot, with tick labels of ``label_chars``."""
+    return int(COLOURBAR_FIXED_PX + thickness - 12 + CHAR_EM * font_size * label_chars) + 1
+
+
+def _tick_chars(values, log: bool = False) -> int:
+    """Characters of the longest tick label Plotly prints for an axis over ``values``:
+    multiples of a round step (1, 2 or 5 times a power of ten), thousands as "k"; at
+    most TICK_CHARS, and TICK_CHARS when there are no values or the axis is a log one."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if log or v.size == 0:
+        return TICK_CHARS
+    low, high = float(v.min()), float(v.max())
+    top = max(abs(low), abs(high))
+    step = (high - low) / 5 or top or 1.0
+    decimals = max(0, -int(np.floor(np.log10(step)))) if top < 1000 else 0
+    whole = len(f"{int(top // 1000)}k") if top >= 1000 else len(str(int(top)))
+    return min(whole + (decimals + 1 if decimals else 0) + (low < 0), TICK_CHARS)
+
+
+def _colourbar_chars(colour: dict) -> int:
+    """The longest tick label of a colour bar from ``cmin``/``zmin`` to its maximum."""
+    return _tick_chars([colour.get("cmin", colour.get("zmin", 0.0)),
+                        colour.get("cmax", colour.get("zmax", 1.0))])
 
 
 def matrix_heatmap(
@@ -281,8 +338,11 @@ def matrix_heatmap(
         traces.append(_masked_layer(masked, cols, rows, small, font_size))
     if block > 1:
         title += _pooling_note(block)
-    return figure(traces, _heatmap_layout(title, x_title, y_title, font_size, rows, cols,
-                                          height, title_lines=2 if block > 1 else 1))
+    layout = _heatmap_layout(title, x_title, y_title, font_size, rows, cols, height,
+                             title_lines=2 if block > 1 else 1)
+    if traces[0].get("showscale", True):
+        layout["margin"]["r"] = _colourbar_px(font_size, _colourbar_chars(traces[0]))
+    return figure(traces, layout)
 
 
 def _cell_text(shown: np.ndarray, kind: str, decimals: int) -> list[list[str]]:
@@ -360,11 +420,15 @@ def _heatmap_layout(title: str, x_title: str, y_title: str, font_size: int, rows
     y_axis = _category_axis(rows, y_title, font_size)
     y_axis |= _top_to_bottom(len(rows))
     top = 20 + int(1.5 * (font_size + 2) * title_lines)
+    # Plotly turns the column labels upright when they do not fit side by side.
+    longest = _longest_label(cols)
+    upright = longest if len(cols) * CHAR_EM * font_size * (longest + 1) > FIGURE_PX else 0
     return {
         "title": {"text": title, "font": {"size": font_size + 2}},
         "xaxis": x_axis,
         "yaxis": y_axis,
-        "margin": {"l": 10, "r": 10, "t": top, "b": 10},
+        "margin": {"l": _left_px(font_size, _longest_label(rows), bool(y_title)), "r": 10,
+                   "t": top, "b": _bottom_px(font_size, bool(x_title), upright)},
         "height": height or (top + 70 + 3 * font_size * min(len(rows), 14)),
         "font": {"size": font_size},
     }
@@ -417,8 +481,7 @@ def heatmap_grid(mats, row_labels, col_labels, titles, *, kind: str = "weights",
                  else max(font_size - 2, MIN_CELL_FONT))
     printed = max(n_rows, n_cols) <= (16 if kind == "mask" else 8)
     cell = max(1.6 * font_size, CHAR_EM * cell_font * text_chars + 8 if printed else 0)
-    longest_row = max((len(html.unescape(_abbreviate(x))) for x in rows), default=1)
-    longest_col = max((len(html.unescape(_abbreviate(x))) for x in cols), default=1)
+    longest_row, longest_col = _longest_label(rows), _longest_label(cols)
     label_px = CHAR_EM * font_size * longest_row + 40  # with room for the y title
     colourbar_px = 0 if kind == "mask" else 90
     panel_w = n_cols * cell
@@ -480,7 +543,9 @@ def heatmap_grid(mats, row_labels, col_labels, titles, *, kind: str = "weights",
     layout |= {
         "coloraxis": colour,
         "annotations": annotations,
-        "margin": {"l": 10, "r": 10, "t": int(top), "b": 10},
+        "margin": {"l": 10, "t": int(top), "b": 10,
+                   "r": 10 if kind == "mask" else _colourbar_px(
+                       font_size, _colourbar_chars(colour), colour["colorbar"]["thickness"])},
         "height": total,
         "font": {"size": font_size},
     }
@@ -537,11 +602,12 @@ def _axes_layout(title: str, x_title: str, y_title: str, font_size: int, height:
                  log_x: bool = False, log_y: bool = False, legend: list[str] = (),
                  x_values=(), y_values=()) -> dict:
     """Axes with titles, and the legend (if any) in a band of its own between the title
-    and the plot, so that it never sits on an axis title."""
+    and the plot, so that it never sits on an axis title. ``y_values``: what the y axis
+    spans, for the room its labels need (TICK_CHARS when not given)."""
     line = 1.5 * font_size
     title_px = 12 + 1.5 * (font_size + 2)
     legend_px = _legend_rows(list(legend), font_size) * line + 8 if len(legend) > 1 else 0
-    top = int(title_px + legend_px + 10)
+    top = int(title_px + legend_px + 14)
     layout = {
         "title": {"text": title, "font": {"size": font_size + 2}, "yref": "container",
                   "y": 1.0, "yanchor": "top", "pad": {"t": 8}},
@@ -551,7 +617,9 @@ def _axes_layout(title: str, x_title: str, y_title: str, font_size: int, height:
         "yaxis": {"title": {"text": y_title, "font": {"size": font_size}},
                   "type": "log" if log_y else "linear", "tickfont": {"size": font_size},
                   "automargin": True, **(_log_ticks(y_values) if log_y else {})},
-        "margin": {"l": 10, "r": 10, "t": top, "b": 10},
+        "margin": {"l": _left_px(font_size, _tick_chars(y_values, log_y), bool(y_title)),
+                   "r": 10, "t": top,
+                   "b": _bottom_px(font_size, bool(x_title))},
         "height": height + (top - 50),
         "font": {"size": font_size},
         "showlegend": len(legend) > 1,
@@ -600,8 +668,12 @@ def bar_chart(labels, values, *, title: str, x_title: str, y_title: str,
         textfont={"size": font_size} if show_text else None,
         hovertemplate=f"{x_title} %{{x}}<br>{y_title} %{{y:.{decimals}f}}<extra></extra>",
     )
-    layout = _axes_layout(title, x_title, y_title, font_size, height)
+    layout = _axes_layout(title, x_title, y_title, font_size, height,
+                          y_values=[0.0, *(y_range or ()), *values])
     layout["xaxis"] |= {"type": "category"}
+    longest = _longest_label(labels)
+    if len(labels) * CHAR_EM * font_size * (longest + 1) > FIGURE_PX:  # labels turned upright
+        layout["margin"]["b"] = _bottom_px(font_size, bool(x_title), longest)
     if len(labels) <= ALL_LABELS_UP_TO:
         layout["xaxis"] |= {"tickmode": "array", "tickvals": labels,
                             "ticktext": [_abbreviate(x) for x in labels]}
@@ -626,7 +698,9 @@ def histogram(samples, *, title: str, x_title: str, bins: int = 40, reference_pd
         traces.append(dict(type="scatter", x=xs, y=reference_pdf(xs), name="theory",
                            mode="lines", line={"color": "#222222", "dash": "dash", "width": 2}))
     layout = _axes_layout(title, x_title, "density", font_size, height,
-                          legend=["samples", "theory"] if reference_pdf is not None else [])
+                          legend=["samples", "theory"] if reference_pdf is not None else [],
+                          y_values=np.concatenate([[0.0], density, *(
+                              [traces[1]["y"]] if reference_pdf is not None else [])]))
     layout["bargap"] = 0
     return figure(traces, layout)
 
@@ -643,7 +717,8 @@ def head_thumbnails(a, labels, *, font_size: int = 14, max_cells: int = 16) -> g
     gap, traces = 0.006, []
     bare = {"type": "category", "showticklabels": False, "ticks": "", "showgrid": False,
             "zeroline": False, "showline": False}
-    layout = {"height": 62 * n_layers + 60, "margin": {"l": 50, "r": 10, "t": 40, "b": 10},
+    layout = {"height": 62 * n_layers + 60,
+              "margin": {"l": 50, "r": _colourbar_px(font_size, len("weight")), "t": 40, "b": 10},
               "font": {"size": font_size}, "annotations": [],
               "coloraxis": {"colorscale": WEIGHTS_SCALE, "cmin": 0.0, "cmax": 1.0,
                             "colorbar": {"thickness": 12,

@@ -26,7 +26,7 @@ def side_by_side(figs: list[go.Figure], *, font_size: int = 14,
     n = len(figs)
     width = (1 - PANEL_GAP * (n - 1)) / n
     traces, layout, annotations, seen = [], {}, [], set()
-    heights, legend = [], False
+    heights, legend, margins = [], False, []
     for i, fig in enumerate(figs):
         spec = fig.to_plotly_json()
         panel = spec["layout"]
@@ -48,7 +48,8 @@ def side_by_side(figs: list[go.Figure], *, font_size: int = 14,
                             "xref": "paper", "yref": "paper", "x": left, "y": 1.0,
                             "xanchor": "left", "yanchor": "bottom",
                             "font": {"size": font_size + 2, "weight": "bold"}})
-        heights.append(panel.get("height", 320) - panel.get("margin", {}).get("t", 50))
+        margins.append({"l": 10, "b": 10} | panel.get("margin", {}))
+        heights.append(panel.get("height", 320) - margins[-1].get("t", 50))
         for key in ("bargap", "barmode"):
             if key in panel:
                 layout[key] = panel[key]
@@ -58,7 +59,10 @@ def side_by_side(figs: list[go.Figure], *, font_size: int = 14,
     plot = height or max(heights, default=300)
     layout |= {
         "annotations": annotations,
-        "margin": {"l": 10, "r": 10, "t": top, "b": 10},
+        # Room for the first panel's y labels and the x labels under every panel, as
+        # each panel planned it (figures: margins planned, not pushed by automargin).
+        "margin": {"l": margins[0]["l"], "r": 10, "t": top,
+                   "b": max(m["b"] for m in margins)},
         "height": plot + top,
         "font": {"size": font_size},
         "showlegend": legend,

@@ -270,8 +270,8 @@ def test_a_legend_sits_between_the_title_and_the_plot() -> None:
     fig = figures.line_chart([1, 2], {"measured": [1, 2], "theory": [1, 2]}, title="T",
                              x_title="n", y_title="v", font_size=20)
     # Title band 12 + 1.5·22 = 45 px; one legend row 1.5·20 + 8 = 38 px; top margin
-    # 45 + 38 + 10 = 93 px; the legend's top is at 45 px from the figure's top.
-    assert fig.layout.margin.t == 93
+    # 45 + 38 + 14 = 97 px; the legend's top is at 45 px from the figure's top.
+    assert fig.layout.margin.t == 97
     assert fig.layout.legend.yref == "container"
     assert (1 - fig.layout.legend.y) * fig.layout.height == pytest.approx(45)
 
