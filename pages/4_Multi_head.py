@@ -25,6 +25,7 @@ from pages.ui.tables import downloads
 
 MAX_TOKENS = 24
 MAX_SHOWN_HEADS = 16  # heatmaps drawn; statistics cover every head
+SLICE_FIGURE_PX = 520  # the W slice figure, beside its picker (px)
 D_MODELS = [8, 16, 32, 64, 128]
 STATIC_TABLE_ROWS = 16  # up to this many heads the statistics are a static table
 DEFAULT_SENTENCE = "The cat sat on the mat because the cat was tired"
@@ -132,12 +133,15 @@ def shapes_and_slices(number: int, x: np.ndarray, params: mh.MultiHeadParams,
     name = left.radio("Matrix", ["W_Q", "W_K", "W_V"], key="mha_matrix", horizontal=True,
                       **URL)
     m = dict(zip(["W_Q", "W_K", "W_V"], (wq_h, wk_h, wv_h), strict=True))[name]
-    with right:
+    # A whole number of pixels wide: in a column two thirds of the page wide the figure's
+    # width came out fractional, Streamlit measured it twice (538.672 then 538.671875 px)
+    # and Plotly.js drew the figure a second time for the difference.
+    with right, st.container(width=SLICE_FIGURE_PX):
         show_figure(matrix_heatmap(m, dims, [f"{head * d_k + c + 1}" for c in range(d_k)],
-                                       title=f"{name} columns of head {head + 1}",
-                                       kind="values", decimals=2, x_title="column",
-                                       y_title="row", font_size=font),
-                        key="mha_fig_slice")
+                                   title=f"{name} columns of head {head + 1}",
+                                   kind="values", decimals=2, x_title="column",
+                                   y_title="row", font_size=font),
+                    key="mha_fig_slice")
 
 
 # In presenter mode every head's weights come first, so that they show on the first screen.
