@@ -138,6 +138,11 @@ def test_figures_carry_their_look_and_no_template(case: str) -> None:
     for trace in spec["data"]:
         if trace["type"] == "heatmap":  # the look's gap of 1, or the builder's own
             assert {"xgap", "ygap"} <= set(trace)
+        # An encoded 1-D array (a dict with "bdata") is redrawn on the second hand-over.
+        for key in ("x", "y", "text", "width"):
+            assert not isinstance(trace.get(key), dict), (trace["type"], key)
+    # autorange "reversed" is redrawn on the second hand-over; an explicit range is not.
+    assert all(layout[a].get("autorange") != "reversed" for a in layout if "axis" in a)
 
 
 def test_the_look_fills_in_but_never_overrides() -> None:
