@@ -37,6 +37,9 @@ from pages.ui.tables import (
 # arithmetic and the checking from step 3 on; were the figures to follow it, moving it
 # would redraw every figure of the page.
 FIXED_DECIMALS = 3
+# In presenter mode the inputs sit beside the first figure while the token column and
+# Q, K and V have at most this many columns (of 73 px, zoomed, in 3/5 of the width).
+PRESENTER_SIDE_COLUMNS = 9
 
 presenter = setup_page("Worked example", "✏️")
 lesson_header(
@@ -64,8 +67,13 @@ example = worked_example(preset, n_tokens, chosen_dk, chosen_dv, seed)
 T, d_k, d_v = example.q.shape[0], example.q.shape[1], example.v.shape[1]
 font = figure_font(presenter)
 
-if presenter:  # a figure on the projector's first screen: the inputs and S side by side
+side_by_side = 1 + 2 * d_k + d_v <= PRESENTER_SIDE_COLUMNS
+if presenter and side_by_side:
+    # A figure on the projector's first screen: the inputs and S side by side.
     inputs_place, first_figure = st.columns([3, 2])
+elif presenter:  # too many columns to sit beside S: the inputs get the whole width
+    inputs_place = st.container()
+    first_figure, _ = st.columns([3, 2])
 else:
     st.caption(PRESETS[preset])
     st.header("The inputs: one query, key and value per token")
@@ -88,10 +96,10 @@ signature = [preset, T, d_k, d_v, seed]
 with inputs_place:
     table = linked_editor(
         base, "we_table", signature, link="we_data",
-        # On a projector the table has 3/5 of the width and is zoomed 1.3× (layout.py):
-        # stretched, its columns were sized for the unzoomed width and V's ran off the
-        # edge. Columns of 56 px (73 px zoomed), as wide as they are, keep the defaults'
-        # Q, K and V in view; more columns scroll (a cell shows its whole text when edited).
+        # On a projector the table is zoomed 1.3× (layout.py): stretched, its columns were
+        # sized for the unzoomed width and V's ran off the edge. Columns of 56 px (73 px
+        # zoomed), as wide as they are: up to PRESENTER_SIDE_COLUMNS fit in 3/5 of the
+        # width beside S, and 1 + 4 + 4 + 4 in the whole width.
         column_config={c: st.column_config.TextColumn(c, max_chars=24 if c == "token" else 40,
                                                       width=56 if presenter else None)
                        for c in base.columns},
@@ -189,7 +197,8 @@ with left:
                 "Rows are queries, columns are keys.")
 with right:
     if presenter:
-        st.markdown("S is drawn at the top, beside the inputs.")
+        st.markdown("S is drawn at the top, "
+                    + ("beside the inputs." if side_by_side else "under the inputs."))
     else:
         scores_figure()
 

@@ -365,3 +365,25 @@ def test_presenter_mode_puts_the_scores_beside_the_inputs():
     assert [c.proto.id for c in at.get("plotly_chart")].count(
         next(c.proto.id for c in at.get("plotly_chart") if "we_fig_scores" in c.proto.id)) == 1
     assert any("S is drawn at the top" in m.value for m in at.markdown)
+
+
+def _ids(node) -> list[str]:
+    """The element ids in a block of the page, depth first."""
+    ids = []
+    for child in getattr(node, "children", {}).values():
+        ids.append(getattr(child.proto, "id", "") if hasattr(child, "proto") else "")
+        ids += _ids(child)
+    return ids
+
+
+@pytest.mark.parametrize("d_k, d_v, beside", [(2, 3, True), (4, 4, False)])
+def test_presenter_inputs_too_wide_to_sit_beside_s_get_the_whole_width(d_k, d_v, beside):
+    # 1 token + 2·d_k + d_v columns of 73 px (zoomed): 1 + 4 + 3 = 8 fit in 3/5 of the
+    # width beside S; 1 + 8 + 4 = 13 do not, and scrolled sideways there.
+    at = run(presenter="true", we_preset="Random", we_tokens="3", we_dk=str(d_k),
+             we_dv=str(d_v))
+    row = next(block for block in at.main.children.values()
+               if any("we_fig_scores" in i for i in _ids(block)))
+    assert any("we_table" in i for i in _ids(row)) == beside
+    place = "beside the inputs." if beside else "under the inputs."
+    assert any(m.value.endswith(place) for m in at.markdown)
