@@ -218,9 +218,9 @@ with left:
 with right:
     if not waits_for(problems, "QK", "the scaled scores"):
         show_figure(matrix_heatmap(trace.masked_scores, tokens, tokens,
-                                       title="Scaled scores" + (" (masked)" if causal else ""),
-                                       kind="scores", decimals=FIXED_DECIMALS, font_size=font),
-                        key="we_fig_scaled")
+                                   title="Scaled scores" + (" (masked)" if causal else ""),
+                                   kind="scores", decimals=FIXED_DECIMALS, font_size=font),
+                    key="we_fig_scaled")
 
 
 @st.fragment

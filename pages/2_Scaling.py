@@ -50,6 +50,11 @@ def sample_stats(d_k: int, n: int, sigma2: float, seed: int) -> ex.DotProductSta
     return ex.dot_product_stats(d_k, n, np.random.default_rng(seed), sigma2)
 
 
+def normal_density(sd: float):
+    """The density of a normal distribution with mean 0 and standard deviation ``sd``."""
+    return lambda x: np.exp(-x**2 / (2 * sd**2)) / (sd * np.sqrt(2 * np.pi))
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
 def variance_curve(sigma2: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Empirical Var[qᵀk] and Var[qᵀk/√d_k] at every d_k stop, 400 samples each."""
@@ -78,12 +83,9 @@ sd_raw, sd_scaled = np.sqrt(stats.theory_var), np.sqrt(stats.theory_scaled_var)
 # once where two were drawn one after the other.
 show_figure(side_by_side([
     histogram(stats.raw, title=f"qᵀk at d_k = {d_k}", x_title="qᵀk", font_size=font,
-              reference_pdf=lambda x: np.exp(-x**2 / (2 * sd_raw**2))
-              / (sd_raw * np.sqrt(2 * np.pi))),
+              reference_pdf=normal_density(sd_raw)),
     histogram(stats.scaled, title=f"qᵀk / √d_k at d_k = {d_k}", x_title="qᵀk / √d_k",
-              colour=SERIES_COLOURS[1], font_size=font,
-              reference_pdf=lambda x: np.exp(-x**2 / (2 * sd_scaled**2))
-              / (sd_scaled * np.sqrt(2 * np.pi))),
+              colour=SERIES_COLOURS[1], font_size=font, reference_pdf=normal_density(sd_scaled)),
 ], font_size=font), key="sc_fig_histograms")
 moments = pd.DataFrame(
     {"empirical mean": [stats.mean, stats.scaled_mean], "theory mean": [0.0, 0.0],

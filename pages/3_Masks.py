@@ -123,7 +123,7 @@ mask = chosen[kind]
 shown = ["padding", "causal", "padding+causal", kind if kind not in
          ("padding", "causal", "padding+causal", "none") else "window"]
 show_figure(heatmap_grid([chosen[name] for name in shown], tokens, tokens, shown,
-                             kind="mask", font_size=font - 2), key="mk_fig_masks")
+                         kind="mask", font_size=font - 2), key="mk_fig_masks")
 
 rng = np.random.default_rng(0)
 w_q, w_k, w_v = (normal_weights(rng, (D_MODEL, D_MODEL)) for _ in range(3))
@@ -138,12 +138,12 @@ if not presenter:
 c1, c2 = st.columns(2)
 with c1:
     show_figure(matrix_heatmap(trace.masked_scores, tokens, tokens,
-                                   title="Scores QKᵀ/√d_k, −∞ where masked", kind="scores",
-                                   decimals=2, font_size=font), key="mk_fig_masked")
+                               title="Scores QKᵀ/√d_k, −∞ where masked", kind="scores",
+                               decimals=2, font_size=font), key="mk_fig_masked")
 with c2:
     show_figure(matrix_heatmap(trace.weights, tokens, tokens, title="Weights",
-                                   kind="weights", decimals=2, font_size=font),
-                    key="mk_fig_weights")
+                               kind="weights", decimals=2, font_size=font),
+                key="mk_fig_weights")
 sums = trace.weights.sum(axis=1)
 masked_values = trace.weights[~mask]
 st.markdown(

@@ -251,9 +251,9 @@ def cross_attention(H: int, seed: int, font: int) -> None:
     left, right = st.columns(2)
     with left:
         show_figure(matrix_heatmap(cross[h], tgt, src, title=f"Cross-attention, head {h + 1}",
-                                       decimals=2, x_title="source (key)",
-                                       y_title="target (query)", font_size=font),
-                        key="mha_fig_cross")
+                                   decimals=2, x_title="source (key)",
+                                   y_title="target (query)", font_size=font),
+                    key="mha_fig_cross")
     right.markdown(f"Queries come from the target ({len(tgt)} tokens), keys and values from "
                    f"the source ({len(src)} tokens): each head's map is {len(tgt)} × "
                    f"{len(src)}, one row per target token. Rows still sum to 1, over the "

@@ -44,11 +44,20 @@ if d % 2:  # a link can carry an odd value past the slider's step of 2
     even = max(d - 1, 2)
     st.info(f"d_model must be even (sin/cos pairs): using {even} instead of {d}.")
     d = even
-with bad_input_stops_page():
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def encodings(T: int, d: int, base: float) -> tuple[np.ndarray, np.ndarray]:
+    """The T × d sinusoidal table and its similarities PE·PEᵀ (T × T, a T²·d product),
+    computed once per setting for the page and its figures."""
     pe = pos.sinusoidal(T, d, base)
+    return pe, pe @ pe.T
+
+
+with bad_input_stops_page():
+    pe, sim = encodings(T, d, base)
 dims = [f"{c}" for c in range(d)]  # dimensions and pairs are numbered as in the formula
 positions = [f"{p + 1}" for p in range(T)]  # counted from 1: label p + 1 is the formula's p
-sim = pe @ pe.T  # (T, T): the offset check below reads it; the figures build their own
 
 
 def table_sample(T: int, d: int) -> tuple[np.ndarray, np.ndarray, int, int]:
@@ -74,8 +83,7 @@ def sample_note(row_step: int, pair_step: int, examples: bool = False) -> str:
 @st.cache_resource(max_entries=32, show_spinner=False)
 def table_figures(T: int, d: int, base: float, font: int) -> dict:
     """The three large heatmaps depend only on these settings: build them once each."""
-    pe = pos.sinusoidal(T, d, base)
-    sim = pe @ pe.T
+    pe, sim = encodings(T, d, base)
     cosine = sim / np.outer(np.linalg.norm(pe, axis=1), np.linalg.norm(pe, axis=1))
     positions = [f"{p + 1}" for p in range(T)]
     rows, cols, row_step, pair_step = table_sample(T, d)
@@ -213,11 +221,11 @@ def shift_section(pe: np.ndarray, base: float, results: dict) -> None:
     with left:
         shown = min(d, 16)
         show_figure(matrix_heatmap(R[:shown, :shown], dims[:shown], dims[:shown],
-                                       title=f"R_k for k = {k}" + (f" (first {shown} dims)"
-                                                                   if shown < d else ""),
-                                       kind="scores", decimals=2, x_title="dimension",
-                                       y_title="dimension", font_size=font),
-                        key="pe_fig_rotation")
+                                   title=f"R_k for k = {k}" + (f" (first {shown} dims)"
+                                                               if shown < d else ""),
+                                   kind="scores", decimals=2, x_title="dimension",
+                                   y_title="dimension", font_size=font),
+                    key="pe_fig_rotation")
     with right:
         st.latex(r"PE(p + k) = R_k\, PE(p)\quad\text{for every } p")
         st.markdown(f"R_k is block diagonal: one 2×2 rotation by k·ωᵢ per pair, the same for "
@@ -277,8 +285,8 @@ def relative_figure(small: int, results: dict) -> None:
     labels = [f"{p + 1}" for p in range(small)]
     rel = pos.relative_positions(small, clip=clip)
     show_figure(matrix_heatmap(rel, labels, labels, title=f"Relative j − i, clipped at "
-                                   f"±{clip}", kind="scores", decimals=0, x_title="key j",
-                                   y_title="query i", font_size=font - 2), key="pe_fig_relative")
+                               f"±{clip}", kind="scores", decimals=0, x_title="key j",
+                               y_title="query i", font_size=font - 2), key="pe_fig_relative")
     st.caption(f"{2 * clip + 1} distance vectors serve any length.")
     keep(results, "relative", rel)
 
@@ -293,9 +301,9 @@ def alibi_figure(small: int, results: dict) -> None:
     bias = pos.alibi_bias(small, heads)
     slopes = pos.alibi_slopes(heads)
     show_figure(matrix_heatmap(bias[head - 1], labels, labels,
-                                   title=f"ALiBi bias, head {head} (slope {slopes[head - 1]:.4g})",
-                                   kind="scores", decimals=2, x_title="key j",
-                                   y_title="query i", font_size=font - 2), key="pe_fig_alibi")
+                               title=f"ALiBi bias, head {head} (slope {slopes[head - 1]:.4g})",
+                               kind="scores", decimals=2, x_title="key j",
+                               y_title="query i", font_size=font - 2), key="pe_fig_alibi")
     st.caption("Slopes: " + ", ".join(f"{s:.4g}" for s in slopes) + " (a geometric sequence).")
     keep(results, "alibi", bias[head - 1])
     keep(results, "alibi_slopes", slopes)
@@ -315,19 +323,19 @@ results["rope"] = rope_scores
 c1, c2 = st.columns(2)
 with c1:
     show_figure(matrix_heatmap(learned, labels, dims[:learned.shape[1]],
-                                   title="Learned table (random here)", kind="scores",
-                                   decimals=2, x_title="dimension", y_title="position",
-                                   font_size=font - 2), key="pe_fig_learned")
+                               title="Learned table (random here)", kind="scores",
+                               decimals=2, x_title="dimension", y_title="position",
+                               font_size=font - 2), key="pe_fig_learned")
     st.caption(f"One trained vector per position: nothing for positions beyond {small}.")
 with c2:
     relative_figure(small, results)
 c1, c2 = st.columns(2)
 with c1:
     show_figure(matrix_heatmap(rope_scores, labels, labels,
-                                   title=f"RoPE (base {ROPE_BASE:g}): the same q and k at m, n",
-                                   kind="scores", decimals=1, x_title="key position n",
-                                   y_title="query position m", font_size=font - 2),
-                    key="pe_fig_rope")
+                               title=f"RoPE (base {ROPE_BASE:g}): the same q and k at m, n",
+                               kind="scores", decimals=1, x_title="key position n",
+                               y_title="query position m", font_size=font - 2),
+                key="pe_fig_rope")
     st.caption(f"The score depends on m − n only (largest spread along a diagonal: "
                f"{pos.offset_spread(rope_scores):.1e}).")
 with c2:

@@ -167,9 +167,9 @@ cols = st.columns(2)
 for col, (kind, res) in zip(cols, trained.items(), strict=True):
     with col:
         show_figure(matrix_heatmap(res["weights"], res["french"], res["english"],
-                                       title=f"{names[kind]}, trained", decimals=2,
-                                       x_title="English", y_title="French", font_size=font - 2),
-                        key=f"s2s_fig_trained_{kind}")
+                                   title=f"{names[kind]}, trained", decimals=2,
+                                   x_title="English", y_title="French", font_size=font - 2),
+                    key=f"s2s_fig_trained_{kind}")
         st.caption(f"Held-out token accuracy {res['accuracy']:.3f}; alignment score "
                    f"{res['score']:.3f} (target words whose largest weight is on their source "
                    "word).")

@@ -42,9 +42,9 @@ if not presenter:  # on a projector the figures come first; the warning below st
                f"{cost.MAX_WEIGHT_ELEMENTS:,} weights "
                f"({cost.MAX_WEIGHT_ELEMENTS * 8 / MIB:.0f} MiB of float64) per call, at most 9 "
                "rounds. Timings run on one BLAS thread, warm up first, interleave the lengths "
-               "and keep the best of each. H, d_k and the rounds feed all three sections: "
-               "changing one measures again; the largest n (in section 1) feeds section 1 "
-               "only.")
+               "and keep the best of each. H and d_k feed all three sections, the rounds "
+               "sections 1 and 3: a setting not measured before is measured; the largest n "
+               "(in section 1) feeds section 1 only.")
 
 c1, c2, c3 = st.columns(3)
 heads = c1.slider("Heads H", 1, 8, 4, key="cost_heads", **URL)
@@ -109,16 +109,16 @@ def growth_section(heads: int, d_k: int, rounds: int, presenter: bool, font: int
     left, right = st.columns(2)
     with left:
         show_figure(line_chart(n_arr, {"measured (best)": ms, "∝ n² (reference)": ref},
-                                   title="Time of one attention call", x_title="n",
-                                   y_title="milliseconds", log_x=True, log_y=True,
-                                   dashed=("∝ n² (reference)",), font_size=font),
-                        key="cost_fig_time")
+                               title="Time of one attention call", x_title="n",
+                               y_title="milliseconds", log_x=True, log_y=True,
+                               dashed=("∝ n² (reference)",), font_size=font),
+                    key="cost_fig_time")
     with right:
         show_figure(line_chart(n_arr, {"peak, measured": growth.peak_bytes / MIB,
-                                           "weights H·n²·8 bytes": growth.weights_bytes / MIB},
-                                   title="Memory of one call", x_title="n", y_title="MiB",
-                                   log_x=True, log_y=True, dashed=("weights H·n²·8 bytes",),
-                                   font_size=font), key="cost_fig_memory")
+                                       "weights H·n²·8 bytes": growth.weights_bytes / MIB},
+                               title="Memory of one call", x_title="n", y_title="MiB",
+                               log_x=True, log_y=True, dashed=("weights H·n²·8 bytes",),
+                               font_size=font), key="cost_fig_memory")
     table = pd.DataFrame({
         "n": growth.ns,
         "best time (ms)": ms,
@@ -170,7 +170,6 @@ growth_section(heads, d_k, rounds, presenter, font, results)
 def chunk_result(chunk: int, heads: int, d_k: int) -> cost.ChunkExperiment:
     """Memory is counted, not timed: the same on a busy machine, so it is cached."""
     return cost.chunk_experiment(CHUNK_N, heads, d_k, chunk, np.random.default_rng(0))
-
 
 
 @st.fragment

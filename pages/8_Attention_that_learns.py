@@ -157,14 +157,14 @@ def curves_chart(runs: dict, key: str, title: str) -> None:
     first = next(iter(runs.values()))
     with left:
         show_figure(line_chart(first.checkpoints, {n: r.accuracy for n, r in runs.items()},
-                                   title=f"{title}: held-out accuracy", x_title="step",
-                                   y_title="accuracy", font_size=font), key=f"{key}_acc")
+                               title=f"{title}: held-out accuracy", x_title="step",
+                               y_title="accuracy", font_size=font), key=f"{key}_acc")
     with right:
         steps = np.arange(1, len(first.loss) + 1)
         show_figure(line_chart(steps, {n: r.loss for n, r in runs.items()},
-                                   title=f"{title}: training loss (one batch per step)",
-                                   x_title="step", y_title="cross-entropy", font_size=font),
-                        key=f"{key}_loss")
+                               title=f"{title}: training loss (one batch per step)",
+                               x_title="step", y_title="cross-entropy", font_size=font),
+                    key=f"{key}_loss")
 
 
 def checkpoint_slider(run, key: str) -> int:
@@ -242,17 +242,17 @@ for col, (name, run) in zip((left, right), runs.items(), strict=True):
     shown = np.linspace(0, len(rows) - 1, min(len(rows), 6)).round().astype(int)
     with col:
         show_figure(matrix_heatmap(pool[shown], [rows[i] for i in shown], words,
-                                       title=f"{name}: pooling weights over training",
-                                       x_title="word", y_title="checkpoint", decimals=2,
-                                       font_size=font - 2),
-                        key=f"learn_fig_pool_{name[:4]}")
+                                   title=f"{name}: pooling weights over training",
+                                   x_title="word", y_title="checkpoint", decimals=2,
+                                   font_size=font - 2),
+                    key=f"learn_fig_pool_{name[:4]}")
 share = {"B: sentiment + negation words": attn_run.scores,
          "B: filler words": attn_run.curves["filler_share"],
          "A: sentiment + negation words": pool_run.scores,
          "A: filler words": pool_run.curves["filler_share"]}
 show_figure(line_chart(attn_run.checkpoints, share, title="Share of pooling weight, "
-                           "held-out sentences", x_title="step", y_title="share of weight",
-                           font_size=font), key="learn_fig_share")
+                       "held-out sentences", x_title="step", y_title="share of weight",
+                       font_size=font), key="learn_fig_share")
 st.caption("A and B start from the same numbers, and B's layer is off for its first "
            f"{SentimentConfig.pool_first} steps, so where a line of B is missing it lies "
            "under A's.")
@@ -320,9 +320,9 @@ else:
             st.markdown(f"**{name}**: P(positive) = {p:.3f} → "
                         f"**{'positive' if p >= 0.5 else 'negative'}**")
             show_figure(bar_chart(known, out["pool"][0], title="pooling weights",
-                                      x_title="word", y_title="weight", y_range=(0, 1.1),
-                                      decimals=2, font_size=font - 2),
-                            key=f"learn_fig_yours_{name[:4]}")
+                                  x_title="word", y_title="weight", y_range=(0, 1.1),
+                                  decimals=2, font_size=font - 2),
+                        key=f"learn_fig_yours_{name[:4]}")
 
 
 # ---- 2 · alignment ----------------------------------------------------------------------
@@ -400,6 +400,8 @@ st.markdown(
     f"{InductionConfig.max_period}) learns it with a **previous-token head** in layer 1 and an "
     "**induction head** in layer 2. This one trains only when you press Train (about 5–20 s)."
 )
+
+
 @st.fragment
 def induction_heads(ind_run, font: int, presenter: bool) -> None:
     """The four heads on one held-out sequence at a checkpoint, as one figure of four
@@ -440,9 +442,9 @@ if key in trained_settings() or pressed:
     cols[3].metric("Training time (measured)", f"{ind_run.seconds:.1f} s")
     curves_chart({"2-layer attention-only": ind_run}, "learn_fig_ind", "Induction")
     show_figure(line_chart(ind_run.checkpoints, ind_run.curves,
-                               title="Each head's score over training", x_title="step",
-                               y_title="score (weight on the pattern's key)", font_size=font),
-                    key="learn_fig_ind_heads")
+                           title="Each head's score over training", x_title="step",
+                           y_title="score (weight on the pattern's key)", font_size=font),
+                key="learn_fig_ind_heads")
     induction_heads(ind_run, font, presenter)
 else:
     ind_run = None
@@ -469,14 +471,14 @@ if run_collapse or collapse_key in trained_settings():
     left, right = st.columns(2)
     with left:
         show_figure(line_chart(steps, {n: r.curves["pool_entropy"] for n, r in bad.items()},
-                                   title="Normalised entropy of the pooling weights",
-                                   x_title="step", y_title="entropy (0 one-hot, 1 uniform)",
-                                   font_size=font, height=420), key="learn_fig_entropy")
+                               title="Normalised entropy of the pooling weights",
+                               x_title="step", y_title="entropy (0 one-hot, 1 uniform)",
+                               font_size=font, height=420), key="learn_fig_entropy")
     with right:
         show_figure(line_chart(steps, {n: r.accuracy for n, r in bad.items()},
-                                   title="Held-out accuracy", x_title="step",
-                                   y_title="accuracy", font_size=font, height=420),
-                        key="learn_fig_collapse_acc")
+                               title="Held-out accuracy", x_title="step",
+                               y_title="accuracy", font_size=font, height=420),
+                    key="learn_fig_collapse_acc")
 else:
     bad = None
     st.info("Press the button to train the five settings.")

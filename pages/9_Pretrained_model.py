@@ -109,10 +109,10 @@ left, right = st.columns([3, 2])
 with left:
     # On a projector, one decimal in the cells keeps them readable.
     show_figure(matrix_heatmap(w, tokens, tokens, title=f"Layer {layer}, head {head}: "
-                                   "attention weights", decimals=1 if presenter else 2,
-                                   font_size=font,
-                                   height=160 + 3 * font * min(T, 20)),
-                    key="pre_fig_head")
+                               "attention weights", decimals=1 if presenter else 2,
+                               font_size=font,
+                               height=160 + 3 * font * min(T, 20)),
+                key="pre_fig_head")
 
 
 @st.fragment
@@ -147,7 +147,7 @@ stats = {
 
 
 show_figure(head_thumbnails(trace.attentions, tokens, font_size=font,
-                                max_cells=GRID_CELLS), key="pre_fig_grid")
+                            max_cells=GRID_CELLS), key="pre_fig_grid")
 pooled = "" if T <= GRID_CELLS else (f" With {T} tokens each small map is average-pooled to "
                                      f"at most {GRID_CELLS} × {GRID_CELLS} cells.")
 st.caption(f"Rows L1–L{L} are layers, columns H1–H{H} heads; each small map is T × T (queries "
@@ -160,10 +160,10 @@ left, right = st.columns(2)
 with left:
     stat = st.selectbox("Statistic per head", list(stats), key="pre_stat", **URL)
     show_figure(matrix_heatmap(stats[stat], [f"L{r + 1}" for r in range(L)],
-                                   [f"H{c + 1}" for c in range(H)], title=stat,
-                                   decimals=1 if presenter else 2,
-                                   x_title="head", y_title="layer", font_size=font - 2),
-                    key="pre_fig_stats")
+                               [f"H{c + 1}" for c in range(H)], title=stat,
+                               decimals=1 if presenter else 2,
+                               x_title="head", y_title="layer", font_size=font - 2),
+                key="pre_fig_stats")
 with right:
     show_figure(line_chart(np.arange(1, L + 1), {
         "[CLS] + [SEP]": layer_sink.sum(axis=1), "[CLS]": layer_sink[:, 0],
@@ -198,7 +198,6 @@ def head_by_hand(trace: pt.PretrainedTrace, l: int, h: int, presenter: bool) -> 
         key = bounded_slider(st, "Key token (column)", 1, T, min(2, T), key="pre_key")
     i, j = int(query) - 1, int(key) - 1
     q, k, v = trace.q[l, h], trace.k[l, h], trace.v[l, h]  # (T, d_k) each
-    root = float(np.sqrt(d_k))
     s_row = q[i] @ k.T  # (T,) raw scores of query i
     scaled = s_row / root
     shift = scaled.max()
@@ -264,9 +263,9 @@ stream_norm = np.linalg.norm(stream, axis=-1).mean(axis=-1)  # (2L + 1,)
 left, right = st.columns(2)
 with left:
     show_figure(bar_chart(names, stream_norm,
-                              title="Residual stream: mean norm per token", x_title="step",
-                              y_title="‖x‖", decimals=1, font_size=font),
-                    key="pre_fig_stream")
+                          title="Residual stream: mean norm per token", x_title="step",
+                          y_title="‖x‖", decimals=1, font_size=font),
+                key="pre_fig_stream")
 with right:
     show_figure(line_chart(np.arange(1, L + 1), {
         "attention update ‖W_O output‖": attn_norm, "feed-forward update ‖FFN output‖": ffn_norm},
@@ -323,27 +322,28 @@ def head_ablation(sentence: str, layer_index: int, head_index: int) -> float:
     return 1.0 - pt.ablate_head(sentence, layer_index, head_index, PAGE_MAX_TOKENS).cosine
 
 
-one = head_ablation(text, l, h)
+# Every head's ablation, when the page computes them all, includes this one.
+moved = layer_ablation(text, l) if T <= ABLATE_ALL_MAX_TOKENS else None
+one = moved[h] if moved is not None else head_ablation(text, l, h)
 focus = analysis.max_weight(trace.attentions[l]).mean(axis=-1)  # (H,)
 left, right = st.columns(2)
 with left:
     show_figure(matrix_heatmap(w, tokens, tokens, title=f"How layer {layer}, head {head} "
-                                   "attends", decimals=2, font_size=font - 2),
-                    key="pre_fig_ablated_head")
+                               "attends", decimals=2, font_size=font - 2),
+                key="pre_fig_ablated_head")
 with right:
     st.metric(f"Switch off layer {layer}, head {head}: cosine with the original embedding",
               f"{1 - one:.5f}")
     st.caption(f"1 − cosine = {one:.2g}: how far the sentence embedding moved.")
     show_figure(bar_chart([f"H{n + 1}" for n in range(H)], focus,
-                              title=f"Layer {layer}: how sharply each head attends",
-                              x_title="head", y_title="mean largest weight", y_range=(0, 1.05),
-                              decimals=2, font_size=font), key="pre_fig_focus")
-if T <= ABLATE_ALL_MAX_TOKENS:
-    moved = layer_ablation(text, l)
+                          title=f"Layer {layer}: how sharply each head attends",
+                          x_title="head", y_title="mean largest weight", y_range=(0, 1.05),
+                          decimals=2, font_size=font), key="pre_fig_focus")
+if moved is not None:
     show_figure(bar_chart([f"H{n + 1}" for n in range(H)], moved,
-                              title=f"Layer {layer}: 1 − cosine after switching each head off",
-                              x_title="head switched off", y_title="1 − cosine", decimals=4,
-                              colour=SERIES_COLOURS[5], font_size=font), key="pre_fig_ablation")
+                          title=f"Layer {layer}: 1 − cosine after switching each head off",
+                          x_title="head switched off", y_title="1 − cosine", decimals=4,
+                          colour=SERIES_COLOURS[5], font_size=font), key="pre_fig_ablation")
     st.markdown(
         f"In layer {layer} the head whose removal moves the embedding most is "
         f"H{int(np.argmax(moved)) + 1} (1 − cosine {moved.max():.2g}); the one that attends "

@@ -64,6 +64,7 @@ SCORES_SCALE = get_colorscale("RdBu_r")
 VALUES_SCALE = get_colorscale("PuOr_r")
 
 
+# Okabe-Ito colours: distinguishable with every common colour-vision deficiency.
 SERIES_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000"]
 # Our own look, written into each figure: pages show figures with Streamlit's theme off
 # (pages.ui.layout.show_figure). Streamlit's theme rewrites every figure's JSON in the
@@ -240,6 +241,13 @@ def _bottom_px(font_size: int, title: bool, upright_chars: int = 0) -> int:
     title, below the plot."""
     labels = CHAR_EM * font_size * upright_chars if upright_chars else _line_px(font_size)
     return int(labels + 10 + (_line_px(font_size) + 4 if title else 0)) + 1
+
+
+def _upright_chars(labels: list[str], font_size: int) -> int:
+    """The longest of ``labels`` when Plotly will turn them upright (they do not fit side
+    by side across a figure of about FIGURE_PX), else 0."""
+    longest = _longest_label(labels)
+    return longest if len(labels) * CHAR_EM * font_size * (longest + 1) > FIGURE_PX else 0
 
 
 def _colourbar_px(font_size: int, label_chars: int, thickness: int = 12) -> int:
@@ -420,15 +428,13 @@ def _heatmap_layout(title: str, x_title: str, y_title: str, font_size: int, rows
     y_axis = _category_axis(rows, y_title, font_size)
     y_axis |= _top_to_bottom(len(rows))
     top = 20 + int(1.5 * (font_size + 2) * title_lines)
-    # Plotly turns the column labels upright when they do not fit side by side.
-    longest = _longest_label(cols)
-    upright = longest if len(cols) * CHAR_EM * font_size * (longest + 1) > FIGURE_PX else 0
     return {
         "title": {"text": title, "font": {"size": font_size + 2}},
         "xaxis": x_axis,
         "yaxis": y_axis,
         "margin": {"l": _left_px(font_size, _longest_label(rows), bool(y_title)), "r": 10,
-                   "t": top, "b": _bottom_px(font_size, bool(x_title), upright)},
+                   "t": top,
+                   "b": _bottom_px(font_size, bool(x_title), _upright_chars(cols, font_size))},
         "height": height or (top + 70 + 3 * font_size * min(len(rows), 14)),
         "font": {"size": font_size},
     }
@@ -569,7 +575,6 @@ def _grid_colours(shown: list[np.ndarray], kind: str, font_size: int) -> dict:
             "cmin": -span, "cmax": span, "colorbar": bar}
 
 
-# Okabe-Ito colours: distinguishable with every common colour-vision deficiency.
 def _log_ticks(values) -> dict:
     """Tick settings of a log axis: labels at powers of ten only (every other power past
     8 decades), or at 1, 2 and 5 times them when the data span less than a decade; never
@@ -671,9 +676,8 @@ def bar_chart(labels, values, *, title: str, x_title: str, y_title: str,
     layout = _axes_layout(title, x_title, y_title, font_size, height,
                           y_values=[0.0, *(y_range or ()), *values])
     layout["xaxis"] |= {"type": "category"}
-    longest = _longest_label(labels)
-    if len(labels) * CHAR_EM * font_size * (longest + 1) > FIGURE_PX:  # labels turned upright
-        layout["margin"]["b"] = _bottom_px(font_size, bool(x_title), longest)
+    layout["margin"]["b"] = _bottom_px(font_size, bool(x_title),
+                                       _upright_chars(labels, font_size))
     if len(labels) <= ALL_LABELS_UP_TO:
         layout["xaxis"] |= {"tickmode": "array", "tickvals": labels,
                             "ticktext": [_abbreviate(x) for x in labels]}

@@ -147,10 +147,10 @@ def downloads(prefix: str, matrices, trace_payload) -> None:
 
     ``matrices`` maps a name to ``(matrix, row_labels, col_labels)``, and
     ``trace_payload`` is the JSON's dict; either may instead be a function returning it.
-    Nothing is built until a button is clicked, and then from what the page shows at
-    that moment: a section that reruns alone (``st.fragment``) after the buttons were
+    The files are built only when a button is clicked, and then from what the page shows
+    at that moment: a section that reruns alone (``st.fragment``) after the buttons were
     drawn, and changes a matrix (even its shape), passes a function that reads its
-    latest results.
+    latest results (the matrices' function is also called on each run, for their names).
     """
     current = matrices if callable(matrices) else lambda: matrices
     payload = trace_payload if callable(trace_payload) else lambda: trace_payload
