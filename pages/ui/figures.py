@@ -34,11 +34,9 @@ from .numbers import cell_number
 MAX_CELLS = 64  # per side, on the wire
 TEXT_CELLS = 12  # numbers printed in cells up to this size
 # Cell numbers must fit their cells. Heatmaps with numbers sit in half-page columns,
-# about FIGURE_PX wide in normal and presenter mode alike; the plot gets what the row
-# labels (CHAR_EM em per character), the colour bar and the margins leave.
+# about FIGURE_PX wide in normal and presenter mode alike; the plot gets what the
+# margins planned for the row labels (CHAR_EM em per character) and the colour bar leave.
 FIGURE_PX = 400
-COLOURBAR_PX = 70
-MARGINS_PX = 20
 CHAR_EM = 0.6
 MIN_CELL_FONT = 9
 # Presenter mode asks for figure fonts of 18 px or more (figure_font gives 20); there, a
@@ -52,8 +50,8 @@ def fitting_cell_font(font_size: int, longest_row_label: int, columns: int,
                       longest_text: int, colourbar: bool = True) -> int:
     """The largest cell font (px), up to ``font_size``, at which ``columns`` cells of
     ``longest_text`` characters fit side by side; never below MIN_CELL_FONT."""
-    plot = (FIGURE_PX - CHAR_EM * font_size * longest_row_label
-            - (COLOURBAR_PX if colourbar else 0) - MARGINS_PX)
+    plot = (FIGURE_PX - _left_px(font_size, longest_row_label, title=True)
+            - (_colourbar_px(font_size, label_chars=3) if colourbar else 10))
     fit = int(plot / (CHAR_EM * columns * max(longest_text, 1)))
     return max(min(font_size, fit), MIN_CELL_FONT)
 
@@ -222,6 +220,9 @@ def _category_axis(names: list[str], title: str, font_size: int) -> dict:
 # automargin has to push a margin outwards, Plotly.js lays the figure out a second time
 # (about 40% of a small figure's drawing time, profiled in headless Chromium); with room
 # planned it does not. Automargin stays on, for labels longer than planned.
+# A label's characters, on average (Source Sans): CHAR_EM, the widest, left the plot
+# 10 to 30 px narrower than automargin made it. A label of wide letters is pushed.
+LABEL_EM = 0.5
 TICK_CHARS = 6  # a numeric tick label ("0.0001", "−0.025", "100k")
 COLOURBAR_FIXED_PX = 52  # colour bar offset, padding and thickness, without its labels
 
@@ -232,7 +233,7 @@ def _line_px(font_size: int) -> float:
 
 def _left_px(font_size: int, label_chars: int, title: bool) -> int:
     """A y axis's tick labels and (rotated) title, left of the plot."""
-    return int(CHAR_EM * font_size * label_chars + 8
+    return int(LABEL_EM * font_size * label_chars + 8
                + (_line_px(font_size) + 4 if title else 0)) + 1
 
 

@@ -190,26 +190,31 @@ def _cell_font(fig: go.Figure) -> int:
 
 
 def test_long_cell_numbers_get_a_smaller_font() -> None:
-    # 3 × 3 weights at 3 decimals, labels "the" (3 characters), font 14: the plot gets
-    # 400 - 0.6·14·3 - 70 - 20 = 284.8 px; 3 cells of "0.401" need 0.6·3·5 = 9 px per px
-    # of font, so up to 31 px fits and the font stays 14.
+    # The plot gets FIGURE_PX less the margins the layout plans: on the left the labels,
+    # int(0.5·font·chars + 8 + 1.4·font + 4) + 1, on the right a colour bar with 3-character
+    # labels, int(52 + 0.6·font·3) + 1.
+    # 3 × 3 weights at 3 decimals, labels "the" (3 characters), font 14: left
+    # int(21 + 8 + 23.6) + 1 = 53, right int(77.2) + 1 = 78, plot 400 - 53 - 78 = 269 px;
+    # 3 cells of "0.401" need 0.6·3·5 = 9 px per px of font, so up to 29 px fits: 14 stays.
     small = figures.matrix_heatmap(np.full((3, 3), 0.401), TOKENS[:3], TOKENS[:3], title="W")
     assert _cell_font(small) == 14
-    # 6 × 6 at 6 decimals, labels "0".."5" (1 character): plot 400 - 8.4 - 90 = 301.6 px;
-    # "-3.190000" is 9 characters: 301.6 / (0.6·6·9) = 9.3, so 9.
+    # 6 × 6 at 6 decimals, labels "0".."5" (1 character): left int(7 + 8 + 23.6) + 1 = 39,
+    # plot 400 - 39 - 78 = 283 px; "-3.190000" is 9 characters: 283 / (0.6·6·9) = 8.7,
+    # held at the floor of 9.
     wide = figures.matrix_heatmap(np.full((6, 6), -3.19), _labels(6), _labels(6), title="S",
                                   kind="scores", decimals=6)
     assert _cell_font(wide) == 9
     # The masks lesson in presenter mode: font 20, labels up to "<pad> (3)" (9), six
-    # columns of "-0.72" (5): plot 400 - 0.6·20·9 - 90 = 202 px; 202 / (0.6·6·5) = 11.2.
+    # columns of "-0.72" (5): left int(90 + 8 + 28 + 4) + 1 = 131, right int(52 + 36) + 1
+    # = 89, plot 400 - 131 - 89 = 180 px; 180 / (0.6·6·5) = 10.
     labels = ["A", "dog", "barked", "<pad>", "<pad> (2)", "<pad> (3)"]
     masks = figures.matrix_heatmap(np.full((6, 6), -0.72), labels, labels, title="S",
                                    kind="scores", decimals=2, font_size=20)
-    assert _cell_font(masks) == 11
+    assert _cell_font(masks) == 10
 
 
 def test_cell_fonts_never_go_below_the_floor() -> None:
-    # 12 × 12 at 6 decimals: 301.6 / (0.6·12·9) = 4.7, held at the floor of 9.
+    # 12 × 12 at 6 decimals: 283 / (0.6·12·9) = 4.4, held at the floor of 9.
     widest = figures.matrix_heatmap(np.full((12, 12), -3.19), _labels(12), _labels(12),
                                     title="S", kind="scores", decimals=6)
     assert _cell_font(widest) == figures.MIN_CELL_FONT == 9
