@@ -38,13 +38,6 @@ lesson_header(
     "passing gradient, and that 1/√d_k (not 1/d_k) keeps it in a useful range.",
 )
 
-c1, c2, c3, c4 = st.columns(4)
-d_k = c1.select_slider("d_k (dimension of q and k)", D_KS, value=64, key="sc_dk", **URL)
-n_samples = c2.select_slider("Samples", SAMPLES, value=1000, key="sc_samples", **URL)
-sigma2 = c3.slider("Component variance σ²", 0.25, 4.0, 1.0, 0.25, key="sc_sigma2", **URL)
-seed = seed_input(c4, "sc_seed")
-
-
 @st.cache_data(max_entries=64, show_spinner=False)
 def sample_stats(d_k: int, n: int, sigma2: float, seed: int) -> ex.DotProductStats:
     return ex.dot_product_stats(d_k, n, np.random.default_rng(seed), sigma2)
@@ -68,46 +61,6 @@ def curves(n_keys: int, trials: int, sigma2: float, seed: int) -> ex.ScalingCurv
     return ex.scaling_curves(D_KS, n_keys, trials, np.random.default_rng(seed), sigma2)
 
 
-with bad_input_stops_page():
-    stats = sample_stats(d_k, n_samples, sigma2, seed)
-
-st.header("1 · Dot products grow with d_k")
-if not presenter:  # in presenter mode the histograms come straight after the controls
-    st.markdown(
-        f"Draw q and k with {d_k} independent components, each with mean 0 and variance "
-        f"σ² = {sigma2:g}, and compute qᵀk, {n_samples} times. The spread of qᵀk grows like "
-        "√d_k; dividing by √d_k brings it back to σ²."
-    )
-sd_raw, sd_scaled = np.sqrt(stats.theory_var), np.sqrt(stats.theory_scaled_var)
-# Both histograms in one figure: d_k and the samples change both, and one figure is drawn
-# once where two were drawn one after the other.
-show_figure(side_by_side([
-    histogram(stats.raw, title=f"qᵀk at d_k = {d_k}", x_title="qᵀk", font_size=font,
-              reference_pdf=normal_density(sd_raw)),
-    histogram(stats.scaled, title=f"qᵀk / √d_k at d_k = {d_k}", x_title="qᵀk / √d_k",
-              colour=SERIES_COLOURS[1], font_size=font, reference_pdf=normal_density(sd_scaled)),
-], font_size=font), key="sc_fig_histograms")
-moments = pd.DataFrame(
-    {"empirical mean": [stats.mean, stats.scaled_mean], "theory mean": [0.0, 0.0],
-     "empirical variance": [stats.var, stats.scaled_var],
-     "theory variance": [stats.theory_var, stats.theory_scaled_var]},
-    index=["qᵀk", "qᵀk / √d_k"],
-)
-st.table(moments.map(lambda x: number_text(x, 3)))  # static: cheap to redraw
-if not presenter:
-    st.caption("Theory: Var[qᵀk] = d_k·σ⁴ and Var[qᵀk/√d_k] = σ⁴; the dashed curves are "
-               "the normal densities with those variances (the sum of many products is "
-               "nearly normal). The empirical values wobble by about ±"
-               f"{100 * np.sqrt(2 / (n_samples - 1)):.0f}% at {n_samples} samples.")
-
-var_raw, var_scaled = variance_curve(sigma2, seed)
-show_figure(line_chart(
-    D_KS, {"Var[qᵀk], sampled": var_raw, "Var[qᵀk/√d_k], sampled": var_scaled,
-           "d_k·σ⁴ (theory)": np.array(D_KS) * sigma2**2,
-           "σ⁴ (theory)": np.full(len(D_KS), sigma2**2)},
-    title="Variance against d_k (400 samples per point)", x_title="d_k", y_title="variance",
-    log_x=True, log_y=True, dashed=("d_k·σ⁴ (theory)", "σ⁴ (theory)"), font_size=font,
-), key="sc_fig_variance")
 
 
 
@@ -201,6 +154,71 @@ def keys_and_curves(d_k: int, sigma2: float, seed: int, results: dict) -> None:
                 "curves": cv}
 
 
+@st.fragment
+def sections_1_to_3(results: dict) -> None:
+    """The controls and sections 1 to 3, all that depends on d_k, the samples and σ².
+
+    A fragment: moving d_k, the samples or σ² redraws these sections only; the title,
+    section 4 and the notes stay as they are. Section 4 draws its own example from the
+    seed, so a new seed reruns the whole page. What the sections compute goes into
+    ``results`` (read by section 4 and, on a click, by the downloads).
+    """
+    c1, c2, c3, c4 = st.columns(4)
+    d_k = c1.select_slider("d_k (dimension of q and k)", D_KS, value=64, key="sc_dk", **URL)
+    n_samples = c2.select_slider("Samples", SAMPLES, value=1000, key="sc_samples", **URL)
+    sigma2 = c3.slider("Component variance σ²", 0.25, 4.0, 1.0, 0.25, key="sc_sigma2",
+                       **URL)
+    seed = seed_input(c4, "sc_seed")
+    if results.get("settings", {}).get("seed", seed) != seed:
+        st.rerun()  # this run is the fragment's alone: section 4 needs the new seed too
+
+    with bad_input_stops_page():
+        stats = sample_stats(d_k, n_samples, sigma2, seed)
+
+    st.header("1 · Dot products grow with d_k")
+    if not presenter:  # in presenter mode the histograms come straight after the controls
+        st.markdown(
+            f"Draw q and k with {d_k} independent components, each with mean 0 and variance "
+            f"σ² = {sigma2:g}, and compute qᵀk, {n_samples} times. The spread of qᵀk grows like "
+            "√d_k; dividing by √d_k brings it back to σ²."
+        )
+    sd_raw, sd_scaled = np.sqrt(stats.theory_var), np.sqrt(stats.theory_scaled_var)
+    # Both histograms in one figure: d_k and the samples change both, and one figure is drawn
+    # once where two were drawn one after the other.
+    show_figure(side_by_side([
+        histogram(stats.raw, title=f"qᵀk at d_k = {d_k}", x_title="qᵀk", font_size=font,
+                  reference_pdf=normal_density(sd_raw)),
+        histogram(stats.scaled, title=f"qᵀk / √d_k at d_k = {d_k}", x_title="qᵀk / √d_k",
+                  colour=SERIES_COLOURS[1], font_size=font,
+                  reference_pdf=normal_density(sd_scaled)),
+    ], font_size=font), key="sc_fig_histograms")
+    moments = pd.DataFrame(
+        {"empirical mean": [stats.mean, stats.scaled_mean], "theory mean": [0.0, 0.0],
+         "empirical variance": [stats.var, stats.scaled_var],
+         "theory variance": [stats.theory_var, stats.theory_scaled_var]},
+        index=["qᵀk", "qᵀk / √d_k"],
+    )
+    st.table(moments.map(lambda x: number_text(x, 3)))  # static: cheap to redraw
+    if not presenter:
+        st.caption("Theory: Var[qᵀk] = d_k·σ⁴ and Var[qᵀk/√d_k] = σ⁴; the dashed curves are "
+                   "the normal densities with those variances (the sum of many products is "
+                   "nearly normal). The empirical values wobble by about ±"
+                   f"{100 * np.sqrt(2 / (n_samples - 1)):.0f}% at {n_samples} samples.")
+
+    var_raw, var_scaled = variance_curve(sigma2, seed)
+    show_figure(line_chart(
+        D_KS, {"Var[qᵀk], sampled": var_raw, "Var[qᵀk/√d_k], sampled": var_scaled,
+               "d_k·σ⁴ (theory)": np.array(D_KS) * sigma2**2,
+               "σ⁴ (theory)": np.full(len(D_KS), sigma2**2)},
+        title="Variance against d_k (400 samples per point)", x_title="d_k", y_title="variance",
+        log_x=True, log_y=True, dashed=("d_k·σ⁴ (theory)", "σ⁴ (theory)"), font_size=font,
+    ), key="sc_fig_variance")
+
+    results |= {"stats": stats, "moments": moments,
+                "settings": {"d_k": d_k, "samples": n_samples, "sigma2": sigma2, "seed": seed}}
+    keys_and_curves(d_k, sigma2, seed, results)
+
+
 def closing_notes() -> None:
     """What to notice, the formulas and, off the projector, things to try and questions."""
     bullet_list("What to notice", [
@@ -275,11 +293,12 @@ def download_trace(results: dict) -> dict:
     }
 
 
-# Sections 2 to 4 rerun alone when their own controls move (st.fragment); what they
-# compute goes into `results`, which the downloads read when a button is clicked.
-results = {"stats": stats, "moments": moments,
-           "settings": {"d_k": d_k, "samples": n_samples, "sigma2": sigma2, "seed": seed}}
-keys_and_curves(d_k, sigma2, seed, results)
+# Sections 1 to 4 rerun alone when their own controls move (st.fragment; sections 2 and 3
+# also when d_k, the samples or σ² move); what they compute goes into `results`, which
+# the downloads read when a button is clicked.
+results = {}
+sections_1_to_3(results)
+seed = results["settings"]["seed"]
 # The weights at every τ of section 4 (the downloads hold them all).
 example = ex.saturation(TEMPERATURE_D_K, TEMPERATURE_KEYS, np.random.default_rng(seed + 2))
 results["sweep"] = ex.temperature_sweep(example["sqrt_dk"].scores, TEMPERATURES)
