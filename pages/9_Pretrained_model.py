@@ -29,7 +29,7 @@ from pages.ui.layout import (
     show_error,
     show_figure,
 )
-from pages.ui.tables import to_csv
+from pages.ui.tables import scrolled_table, to_csv
 
 PAGE_MAX_TOKENS = 64  # WordPieces read here ([CLS] and [SEP] included); the core allows 256
 MAX_CHARS = 400
@@ -230,16 +230,13 @@ def head_by_hand(trace: pt.PretrainedTrace, l: int, h: int, presenter: bool) -> 
         c1, c2 = st.columns(2)
         with c1:
             st.markdown(f"The {d_k} products q_c k_c (they sum to s):")
-            st.dataframe(pd.DataFrame({"q_c": q[i], "k_c": k[j], "q_c × k_c": products},
-                                      index=pd.RangeIndex(1, d_k + 1, name="c")).style.format(
-                "{:.5g}"), height=300, width="stretch")
+            scrolled_table(pd.DataFrame({"c": np.arange(1, d_k + 1), "q_c": q[i], "k_c": k[j],
+                                         "q_c × k_c": products}))
         with c2:
             st.markdown(f"The whole row {query}, one key per line:")
-            st.dataframe(pd.DataFrame({"key": tokens, "s": s_row, f"s / √{d_k}": scaled,
-                                       "e^(s̃ − m)": exps, "weight": exps / exps.sum()},
-                                      index=pd.RangeIndex(1, T + 1, name="j")).style.format(
-                "{:.5g}", subset=["s", f"s / √{d_k}", "e^(s̃ − m)", "weight"]),
-                         height=300, width="stretch")
+            scrolled_table(pd.DataFrame({"j": np.arange(1, T + 1), "key": tokens, "s": s_row,
+                                         f"s / √{d_k}": scaled, "e^(s̃ − m)": exps,
+                                         "weight": exps / exps.sum()}))
 
 
 head_by_hand(trace, l, h, presenter)

@@ -117,6 +117,18 @@ def show_matrix(m, row_labels, col_labels, decimals: int) -> None:
                           columns=unique_labels(col_labels)))
 
 
+def scrolled_table(frame: pd.DataFrame, height: int = 300, digits: int = 5) -> None:
+    """A long table in a box ``height`` px tall that scrolls, its decimals to ``digits``
+    significant digits, its index hidden (give the row numbers a column of their own).
+
+    A static table (``st.table``) rather than Glide's grid (``st.dataframe``): a section
+    that redraws it whenever a slider moves stays within the 0.5 s a redraw may take.
+    """
+    decimals = frame.select_dtypes("float").columns
+    st.container(height=height).table(
+        frame.style.format(f"{{:.{digits}g}}", subset=decimals).hide(axis="index"))
+
+
 def to_csv(m, row_labels, col_labels) -> str:
     """CSV text of a matrix with labels, full precision (repr of each float)."""
     return matrix_frame(m, row_labels, col_labels).to_csv(float_format="%.17g")

@@ -84,6 +84,23 @@ def test_the_hand_computed_weight_is_the_model_s():
 
 
 @needs_model
+def test_the_hand_tables_hold_the_head_s_products_and_row():
+    # Query 3 ("cat"), key 2 ("my") of layer 1, head 3: the products table holds q_c·k_c
+    # for c = 1..32, which sum to the score; the row table's weights are the model's row 3.
+    at = run(pre_hand_query="3", pre_key="2")
+    trace = pt.encode(DEFAULT, max_tokens=64)
+    q, k = trace.q[0, 2, 2], trace.k[0, 2, 1]
+    tables = {tuple(t.value.columns): t.value for t in at.table}
+    products = tables[("c", "q_c", "k_c", "q_c × k_c")]
+    np.testing.assert_array_equal(products["c"], np.arange(1, 33))
+    np.testing.assert_allclose(products["q_c × k_c"], q * k, atol=1e-12)
+    np.testing.assert_allclose(products["q_c × k_c"].sum(), q @ k, rtol=1e-12)
+    row = tables[("j", "key", "s", "s / √32", "e^(s̃ − m)", "weight")]
+    assert list(row["key"]) == list(trace.tokens)
+    np.testing.assert_allclose(row["weight"], trace.attentions[0, 2, 2], atol=1e-12)
+
+
+@needs_model
 def test_sink_shares_are_printed_per_layer():
     at = run()
     sinks = pt.special_token_mass(pt.encode(DEFAULT, max_tokens=64)).sum(axis=-1).mean(axis=1)
