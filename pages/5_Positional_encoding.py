@@ -259,8 +259,10 @@ def shuffle_section(d: int, base: float, results: dict) -> None:
     perm_test = permutation_test(x, pos.sinusoidal(n, d, base), w_q, w_k, w_v,
                                  np.random.default_rng(seed))
     shuffled = [tokens[i] for i in perm_test.perm]
-    st.dataframe(pd.DataFrame([tokens, shuffled], index=["original", "shuffled"],
-                              columns=[f"{p + 1}" for p in range(n)]), width="stretch")
+    # A static table: Glide's grid (st.dataframe) is slow to draw again, and this section
+    # is drawn again whenever d_model or the base moves.
+    st.table(pd.DataFrame([tokens, shuffled], index=["original", "shuffled"],
+                          columns=[f"{p + 1}" for p in range(n)]))
     st.markdown(
         f"Shuffle the tokens, run self-attention, and un-shuffle the outputs. **Without** "
         f"positional encodings the outputs match the original ones up to rounding (largest "

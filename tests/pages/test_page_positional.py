@@ -65,7 +65,7 @@ def test_short_sentence_and_html_are_handled():
     at = run(pe_sentence="one")
     assert "at least two tokens" in " ".join(i.value for i in at.info)
     at = run(pe_sentence="<script>alert(1)</script>")
-    table = next(d.value for d in at.dataframe if "shuffled" in d.value.index)
+    table = next(d.value for d in at.table if "shuffled" in d.value.index)
     assert "script" in table.loc["original"].tolist()
 
 
@@ -101,7 +101,7 @@ def test_positions_are_counted_from_1_on_the_page():
     assert spec["data"][0]["y"] == [str(p) for p in range(1, 9)]
     # Position 1 is the formula's p = 0: sin 0 = 0 and cos 0 = 1 in every pair.
     assert list(chart_array(at, "pe_fig_table")[0]) == [0.0, 1.0, 0.0, 1.0]
-    shuffled = next(d.value for d in at.dataframe if "shuffled" in d.value.index)
+    shuffled = next(d.value for d in at.table if "shuffled" in d.value.index)
     assert list(shuffled.columns) == [str(p) for p in range(1, 7)]  # "The cat sat on the mat"
     at.radio(key="pe_view").set_value("Chosen pairs").run()
     assert list(chart_array(at, "pe_fig_dims", "x")) == list(range(1, 9))
@@ -181,7 +181,7 @@ def test_one_figure_per_view_and_every_view_is_one_click_away():
 def test_the_shuffle_follows_its_seed_not_d_model():
     def shuffled(**query):
         at = run(**query)
-        return next(d.value for d in at.dataframe if "shuffled" in d.value.index)
+        return next(d.value for d in at.table if "shuffled" in d.value.index)
     first = shuffled()
     assert first.loc["shuffled"].tolist() == shuffled(pe_dmodel="16").loc["shuffled"].tolist()
     assert sorted(first.loc["shuffled"]) == sorted(first.loc["original"])
