@@ -442,11 +442,12 @@ def test_values_survive_sidebar_navigation(page: Page, streamlit_server):
 # 4. Untrusted text is shown as text
 # --------------------------------------------------------------------------------------
 PAYLOADS = ["<img src=x onerror=alert(1)>", "<script>alert(1)</script>"]
-# Token text drawn anywhere: Plotly's SVG labels and the cells of st.dataframe (drawn on
-# a canvas, with an accessible table of the same cells in the DOM).
+# Token text drawn anywhere: Plotly's SVG labels, the cells of st.dataframe (drawn on a
+# canvas, with an accessible table of the same cells in the DOM) and of st.table.
 _SHOWN_TEXTS_JS = """
 () => [...document.querySelectorAll(
-  '.main-svg text, [data-testid="stDataFrame"] td, [data-testid="stDataFrame"] th'
+  '.main-svg text, [data-testid="stDataFrame"] td, [data-testid="stDataFrame"] th, '
+  + '[data-testid="stTable"] td, [data-testid="stTable"] th'
 )].map((e) => e.textContent.trim())
 """
 _INJECTED_JS = """
