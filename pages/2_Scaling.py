@@ -61,9 +61,6 @@ def curves(n_keys: int, trials: int, sigma2: float, seed: int) -> ex.ScalingCurv
     return ex.scaling_curves(D_KS, n_keys, trials, np.random.default_rng(seed), sigma2)
 
 
-
-
-
 @st.fragment
 def temperature_section(sweep: np.ndarray, results: dict) -> None:
     """Section 4; moving τ redraws only this section (``sweep`` holds every τ's weights)."""

@@ -490,9 +490,12 @@ def heatmap_grid(mats, row_labels, col_labels, titles, *, kind: str = "weights",
     cell = max(1.6 * font_size, CHAR_EM * cell_font * text_chars + 8 if printed else 0)
     longest_row, longest_col = _longest_label(rows), _longest_label(cols)
     label_px = CHAR_EM * font_size * longest_row + 40  # with room for the y title
-    colourbar_px = 0 if kind == "mask" else 90
+    colour = _grid_colours(shown, kind, font_size)
+    right_px = 10 if kind == "mask" else _colourbar_px(
+        font_size, _colourbar_chars(colour), colour["colorbar"]["thickness"])
+    plot_w = GRID_WIDTH_PX - 10 - right_px  # the paper: the figure less its side margins
     panel_w = n_cols * cell
-    fit = int((GRID_WIDTH_PX - label_px - colourbar_px + GRID_GAP_PX) // (panel_w + GRID_GAP_PX))
+    fit = int((plot_w - label_px + GRID_GAP_PX) // (panel_w + GRID_GAP_PX))
     per_row = max(1, min(columns, len(mats), fit))
     grid_rows = -(-len(mats) // per_row)
     # Column labels: side by side if they fit under their cells, else turned upright.
@@ -503,13 +506,11 @@ def heatmap_grid(mats, row_labels, col_labels, titles, *, kind: str = "weights",
     top = 10 + (1.6 * (font_size + 2) * (2 if block > 1 else 1) if title or block > 1 else 0)
     total = int(height or (top + grid_rows * band + 10))
     # Domains in paper fractions: panels left to right, rows top to bottom.
-    plot_w = GRID_WIDTH_PX - colourbar_px
     x0 = label_px / plot_w
     width_frac = (1 - x0 - (per_row - 1) * GRID_GAP_PX / plot_w) / per_row
     width_frac = min(width_frac, panel_w / plot_w)
     plot_h = total - top - 10
     scale = plot_h / (grid_rows * band)
-    colour = _grid_colours(shown, kind, font_size)
     traces, layout = [], {}
     annotations = []
     for k, (m, name) in enumerate(zip(shown, titles, strict=True)):
@@ -550,9 +551,7 @@ def heatmap_grid(mats, row_labels, col_labels, titles, *, kind: str = "weights",
     layout |= {
         "coloraxis": colour,
         "annotations": annotations,
-        "margin": {"l": 10, "t": int(top), "b": 10,
-                   "r": 10 if kind == "mask" else _colourbar_px(
-                       font_size, _colourbar_chars(colour), colour["colorbar"]["thickness"])},
+        "margin": {"l": 10, "r": right_px, "t": int(top), "b": 10},
         "height": total,
         "font": {"size": font_size},
     }

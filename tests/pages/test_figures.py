@@ -248,8 +248,9 @@ def test_grid_has_one_colour_bar_and_all_labels_on_every_panel() -> None:
     assert fig.layout.coloraxis.cmin == 0 and fig.layout.coloraxis.cmax == 1
     axes = [fig.layout[f"xaxis{'' if k == 0 else k + 1}"] for k in range(8)]
     assert all(len(a.tickvals) == 11 for a in axes)
-    # Cells: 1.6 × 18 = 28.8 px; a panel of 11 is 317 px; at most (1150 - 0.6·18·8 - 40
-    # - 90 + 24) / (317 + 24) = 2.8 -> 2 panels a row, 4 rows; the height follows.
+    # Cells: 1.6 × 18 = 28.8 px; a panel of 11 is 317 px. The colour bar's labels ("0.2")
+    # take 52 + 0.6·18·3 + 1 = 85 px, so the paper is 1150 - 10 - 85 = 1055 px; at most
+    # (1055 - 0.6·18·8 - 40 + 24) / (317 + 24) = 2.8 -> 2 panels a row, 4 rows.
     lefts = sorted({round(a.domain[0], 3) for a in axes})
     assert len(lefts) == 2
     assert fig.layout.height > 4 * 11 * 28.8
