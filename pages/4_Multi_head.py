@@ -12,16 +12,16 @@ from pages.ui.choices import keep_offered
 from pages.ui.controls import URL, capped_tokens, seed_input
 from pages.ui.figures import SERIES_COLOURS, bar_chart, heatmap_grid, matrix_heatmap
 from pages.ui.layout import (
-    bad_input_stops_page,
     bullet_list,
     figure_font,
     finish_page,
     lesson_header,
     practice_questions,
     setup_page,
+    show_error,
     show_figure,
 )
-from pages.ui.tables import downloads
+from pages.ui.live import lesson_downloads, offer_downloads
 
 MAX_TOKENS = 24
 MAX_SHOWN_HEADS = 16  # heatmaps drawn; statistics cover every head
@@ -37,33 +37,6 @@ lesson_header(
     "follow the shapes from X to the output, see that each head has its own slice of "
     "W_Q, W_K, W_V and its own pattern, and compare self- with cross-attention.",
 )
-
-
-sentence = st.text_input("Sentence", DEFAULT_SENTENCE, key="mha_sentence", max_chars=400,
-                         **URL)
-c1, c2, c3, c4 = st.columns(4)
-d_model = c1.select_slider("d_model", D_MODELS, value=32, key="mha_dmodel", **URL)
-weights_kind = c3.radio("Weights", ["random", "designed"], key="mha_weights", horizontal=True,
-                        **URL)
-allowed = mh.head_counts(d_model, designed=weights_kind == "designed")
-n_heads = c2.selectbox(
-    "Heads H", allowed, key="mha_heads", **URL,
-    help="Only divisors of d_model: each head takes d_k = d_model / H whole columns. "
-         "Designed heads also need d_k ≥ 2 (a position is an angle, two numbers).",
-    **keep_offered("mha_heads", allowed, 4 if 4 in allowed else allowed[0]))
-seed = seed_input(c4, "mha_seed")
-c1, c2 = st.columns(2)
-causal = c1.toggle("Causal mask", value=False, key="mha_causal", **URL)
-use_pe = c2.toggle("Add sinusoidal positional encoding", value=True, key="mha_pe",
-                   disabled=weights_kind == "designed", **URL,
-                   help="Designed heads read positions from their own features.")
-
-tokens = capped_tokens(sentence, "sentence", MAX_TOKENS)
-if not tokens:
-    st.info("Type a sentence to see its attention heads.")
-    st.stop()
-T, H = len(tokens), n_heads
-d_k = d_model // H
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -83,11 +56,6 @@ def attend(tokens: tuple[str, ...], d_model: int, H: int, weights_kind: str, see
     mask = causal_mask(len(tokens)) if causal else None
     return x, params, mh.multi_head_attention(x, params, mask=mask)
 
-
-with bad_input_stops_page():
-    x, params, trace = attend(tuple(tokens), d_model, H, weights_kind, seed, use_pe, causal)
-w = trace.weights  # (H, T, T)
-dims = [f"{r + 1}" for r in range(d_model)]
 
 
 def head_label(h: int) -> str:
@@ -144,37 +112,6 @@ def shapes_and_slices(number: int, x: np.ndarray, params: mh.MultiHeadParams,
                     key="mha_fig_slice")
 
 
-# In presenter mode every head's weights come first, so that they show on the first screen.
-if not presenter:
-    shapes_and_slices(1, x, params, trace, presenter)
-st.header(f"{2 - presenter} · Every head's weights, and their average")
-patterns = mh.head_patterns(H) if weights_kind == "designed" else None
-shown = min(H, MAX_SHOWN_HEADS)
-if shown < H:
-    st.caption(f"Showing the first {shown} of {H} heads; the statistics below cover all.")
-# The average is the grid's last panel: one figure for d_model, H and the seed to redraw.
-show_figure(heatmap_grid(
-    [*(w[h] for h in range(shown)), w.mean(axis=0)], tokens, tokens,
-    [f"head {h + 1}" + (f": {patterns[h]}" if patterns else "") for h in range(shown)]
-    + [f"average of the {H} heads"],
-    decimals=2, font_size=font - 2, columns=2 if presenter else 4), key="mha_fig_heads")
-if patterns:
-    rows = [(f"head {h + 1}", patterns[h],
-             "✓" if mh.pattern_holds(w[h], patterns[h], tokens) else "✗ (masked)")
-            for h in range(shown)]
-    st.markdown("Each designed head's largest weight in every row is where its pattern says:")
-    st.dataframe(pd.DataFrame(rows, columns=["head", "pattern", "largest weight there"]),
-                 hide_index=True)
-if presenter:
-    shapes_and_slices(2, x, params, trace, presenter)
-
-st.header("3 · What each head does, in numbers")
-stats = analysis.head_statistics(w)
-table = pd.DataFrame(stats, index=[f"head {h + 1}" for h in range(H)])
-if not presenter and H <= STATIC_TABLE_ROWS:  # static: a canvas grid redraws slowly
-    st.table(table.style.format("{:.3f}"))
-elif not presenter:
-    st.dataframe(table.style.format("{:.3f}"), width="stretch")
 SIMILARITY = "similarity between heads"
 
 
@@ -202,18 +139,6 @@ def head_chart(stats: dict[str, np.ndarray], similarity: np.ndarray, font: int) 
                   "1 when they attend alike, near 0 when they look at different tokens.")
 
 
-head_chart(stats, analysis.head_similarity(w), font)
-
-st.header("4 · One head against H heads: the same parameters")
-one = mh.init_params(d_model, 1, np.random.default_rng(seed))
-st.markdown(
-    f"| | heads | d_k | W_Q, W_K, W_V, W_O | parameters |\n|---|---|---|---|---|\n"
-    f"| one head | 1 | {d_model} | 4 × ({d_model} × {d_model}) | {one.n_parameters:,} |\n"
-    f"| this layer | {H} | {d_k} | 4 × ({d_model} × {d_model}) | {params.n_parameters:,} |\n\n"
-    f"Both have 4·d_model² = 4 × {d_model}² = {4 * d_model ** 2:,} parameters: the heads "
-    "split the same matrices instead of adding new ones. One head must average everything "
-    "into a single pattern; H heads can each look somewhere else."
-)
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def cross_weights(src: tuple[str, ...], tgt: tuple[str, ...], d_model: int, H: int,
@@ -261,45 +186,172 @@ def cross_attention(H: int, seed: int, font: int) -> None:
                    f"d_model = {d_model}, d_k = {d_model // H}).")
 
 
-cross_attention(H, seed, font)
 
-bullet_list("What to notice", [
-    "Every head has its own W_Qʰ, W_Kʰ, W_Vʰ: column slices of the full matrices, so H heads "
-    "cost no more parameters than one.",
-    "Random heads give blurred, similar patterns; designed (or trained) heads specialise: "
-    "previous token, self, first token, same word.",
-    "The average over heads can hide what every single head does.",
-    "Cross-attention maps are rectangular: target rows, source columns.",
-])
-st.subheader("The formula")
-st.latex(r"\mathrm{head}_h = \mathrm{softmax}\!\left(\frac{X W_Q^h (X W_K^h)^\top}{\sqrt{d_k}}"
-         r"\right) X W_V^h,\qquad \mathrm{MHA}(X) = [\mathrm{head}_1 \cdots \mathrm{head}_H]"
-         r"\, W_O")
-if not presenter:
-    bullet_list("Try this", [
-        "Switch to designed heads with 4 or 8 heads and compare them with random ones.",
-        "Set d_model = 8 and H = 8: each head has d_k = 1, a single number per token.",
-        "Turn the causal mask on: every head becomes lower triangular.",
-        "Edit the target sentence to a longer one: the cross-attention maps grow taller.",
-    ], expanded=False)
-    practice_questions("mha", [
-        {"q": "d_model = 64 and H = 8. What is d_k?", "value": 8.0, "tol": 1e-9,
-         "a": "d_k = d_model / H = 64 / 8 = 8."},
-        {"q": "How many parameters do W_Q, W_K, W_V and W_O have together when d_model = 64, "
-              "with 1 head and with 8 heads?", "value": 16384.0, "tol": 0.5,
-         "a": "4 · 64² = 16,384 in both cases: the heads share out the same matrices."},
-        {"q": "Why can't H = 3 be used with d_model = 32?",
-         "a": "32 / 3 is not a whole number: the heads split the d_model columns evenly."},
+def download_names(H: int) -> list[str]:
+    """The matrices the downloads offer for H heads."""
+    return [f"Head {h + 1} weights" for h in range(H)] + [
+        "Average weights", "Head statistics", "Output"]
+
+
+def statistics_table(w: np.ndarray) -> pd.DataFrame:
+    """Each head's statistics (analysis.head_statistics), a row per head."""
+    return pd.DataFrame(analysis.head_statistics(w),
+                        index=[f"head {h + 1}" for h in range(len(w))])
+
+
+def download_matrices(results: dict) -> dict:
+    """The matrices the lesson shows now: name -> (matrix, row labels, column labels)."""
+    tokens, trace = results["tokens"], results["trace"]
+    w, table = trace.weights, statistics_table(trace.weights)
+    dims = [f"{r + 1}" for r in range(trace.output.shape[1])]
+    return dict(zip(download_names(len(w)), [
+        *((w[h], tokens, tokens) for h in range(len(w))),
+        (w.mean(axis=0), tokens, tokens),
+        (table.to_numpy(), list(table.index), list(table.columns)),
+        (trace.output, tokens, dims)], strict=True))
+
+
+def download_trace(results: dict) -> dict:
+    """The whole computation the lesson shows now, for the JSON download."""
+    params, trace = results["params"], results["trace"]
+    return {
+        "tokens": results["tokens"], "d_model": params.d_model, "heads": params.n_heads,
+        "d_k": params.d_k, "weights_kind": results["weights_kind"], "X": results["x"],
+        "W_Q": params.w_q, "W_K": params.w_k, "W_V": params.w_v, "W_O": params.w_o,
+        "weights": trace.weights, "head_outputs": trace.heads.output, "concat": trace.concat,
+        "output": trace.output,
+    }
+
+
+@st.fragment
+def lesson(results: dict) -> None:
+    """The controls and sections 1 to 5.
+
+    A fragment: a control reruns the lesson only, not the title, the closing notes and
+    the downloads below it (Streamlit redraws every element a rerun touches, and these
+    are about a fifth of the page). What the sections show goes into ``results``, which
+    the download buttons read when clicked.
+    """
+    sentence = st.text_input("Sentence", DEFAULT_SENTENCE, key="mha_sentence", max_chars=400,
+                             **URL)
+    c1, c2, c3, c4 = st.columns(4)
+    d_model = c1.select_slider("d_model", D_MODELS, value=32, key="mha_dmodel", **URL)
+    weights_kind = c3.radio("Weights", ["random", "designed"], key="mha_weights", horizontal=True,
+                            **URL)
+    allowed = mh.head_counts(d_model, designed=weights_kind == "designed")
+    n_heads = c2.selectbox(
+        "Heads H", allowed, key="mha_heads", **URL,
+        help="Only divisors of d_model: each head takes d_k = d_model / H whole columns. "
+             "Designed heads also need d_k ≥ 2 (a position is an angle, two numbers).",
+        **keep_offered("mha_heads", allowed, 4 if 4 in allowed else allowed[0]))
+    seed = seed_input(c4, "mha_seed")
+    c1, c2 = st.columns(2)
+    causal = c1.toggle("Causal mask", value=False, key="mha_causal", **URL)
+    use_pe = c2.toggle("Add sinusoidal positional encoding", value=True, key="mha_pe",
+                       disabled=weights_kind == "designed", **URL,
+                       help="Designed heads read positions from their own features.")
+
+    H = n_heads
+    # The downloads below offer every head's weights: a new H reruns the page.
+    offer_downloads(results, None if presenter else download_names(H))
+    tokens = capped_tokens(sentence, "sentence", MAX_TOKENS)
+    if not tokens:
+        offer_downloads(results, None)
+        st.info("Type a sentence to see its attention heads.")
+        return
+    d_k = d_model // H
+    try:
+        x, params, trace = attend(tuple(tokens), d_model, H, weights_kind, seed, use_pe, causal)
+    except ValueError as exc:
+        offer_downloads(results, None)
+        show_error(exc)
+        return
+    w = trace.weights  # (H, T, T)
+    results |= {"tokens": tokens, "weights_kind": weights_kind, "x": x, "params": params,
+                "trace": trace}
+
+    # In presenter mode every head's weights come first, so that they show on the first screen.
+    if not presenter:
+        shapes_and_slices(1, x, params, trace, presenter)
+    st.header(f"{2 - presenter} · Every head's weights, and their average")
+    patterns = mh.head_patterns(H) if weights_kind == "designed" else None
+    shown = min(H, MAX_SHOWN_HEADS)
+    if shown < H:
+        st.caption(f"Showing the first {shown} of {H} heads; the statistics below cover all.")
+    # The average is the grid's last panel: one figure for d_model, H and the seed to redraw.
+    show_figure(heatmap_grid(
+        [*(w[h] for h in range(shown)), w.mean(axis=0)], tokens, tokens,
+        [f"head {h + 1}" + (f": {patterns[h]}" if patterns else "") for h in range(shown)]
+        + [f"average of the {H} heads"],
+        decimals=2, font_size=font - 2, columns=2 if presenter else 4), key="mha_fig_heads")
+    if patterns:
+        rows = [(f"head {h + 1}", patterns[h],
+                 "✓" if mh.pattern_holds(w[h], patterns[h], tokens) else "✗ (masked)")
+                for h in range(shown)]
+        st.markdown("Each designed head's largest weight in every row is where its pattern says:")
+        st.dataframe(pd.DataFrame(rows, columns=["head", "pattern", "largest weight there"]),
+                     hide_index=True)
+    if presenter:
+        shapes_and_slices(2, x, params, trace, presenter)
+
+    st.header("3 · What each head does, in numbers")
+    table = statistics_table(w)
+    if not presenter and H <= STATIC_TABLE_ROWS:  # static: a canvas grid redraws slowly
+        st.table(table.style.format("{:.3f}"))
+    elif not presenter:
+        st.dataframe(table.style.format("{:.3f}"), width="stretch")
+
+    head_chart({name: table[name].to_numpy() for name in table},
+               analysis.head_similarity(w), font)
+
+    st.header("4 · One head against H heads: the same parameters")
+    one = mh.init_params(d_model, 1, np.random.default_rng(seed))
+    st.markdown(
+        f"| | heads | d_k | W_Q, W_K, W_V, W_O | parameters |\n|---|---|---|---|---|\n"
+        f"| one head | 1 | {d_model} | 4 × ({d_model} × {d_model}) | {one.n_parameters:,} |\n"
+        f"| this layer | {H} | {d_k} | 4 × ({d_model} × {d_model}) | {params.n_parameters:,} |\n\n"
+        f"Both have 4·d_model² = 4 × {d_model}² = {4 * d_model ** 2:,} parameters: the heads "
+        "split the same matrices instead of adding new ones. One head must average everything "
+        "into a single pattern; H heads can each look somewhere else."
+    )
+
+    cross_attention(H, seed, font)
+
+
+def closing_notes() -> None:
+    """What to notice, the formula and, off the projector, things to try and questions."""
+    bullet_list("What to notice", [
+        "Every head has its own W_Qʰ, W_Kʰ, W_Vʰ: column slices of the full matrices, so H heads "
+        "cost no more parameters than one.",
+        "Random heads give blurred, similar patterns; designed (or trained) heads specialise: "
+        "previous token, self, first token, same word.",
+        "The average over heads can hide what every single head does.",
+        "Cross-attention maps are rectangular: target rows, source columns.",
     ])
-    st.subheader("Download")
-    matrices = {f"Head {h + 1} weights": (w[h], tokens, tokens) for h in range(H)}
-    matrices |= {"Average weights": (w.mean(axis=0), tokens, tokens),
-                 "Head statistics": (table.to_numpy(), list(table.index), list(table.columns)),
-                 "Output": (trace.output, tokens, dims)}
-    downloads("mha", matrices, {
-        "tokens": tokens, "d_model": d_model, "heads": H, "d_k": d_k, "weights_kind":
-        weights_kind, "X": x, "W_Q": params.w_q, "W_K": params.w_k, "W_V": params.w_v,
-        "W_O": params.w_o, "weights": w, "head_outputs": trace.heads.output,
-        "concat": trace.concat, "output": trace.output,
-    })
+    st.subheader("The formula")
+    st.latex(r"\mathrm{head}_h = \mathrm{softmax}\!\left(\frac{X W_Q^h (X W_K^h)^\top}{\sqrt{d_k}}"
+             r"\right) X W_V^h,\qquad \mathrm{MHA}(X) = [\mathrm{head}_1 \cdots \mathrm{head}_H]"
+             r"\, W_O")
+    if not presenter:
+        bullet_list("Try this", [
+            "Switch to designed heads with 4 or 8 heads and compare them with random ones.",
+            "Set d_model = 8 and H = 8: each head has d_k = 1, a single number per token.",
+            "Turn the causal mask on: every head becomes lower triangular.",
+            "Edit the target sentence to a longer one: the cross-attention maps grow taller.",
+        ], expanded=False)
+        practice_questions("mha", [
+            {"q": "d_model = 64 and H = 8. What is d_k?", "value": 8.0, "tol": 1e-9,
+             "a": "d_k = d_model / H = 64 / 8 = 8."},
+            {"q": "How many parameters do W_Q, W_K, W_V and W_O have together when d_model = 64, "
+                  "with 1 head and with 8 heads?", "value": 16384.0, "tol": 0.5,
+             "a": "4 · 64² = 16,384 in both cases: the heads share out the same matrices."},
+            {"q": "Why can't H = 3 be used with d_model = 32?",
+             "a": "32 / 3 is not a whole number: the heads split the d_model columns evenly."},
+        ])
+
+
+results = {}
+lesson(results)
+closing_notes()
+lesson_downloads("mha", results, download_matrices, download_trace)
 finish_page()

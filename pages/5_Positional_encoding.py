@@ -11,21 +11,21 @@ from attncore.text import SENTENCES, toy_embeddings
 from pages.ui.controls import URL, bounded_slider, capped_tokens, seed_input
 from pages.ui.figures import line_chart, matrix_heatmap
 from pages.ui.layout import (
-    bad_input_stops_page,
     bullet_list,
     figure_font,
     finish_page,
     lesson_header,
     practice_questions,
     setup_page,
+    show_error,
     show_figure,
 )
-from pages.ui.live import keep
-from pages.ui.tables import downloads
+from pages.ui.live import keep, lesson_downloads, offer_downloads
 
 BASES = [100, 300, 1000, 3000, 10000, 30000, 100000]
 MAX_TOKENS = 24
 TABLE_CELLS = 64  # rows and columns of the sinusoidal table drawn; larger tables are sampled
+VIEWS = ["Table", "Chosen pairs", "Wavelengths"]
 
 presenter = setup_page("Positional encodings", "📍")
 font = figure_font(presenter)
@@ -35,29 +35,12 @@ lesson_header(
     "why attention needs them, and how other schemes encode order.",
 )
 
-c1, c2, c3 = st.columns(3)
-max_len = c1.slider("Positions (max length)", 8, 512, 64, key="pe_len", **URL)
-d_model = c2.slider("d_model (even)", 2, 512, 64, step=2, key="pe_dmodel", **URL)
-base = c3.select_slider("Base", BASES, value=10000, key="pe_base", **URL)
-T, d = max_len, d_model
-if d % 2:  # a link can carry an odd value past the slider's step of 2
-    even = max(d - 1, 2)
-    st.info(f"d_model must be even (sin/cos pairs): using {even} instead of {d}.")
-    d = even
-
-
 @st.cache_data(max_entries=32, show_spinner=False)
 def encodings(T: int, d: int, base: float) -> tuple[np.ndarray, np.ndarray]:
     """The T × d sinusoidal table and its similarities PE·PEᵀ (T × T, a T²·d product),
     computed once per setting for the page and its figures."""
     pe = pos.sinusoidal(T, d, base)
     return pe, pe @ pe.T
-
-
-with bad_input_stops_page():
-    pe, sim = encodings(T, d, base)
-dims = [f"{c}" for c in range(d)]  # dimensions and pairs are numbered as in the formula
-positions = [f"{p + 1}" for p in range(T)]  # counted from 1: label p + 1 is the formula's p
 
 
 def table_sample(T: int, d: int) -> tuple[np.ndarray, np.ndarray, int, int]:
@@ -107,16 +90,6 @@ def table_figures(T: int, d: int, base: float, font: int) -> dict:
                                  title="Cosine similarity" + note, kind="scores", decimals=2,
                                  x_title="position", y_title="position", font_size=font),
     }
-
-
-figures = table_figures(T, d, base, font)
-
-st.header("1 · The sinusoidal table")
-formula = (r"PE_{p,\,2i} = \sin\!\left(\frac{p}{b^{2i/d_{model}}}\right),\qquad "
-           r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{b^{2i/d_{model}}}\right)")
-if not presenter:  # on a projector the table comes first, on the first screen
-    st.latex(formula)
-VIEWS = ["Table", "Chosen pairs", "Wavelengths"]
 
 
 @st.fragment
@@ -169,16 +142,6 @@ def table_section(pe: np.ndarray, base: float, table, font: int) -> None:
                    "progression.")
 
 
-table_section(pe, base, figures["table"], font)
-if presenter:
-    st.latex(formula)
-st.markdown(f"Every value lies in [−1, 1] (here from {pe.min():.3f} to {pe.max():.3f}). "
-            "Positions are counted from 1 and the formula's p is the position − 1: position "
-            "1 has p = 0, so its row alternates 0 (sin 0) and 1 (cos 0). Dimensions and pairs "
-            "are numbered as in the formula, from 0. Left columns change fast, right columns "
-            "slowly.")
-
-
 @st.fragment
 def similarity_section(figures: dict, note: str) -> None:
     """PE · PEᵀ or the cosine similarity: one map at a time (its picker reruns it alone)."""
@@ -191,21 +154,6 @@ def similarity_section(figures: dict, note: str) -> None:
         else:
             show_figure(figures["similarity"], key="pe_fig_similarity")
     right.markdown(note)
-
-
-st.header("2 · Similarity depends on the offset only")
-norms = np.linalg.norm(pe, axis=1)
-similarity_section(figures, (
-    f"PE(p)·PE(q) = Σᵢ cos((p − q)ωᵢ): it depends on p − q only, so the matrix is constant "
-    f"along every diagonal (largest spread along a diagonal: {pos.offset_spread(sim):.1e}). "
-    f"Every PE(p) has the same length, √(d_model / 2) = {norms.min():.3g} (largest "
-    f"difference {np.ptp(norms):.1e}): the cosine is PE · PEᵀ divided by {norms.min() ** 2:.3g}, "
-    "with the same diagonals."))
-
-# Each section below reruns alone when its own controls move (st.fragment); what it
-# computes is kept in `results` for the downloads at the end (see pages.ui.live.keep).
-results = {"max_len": T, "d_model": d, "base": base, "pe": pe,
-           "wavelengths": pos.wavelengths(d, base)}
 
 
 @st.fragment
@@ -233,9 +181,6 @@ def shift_section(pe: np.ndarray, base: float, results: dict) -> None:
                     f"error is **{err:.1e}** (rounding).")
     for name, value in (("offset", k), ("rotation", R), ("shift_error", err)):
         keep(results, name, value)
-
-
-shift_section(pe, base, results)
 
 
 @st.fragment
@@ -274,8 +219,6 @@ def shuffle_section(d: int, base: float, results: dict) -> None:
                                   "diff_with": perm_test.diff_with})
 
 
-shuffle_section(d, base, results)
-
 SMALL = 16  # positions and dimensions of the small figures of section 5
 ROPE_BASE = 10000.0  # RoFormer's (Su et al., 2021)
 
@@ -311,71 +254,158 @@ def alibi_figure(small: int, results: dict) -> None:
     keep(results, "alibi_slopes", slopes)
 
 
-st.header("5 · Other ways to encode position")
-small = min(T, SMALL)
-labels = positions[:small]
-learned = pos.learned_table(small, min(d, SMALL), np.random.default_rng(0))
-rng = np.random.default_rng(1)
-q_vec, k_vec = rng.standard_normal(min(d, SMALL)), rng.standard_normal(min(d, SMALL))
-# RoPE keeps RoFormer's base, not the table's: its figure shows that a score depends on
-# m − n only, true for any base, and so does not change with the Base slider.
-rope_scores = (pos.rope(np.tile(q_vec, (small, 1)), base=ROPE_BASE)
-               @ pos.rope(np.tile(k_vec, (small, 1)), base=ROPE_BASE).T)
-results["rope"] = rope_scores
-c1, c2 = st.columns(2)
-with c1:
-    show_figure(matrix_heatmap(learned, labels, dims[:learned.shape[1]],
-                               title="Learned table (random here)", kind="scores",
-                               decimals=2, x_title="dimension", y_title="position",
-                               font_size=font - 2), key="pe_fig_learned")
-    st.caption(f"One trained vector per position: nothing for positions beyond {small}.")
-with c2:
-    relative_figure(small, results)
-c1, c2 = st.columns(2)
-with c1:
-    show_figure(matrix_heatmap(rope_scores, labels, labels,
-                               title=f"RoPE (base {ROPE_BASE:g}): the same q and k at m, n",
-                               kind="scores", decimals=1, x_title="key position n",
-                               y_title="query position m", font_size=font - 2),
-                key="pe_fig_rope")
-    st.caption(f"The score depends on m − n only (largest spread along a diagonal: "
-               f"{pos.offset_spread(rope_scores):.1e}).")
-with c2:
-    alibi_figure(small, results)
+DOWNLOADS = ["Sinusoidal table", "PE · PEᵀ", "Rotation R_k (k in the trace)",
+             "Relative positions", "RoPE scores", "ALiBi bias (head shown)"]
 
-bullet_list("What to notice", [
-    "Each position gets a unique vector; nearby positions get similar vectors.",
-    "PE·PEᵀ is constant along diagonals: similarity depends on the distance, not on where "
-    "you are in the sentence.",
-    "A fixed rotation moves any PE(p) to PE(p + k), which makes relative offsets easy for "
-    "a linear layer to read.",
-    "Without positional information, shuffling the words just shuffles the outputs.",
-])
-if not presenter:
-    bullet_list("Try this", [
-        "Set the base to 100: the wavelengths shrink and far positions start to look alike.",
-        "Set d_model = 2: a single sin/cos pair, a point going round the circle.",
-        "Type a sentence with a repeated word and shuffle it with different seeds.",
-        "Compare ALiBi with 1 head and with 16: the slopes spread over a wider range.",
-    ], expanded=False)
-    practice_questions("pe", [
-        {"q": "What is PE(1, 0) = sin(1 / b⁰)?", "value": float(np.sin(1.0)), "tol": 1e-3,
-         "a": "sin(1) ≈ 0.8415, whatever the base: b⁰ = 1."},
-        {"q": "Why does the encoding use both sin and cos?",
-         "a": "A pair (sin, cos) is a point on a circle; moving by k positions is a rotation, "
-              "a linear map, which needs both coordinates (sin alone is not enough)."},
-        {"q": "What does self-attention without positions compute for “dog bites man” "
-              "compared with “man bites dog”?",
-         "a": "The same three output vectors, in a different order: it cannot tell the "
-              "sentences apart."},
+
+def download_matrices(results: dict) -> dict:
+    """The matrices the lesson shows now: name -> (matrix, row labels, column labels)."""
+    pe = results["pe"]
+    T, d = pe.shape
+    positions = [f"{p + 1}" for p in range(T)]
+    dims = [f"{c}" for c in range(d)]
+    labels = positions[:len(results["rope"])]
+    return dict(zip(DOWNLOADS, [
+        (pe, positions, dims),
+        (encodings(T, d, results["base"])[1], positions, positions),
+        (results["rotation"], dims, dims),
+        (results["relative"], labels, labels),
+        (results["rope"], labels, labels),
+        (results["alibi"], labels, labels)], strict=True))
+
+
+def download_trace(results: dict) -> dict:
+    """The whole computation the lesson shows now, for the JSON download."""
+    return dict(results)
+
+
+@st.fragment
+def lesson(results: dict) -> None:
+    """The controls and sections 1 to 5.
+
+    A fragment: T, d_model and the base rerun the lesson only, not the title, the
+    closing notes and the downloads below it. What the sections show goes into
+    ``results``, which the download buttons read when clicked.
+    """
+    c1, c2, c3 = st.columns(3)
+    max_len = c1.slider("Positions (max length)", 8, 512, 64, key="pe_len", **URL)
+    d_model = c2.slider("d_model (even)", 2, 512, 64, step=2, key="pe_dmodel", **URL)
+    base = c3.select_slider("Base", BASES, value=10000, key="pe_base", **URL)
+    T, d = max_len, d_model
+    if d % 2:  # a link can carry an odd value past the slider's step of 2
+        even = max(d - 1, 2)
+        st.info(f"d_model must be even (sin/cos pairs): using {even} instead of {d}.")
+        d = even
+
+    # The downloads offer the same matrices whatever the settings (none on a projector).
+    offer_downloads(results, None if presenter else DOWNLOADS)
+    try:
+        pe, sim = encodings(T, d, base)
+    except ValueError as exc:
+        offer_downloads(results, None)
+        show_error(exc)
+        return
+    dims = [f"{c}" for c in range(d)]  # dimensions and pairs are numbered as in the formula
+    positions = [f"{p + 1}" for p in range(T)]  # counted from 1: label p + 1 is the formula's p
+    # What the sections show goes into `results`, for the downloads below the lesson. The
+    # sections that rerun alone when their own controls move (st.fragment) keep their
+    # latest results there too (pages.ui.live.keep).
+    results |= {"max_len": T, "d_model": d, "base": base, "pe": pe,
+                "wavelengths": pos.wavelengths(d, base)}
+
+    figures = table_figures(T, d, base, font)
+
+    st.header("1 · The sinusoidal table")
+    formula = (r"PE_{p,\,2i} = \sin\!\left(\frac{p}{b^{2i/d_{model}}}\right),\qquad "
+               r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{b^{2i/d_{model}}}\right)")
+    if not presenter:  # on a projector the table comes first, on the first screen
+        st.latex(formula)
+    table_section(pe, base, figures["table"], font)
+    if presenter:
+        st.latex(formula)
+    st.markdown(f"Every value lies in [−1, 1] (here from {pe.min():.3f} to {pe.max():.3f}). "
+                "Positions are counted from 1 and the formula's p is the position − 1: position "
+                "1 has p = 0, so its row alternates 0 (sin 0) and 1 (cos 0). Dimensions and pairs "
+                "are numbered as in the formula, from 0. Left columns change fast, right columns "
+                "slowly.")
+
+    st.header("2 · Similarity depends on the offset only")
+    norms = np.linalg.norm(pe, axis=1)
+    similarity_section(figures, (
+        f"PE(p)·PE(q) = Σᵢ cos((p − q)ωᵢ): it depends on p − q only, so the matrix is constant "
+        f"along every diagonal (largest spread along a diagonal: {pos.offset_spread(sim):.1e}). "
+        f"Every PE(p) has the same length, √(d_model / 2) = {norms.min():.3g} (largest "
+        f"difference {np.ptp(norms):.1e}): the cosine is PE · PEᵀ divided by "
+        f"{norms.min() ** 2:.3g}, with the same diagonals."))
+
+    shift_section(pe, base, results)
+    shuffle_section(d, base, results)
+
+    st.header("5 · Other ways to encode position")
+    small = min(T, SMALL)
+    labels = positions[:small]
+    learned = pos.learned_table(small, min(d, SMALL), np.random.default_rng(0))
+    rng = np.random.default_rng(1)
+    q_vec, k_vec = rng.standard_normal(min(d, SMALL)), rng.standard_normal(min(d, SMALL))
+    # RoPE keeps RoFormer's base, not the table's: its figure shows that a score depends on
+    # m − n only, true for any base, and so does not change with the Base slider.
+    rope_scores = (pos.rope(np.tile(q_vec, (small, 1)), base=ROPE_BASE)
+                   @ pos.rope(np.tile(k_vec, (small, 1)), base=ROPE_BASE).T)
+    results["rope"] = rope_scores
+    c1, c2 = st.columns(2)
+    with c1:
+        show_figure(matrix_heatmap(learned, labels, dims[:learned.shape[1]],
+                                   title="Learned table (random here)", kind="scores",
+                                   decimals=2, x_title="dimension", y_title="position",
+                                   font_size=font - 2), key="pe_fig_learned")
+        st.caption(f"One trained vector per position: nothing for positions beyond {small}.")
+    with c2:
+        relative_figure(small, results)
+    c1, c2 = st.columns(2)
+    with c1:
+        show_figure(matrix_heatmap(rope_scores, labels, labels,
+                                   title=f"RoPE (base {ROPE_BASE:g}): the same q and k at m, n",
+                                   kind="scores", decimals=1, x_title="key position n",
+                                   y_title="query position m", font_size=font - 2),
+                    key="pe_fig_rope")
+        st.caption(f"The score depends on m − n only (largest spread along a diagonal: "
+                   f"{pos.offset_spread(rope_scores):.1e}).")
+    with c2:
+        alibi_figure(small, results)
+
+
+def closing_notes() -> None:
+    """What to notice and, off the projector, things to try and questions."""
+    bullet_list("What to notice", [
+        "Each position gets a unique vector; nearby positions get similar vectors.",
+        "PE·PEᵀ is constant along diagonals: similarity depends on the distance, not on where "
+        "you are in the sentence.",
+        "A fixed rotation moves any PE(p) to PE(p + k), which makes relative offsets easy for "
+        "a linear layer to read.",
+        "Without positional information, shuffling the words just shuffles the outputs.",
     ])
-    st.subheader("Download")
-    downloads("pe", {
-        "Sinusoidal table": (pe, positions, dims),
-        "PE · PEᵀ": (sim, positions, positions),
-        "Rotation R_k (k in the trace)": (results["rotation"], dims, dims),
-        "Relative positions": (results["relative"], labels, labels),
-        "RoPE scores": (results["rope"], labels, labels),
-        "ALiBi bias (head shown)": (results["alibi"], labels, labels),
-    }, results)
+    if not presenter:
+        bullet_list("Try this", [
+            "Set the base to 100: the wavelengths shrink and far positions start to look alike.",
+            "Set d_model = 2: a single sin/cos pair, a point going round the circle.",
+            "Type a sentence with a repeated word and shuffle it with different seeds.",
+            "Compare ALiBi with 1 head and with 16: the slopes spread over a wider range.",
+        ], expanded=False)
+        practice_questions("pe", [
+            {"q": "What is PE(1, 0) = sin(1 / b⁰)?", "value": float(np.sin(1.0)), "tol": 1e-3,
+             "a": "sin(1) ≈ 0.8415, whatever the base: b⁰ = 1."},
+            {"q": "Why does the encoding use both sin and cos?",
+             "a": "A pair (sin, cos) is a point on a circle; moving by k positions is a rotation, "
+                  "a linear map, which needs both coordinates (sin alone is not enough)."},
+            {"q": "What does self-attention without positions compute for “dog bites man” "
+                  "compared with “man bites dog”?",
+             "a": "The same three output vectors, in a different order: it cannot tell the "
+                  "sentences apart."},
+        ])
+
+
+results = {}
+lesson(results)
+closing_notes()
+lesson_downloads("pe", results, download_matrices, download_trace)
 finish_page()

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+import streamlit as st
+
+from pages.ui.tables import downloads
+
+# Keys of ``results`` that belong to the downloads, not to a section.
+_OFFERED = "_downloads_offered"  # the matrix names the lesson body would offer now
+_DRAWN = "_downloads_drawn"  # the names the page's buttons offer (set on a full run)
 
 
 def keep(results: dict, name: str, value) -> None:
@@ -21,3 +30,34 @@ def keep(results: dict, name: str, value) -> None:
         old[...] = value
     else:
         results[name] = value
+
+
+def offer_downloads(results: dict, names: list[str] | None) -> None:
+    """Say, from a lesson body that reruns alone (``st.fragment``), which matrices its
+    downloads offer now: their names, or None for no downloads (nothing computed, or
+    presenter mode).
+
+    The body's controls rerun the body only: the closing notes and the download buttons
+    below it stay as the last full run drew them, and the buttons read ``results`` when
+    clicked. When the body would now offer other matrices than the buttons do (other
+    heads, or none), the whole page reruns, so that the choice of matrix is never stale.
+    Call it as soon as the names are known, before drawing: the rerun starts over.
+    """
+    if _DRAWN in results and results[_DRAWN] != names:
+        st.rerun()
+    results[_OFFERED] = names
+
+
+def lesson_downloads(prefix: str, results: dict, matrices: Callable[[dict], dict],
+                     trace: Callable[[dict], dict]) -> None:
+    """The "Download" section after a lesson body, for the matrices the body offered
+    (``offer_downloads``). The files are built when a button is clicked, by
+    ``matrices(results)`` (name -> (matrix, row labels, column labels)) and
+    ``trace(results)`` (the JSON's dict), from what the body shows at that moment."""
+    names = results.get(_OFFERED)
+    results[_DRAWN] = names
+    if not names:
+        return
+    st.subheader("Download")
+    downloads(prefix, lambda: matrices(results), lambda: {
+        name: value for name, value in trace(results).items() if name not in (_OFFERED, _DRAWN)})

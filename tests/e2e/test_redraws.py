@@ -6,12 +6,19 @@ one left alone is the same node, still tagged. Lesson 2 is the case: its d_k, sa
 and σ² are read by sections 1 to 3 only, so they rerun those sections (a fragment) and
 leave section 4 alone; a new seed also changes section 4's example, so it reruns the
 page.
+
+Lessons 4 and 5 rerun their lesson body alone (a fragment) when its controls move, and
+leave the closing notes and the download buttons as drawn: the files are downloaded
+after such a rerun and must hold what the body shows, and a change of what the buttons
+offer (other heads, or nothing) must redraw them.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from playwright.sync_api import Page
+from test_exports import _arr, _get_csv, _get_json, _options
 from test_pages import _assert_no_error, _open, _runs_finished, _wait_idle
 
 pytestmark = pytest.mark.e2e
@@ -77,3 +84,67 @@ def test_new_seed_redraws_section_4_too(page: Page, streamlit_server):
     key = "sc_fig_temperature_weights"
     assert not after[key][0] and after[key][1] != before[key][1], (
         "section 4 still shows the example of seed 0 after the seed became 7")
+
+
+# Lessons 4 and 5: the controls at the top rerun the lesson body only (a fragment); the
+# closing notes and the download buttons below it stay as drawn, and the buttons read
+# what the body shows when they are clicked. These tests download after such a rerun.
+
+def _press(page: Page, label: str, key: str) -> None:
+    """Move the slider labelled ``label`` one step with the keyboard and wait for calm."""
+    thumb = page.locator(f'[data-testid="stSlider"]:has-text("{label}") input[type="range"]')
+    thumb.focus()
+    runs = _runs_finished(page)
+    page.keyboard.press(key)
+    _wait_idle(page, runs)
+
+
+def test_downloads_follow_a_control_of_the_lesson_body(page: Page, streamlit_server):
+    mark = streamlit_server.log_mark()
+    _open(page, streamlit_server.url, "Multi_head")
+    _press(page, "d_model", "ArrowRight")  # 32 -> 64; H stays 4
+    _assert_no_error(page, "Multi-head, d_model moved", streamlit_server, mark)
+    trace = _get_json(page, "mha")
+    assert (trace["d_model"], trace["heads"], trace["d_k"]) == (64, 4, 16)
+    assert _arr(trace["W_Q"]).shape == (64, 64)
+    assert _arr(trace["weights"]).shape == (4, 11, 11)  # 11 tokens in the default sentence
+
+    _open(page, streamlit_server.url, "Positional_encoding")
+    _press(page, "Positions", "ArrowRight")  # 64 -> 65 positions
+    _assert_no_error(page, "Positional encodings, positions moved", streamlit_server, mark)
+    table = _get_csv(page, "pe")  # "Sinusoidal table", the default choice
+    assert table.values.shape == (65, 64) and table.rows[-1] == "65"
+    # Its last row is PE(p = 64): sin(64 · 10000^(-2i/64)) and cos(...) for i = 0..31.
+    omega = 10000.0 ** (-np.arange(0, 64, 2) / 64)
+    np.testing.assert_allclose(table.values[-1, 0::2], np.sin(64 * omega), atol=1e-12)
+    np.testing.assert_allclose(table.values[-1, 1::2], np.cos(64 * omega), atol=1e-12)
+
+
+def test_a_new_head_count_offers_the_new_heads_for_download(page: Page, streamlit_server):
+    mark = streamlit_server.log_mark()
+    _open(page, streamlit_server.url, "Multi_head")
+    runs = _runs_finished(page)
+    box = page.get_by_role("combobox", name="Heads H", exact=True)
+    box.click()
+    page.get_by_role("option", name="8", exact=True).click()
+    _wait_idle(page, runs)
+    _assert_no_error(page, "Multi-head, H = 8", streamlit_server, mark)
+    assert "Head 8 weights" in _options(page)
+    assert "Head 9 weights" not in _options(page)
+    assert _get_json(page, "mha")["heads"] == 8
+
+
+def test_an_empty_sentence_leaves_the_notes_and_takes_the_downloads_away(
+        page: Page, streamlit_server):
+    mark = streamlit_server.log_mark()
+    _open(page, streamlit_server.url, "Multi_head")
+    sentence = page.get_by_label("Sentence", exact=True)
+    runs = _runs_finished(page)
+    sentence.fill("")
+    sentence.press("Enter")
+    _wait_idle(page, runs)
+    _assert_no_error(page, "Multi-head, empty sentence", streamlit_server, mark)
+    assert page.get_by_text("Type a sentence to see its attention heads.").is_visible()
+    assert page.locator('[data-testid="stExpander"]:has-text("What to notice")').count() == 1
+    # Nothing computed, nothing to download: no button offering the last sentence's heads.
+    assert page.locator('[data-testid="stDownloadButton"]').count() == 0
