@@ -19,8 +19,7 @@ from pages.ui.layout import (
     setup_page,
     show_figure,
 )
-from pages.ui.live import keep
-from pages.ui.tables import downloads
+from pages.ui.live import keep, lesson_downloads, offer_downloads
 
 LENGTHS = (64, 128, 256, 512, 1024, 2048)
 CHUNK_N = 512  # sequence length of the chunking experiment
@@ -45,13 +44,6 @@ if not presenter:  # on a projector the figures come first; the warning below st
                "and keep the best of each. H and d_k feed all three sections, the rounds "
                "sections 1 and 3: a setting not measured before is measured; the largest n "
                "(in section 1) feeds section 1 only.")
-
-c1, c2, c3 = st.columns(3)
-heads = c1.slider("Heads H", 1, 8, 4, key="cost_heads", **URL)
-d_k = c2.select_slider("d_k", [16, 32, 64], value=64, key="cost_dk", **URL)
-rounds = c3.slider("Rounds (interleaved)", 3, 9, 5, key="cost_rounds", **URL)
-again = st.button("Measure again", key="cost_again")
-
 
 @st.cache_resource(show_spinner=False)
 def conclusive_runs() -> dict:
@@ -89,7 +81,8 @@ def growth_section(heads: int, d_k: int, rounds: int, presenter: bool, font: int
         st.warning(f"With H = {heads}, n stops at {ns[-1]}: n = {wanted[len(ns)]} would hold "
                    f"{heads * wanted[len(ns)] ** 2:,} weights, over the cap of "
                    f"{cost.MAX_WEIGHT_ELEMENTS:,}. Fewer heads reach a longer n.")
-    # "Measure again" is outside this fragment: it is pressed only in a full run.
+    # "Measure again" is above this section, in the lesson body: pressing it reruns the
+    # body, and this section with it.
     force = bool(st.session_state.get("cost_again"))
     progress = st.progress(0.0, text="Measuring…")
     with bad_input_stops_page():
@@ -162,10 +155,6 @@ def growth_section(heads: int, d_k: int, rounds: int, presenter: bool, font: int
         keep(results, name, value)
 
 
-results = {}
-growth_section(heads, d_k, rounds, presenter, font, results)
-
-
 @st.cache_data(max_entries=16, show_spinner=False)
 def chunk_result(chunk: int, heads: int, d_k: int) -> cost.ChunkExperiment:
     """Memory is counted, not timed: the same on a busy machine, so it is cached."""
@@ -194,18 +183,6 @@ def chunk_section(heads: int, d_k: int, results: dict) -> None:
                             "chunk_peak_bytes": cx.chunk_peak_bytes})
 
 
-chunk_section(heads, d_k, results)
-
-st.header("3 · Vectorised against a loop over heads")
-with bad_input_stops_page():
-    here, _ = measured(("loop", LOOP_N, heads, d_k, rounds),
-                       lambda: cost.loop_experiment(LOOP_N, heads, d_k, rounds,
-                                                    np.random.default_rng(1)), again)
-    many, _ = measured(("loop", *MANY_HEADS.values(), rounds),
-                       lambda: cost.loop_experiment(**MANY_HEADS, rounds=rounds,
-                                                    rng=np.random.default_rng(2)), again)
-
-
 def speedup_text(lx: cost.LoopExperiment) -> str:
     low, high = float(np.min(lx.ratios)), float(np.max(lx.ratios))
     verdict = ("faster in every round" if low > 1 else "slower in every round" if high < 1
@@ -213,55 +190,102 @@ def speedup_text(lx: cost.LoopExperiment) -> str:
     return f"{lx.speedup:.2f}× (rounds: {low:.2f}× to {high:.2f}×; {verdict})"
 
 
-loop_table = pd.DataFrame({
-    "setting": [f"your settings: n = {LOOP_N}, H = {heads}, d_k = {d_k}",
-                "many small heads: n = {n}, H = {heads}, d_k = {d_k}".format(**MANY_HEADS)],
-    "loop over heads (ms)": [here.loop_seconds * 1e3, many.loop_seconds * 1e3],
-    "vectorised (ms)": [here.vectorised_seconds * 1e3, many.vectorised_seconds * 1e3],
-    "speed-up": [speedup_text(here), speedup_text(many)],
-    "largest difference": [here.max_difference, many.max_difference],
-})
-st.table(loop_table.style.format({"loop over heads (ms)": "{:.3g}", "vectorised (ms)": "{:.3g}",
-                                  "largest difference": "{:.1e}"}).hide(axis="index"))
-st.markdown(
-    "The loop pays a fixed Python cost for each head; one vectorised call pays it once. "
-    "With a few large heads the matrix products dominate and both do the same arithmetic, "
-    "so the speed-up is small; with many small heads the per-head cost dominates and "
-    "vectorising pays. On a GPU the loop would also launch H times as many small kernels.")
+DOWNLOADS = ["Measurements"]
 
-bullet_list("What to notice", [
-    "Doubling n quadruples the weights: memory is exactly H·n²·8 bytes for float64.",
-    "Chunking changes the memory, not the answer: the difference is rounding (or 0).",
-    "Vectorising over heads removes per-head overhead; the arithmetic is the same.",
-    "A timing is a measurement: the page says how much the rounds disagreed.",
-])
-st.subheader("The formulas")
-st.latex(r"\text{time} \propto H\, n^2 d_k, \qquad \text{memory of } W = H\, n^2 \times "
-         r"8 \text{ bytes}, \qquad \text{with chunks: } H \cdot \text{chunk} \cdot n \times 8")
-if not presenter:
-    bullet_list("Try this", [
-        "Set the largest n to 2048 with H = 1 and read the fitted exponent.",
-        "Set the chunk to 16 and to 512: the difference stays at rounding level.",
-        "Set H = 1: with one head there is nothing to vectorise over.",
-    ], expanded=False)
-    mib_8_heads = 8 * 1024**2 * 8 / MIB
-    practice_questions("cost", [
-        {"q": "How many MiB (2²⁰ bytes) do the float64 weights of 8 heads at n = 1024 take?",
-         "value": mib_8_heads, "tol": 0.01,
-         "a": f"8 × 1024² × 8 bytes = {8 * 1024**2 * 8:,} bytes = {mib_8_heads:g} MiB."},
-        {"q": "By what factor does the memory of the weights grow when n triples?",
-         "value": 3.0**2, "tol": 1e-9, "a": "n² grows by 3² = 9."},
-        {"q": "Why does chunking not change the output?",
-         "a": "Each output row depends only on its own row of scores and on all keys and "
-              "values; computing rows in groups performs the same arithmetic."},
-    ])
-    st.subheader("Download")
+
+def download_matrices(results: dict) -> dict:
+    """The measurements section 1 shows now: name -> (table, row labels, column labels)."""
+    return {"Measurements": results["measurements"]}
+
+
+def download_trace(results: dict) -> dict:
+    """Every measurement the lesson shows now, for the JSON download."""
+    return {k: v for k, v in results.items() if k != "measurements"}
+
+
+@st.fragment
+def lesson(results: dict) -> None:
+    """The controls and sections 1 to 3.
+
+    A fragment: H, d_k and the rounds rerun the lesson only, not the title, the
+    closing notes and the downloads below it. What the sections show goes into
+    ``results``, which the download buttons read when clicked.
+    """
+    c1, c2, c3 = st.columns(3)
+    heads = c1.slider("Heads H", 1, 8, 4, key="cost_heads", **URL)
+    d_k = c2.select_slider("d_k", [16, 32, 64], value=64, key="cost_dk", **URL)
+    rounds = c3.slider("Rounds (interleaved)", 3, 9, 5, key="cost_rounds", **URL)
+    again = st.button("Measure again", key="cost_again")
+
+    # The downloads offer the measurements (none on a projector).
+    offer_downloads(results, None if presenter else DOWNLOADS)
+    growth_section(heads, d_k, rounds, presenter, font, results)
+    chunk_section(heads, d_k, results)
+
+    st.header("3 · Vectorised against a loop over heads")
+    with bad_input_stops_page():
+        here, _ = measured(("loop", LOOP_N, heads, d_k, rounds),
+                           lambda: cost.loop_experiment(LOOP_N, heads, d_k, rounds,
+                                                        np.random.default_rng(1)), again)
+        many, _ = measured(("loop", *MANY_HEADS.values(), rounds),
+                           lambda: cost.loop_experiment(**MANY_HEADS, rounds=rounds,
+                                                        rng=np.random.default_rng(2)), again)
+
+    loop_table = pd.DataFrame({
+        "setting": [f"your settings: n = {LOOP_N}, H = {heads}, d_k = {d_k}",
+                    "many small heads: n = {n}, H = {heads}, d_k = {d_k}".format(**MANY_HEADS)],
+        "loop over heads (ms)": [here.loop_seconds * 1e3, many.loop_seconds * 1e3],
+        "vectorised (ms)": [here.vectorised_seconds * 1e3, many.vectorised_seconds * 1e3],
+        "speed-up": [speedup_text(here), speedup_text(many)],
+        "largest difference": [here.max_difference, many.max_difference],
+    })
+    st.table(loop_table.style.format({"loop over heads (ms)": "{:.3g}", "vectorised (ms)": "{:.3g}",
+                                      "largest difference": "{:.1e}"}).hide(axis="index"))
+    st.markdown(
+        "The loop pays a fixed Python cost for each head; one vectorised call pays it once. "
+        "With a few large heads the matrix products dominate and both do the same arithmetic, "
+        "so the speed-up is small; with many small heads the per-head cost dominates and "
+        "vectorising pays. On a GPU the loop would also launch H times as many small kernels.")
     results.update({
         "machine": "this server", "heads": heads, "d_k": d_k, "rounds": rounds,
         "loop_vs_vectorised": [
             {"n": lx.n, "heads": lx.heads, "d_k": lx.d_k, "loop_seconds": lx.loop_seconds,
              "vectorised_seconds": lx.vectorised_seconds, "round_ratios": lx.ratios,
              "max_difference": lx.max_difference} for lx in (here, many)]})
-    downloads("cost", lambda: {"Measurements": results["measurements"]},
-              lambda: {k: v for k, v in results.items() if k != "measurements"})
+
+
+def closing_notes() -> None:
+    """What to notice, the formulas and, off the projector, things to try and questions."""
+    bullet_list("What to notice", [
+        "Doubling n quadruples the weights: memory is exactly H·n²·8 bytes for float64.",
+        "Chunking changes the memory, not the answer: the difference is rounding (or 0).",
+        "Vectorising over heads removes per-head overhead; the arithmetic is the same.",
+        "A timing is a measurement: the page says how much the rounds disagreed.",
+    ])
+    st.subheader("The formulas")
+    st.latex(r"\text{time} \propto H\, n^2 d_k, \qquad \text{memory of } W = H\, n^2 \times "
+             r"8 \text{ bytes}, \qquad \text{with chunks: } H \cdot \text{chunk} \cdot n \times 8")
+    if not presenter:
+        bullet_list("Try this", [
+            "Set the largest n to 2048 with H = 1 and read the fitted exponent.",
+            "Set the chunk to 16 and to 512: the difference stays at rounding level.",
+            "Set H = 1: with one head there is nothing to vectorise over.",
+        ], expanded=False)
+        mib_8_heads = 8 * 1024**2 * 8 / MIB
+        practice_questions("cost", [
+            {"q": "How many MiB (2²⁰ bytes) do the float64 weights of 8 heads at n = 1024 take?",
+             "value": mib_8_heads, "tol": 0.01,
+             "a": f"8 × 1024² × 8 bytes = {8 * 1024**2 * 8:,} bytes = {mib_8_heads:g} MiB."},
+            {"q": "By what factor does the memory of the weights grow when n triples?",
+             "value": 3.0**2, "tol": 1e-9, "a": "n² grows by 3² = 9."},
+            {"q": "Why does chunking not change the output?",
+             "a": "Each output row depends only on its own row of scores and on all keys and "
+                  "values; computing rows in groups performs the same arithmetic."},
+        ])
+
+
+results = {}
+lesson(results)
+closing_notes()
+lesson_downloads("cost", results, download_matrices, download_trace)
 finish_page()
