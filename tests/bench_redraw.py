@@ -12,8 +12,9 @@ until the form is submitted.
 For each press it takes the time from the key press to the last change of the page's
 DOM or the end of the last long task (Plotly drawing), once the page has been calm for
 0.5 s and its script run has finished. It prints the median and the range per slider,
-with the machine's load average before and after, as what it measured is shared with
-whatever else runs.
+with the machine's load average before and after and the share of CPU time its host
+took for other virtual machines during the run ("stolen"), as what it measured is shared
+with whatever else runs.
 """
 
 from __future__ import annotations
@@ -65,6 +66,28 @@ _REDRAW_JS = """
 """
 
 
+def cpu_ticks() -> list[int] | None:
+    """The machine's CPU time counters (user, nice, system, idle, iowait, irq, softirq,
+    steal), from /proc/stat; None where there is none."""
+    try:
+        with open("/proc/stat") as f:
+            return [int(x) for x in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+
+
+def cpu_share(before: list[int] | None, after: list[int] | None) -> str:
+    """What the machine's CPUs did between two readings: busy, idle and stolen (time a
+    virtual machine's host gave to other machines, which slows every figure here)."""
+    if not before or not after:
+        return "CPU shares not available"
+    spent = [b - a for a, b in zip(before, after, strict=True)]
+    total = sum(spent) or 1
+    idle, steal = spent[3] + spent[4], spent[7]
+    return (f"CPUs {100 * (total - idle - steal) / total:.0f}% busy, {100 * idle / total:.0f}% "
+            f"idle, {100 * steal / total:.0f}% stolen by the host")
+
+
 def press_times(page, index: int, presses: int) -> list[float]:
     """Milliseconds from key press to calm, per press, for the page's slider ``index``."""
     times = []
@@ -108,7 +131,7 @@ def main() -> None:
     query = "presenter=true" if args.presenter else ""
     paths = [path for _, path in PAGES
              if not args.pages or any(p.lower() in (path or "home").lower() for p in args.pages)]
-    load_before = os.getloadavg()
+    load_before, ticks_before = os.getloadavg(), cpu_ticks()
     server = StreamlitServer().start()
     worst = []
     try:
@@ -139,7 +162,7 @@ def main() -> None:
             browser.close()
     finally:
         server.close()
-    load_after = os.getloadavg()
+    load_after, ticks_after = os.getloadavg(), cpu_ticks()
     if worst:
         slowest = max(worst)
         over = sum(1 for t, _, _ in worst if t > 500)
@@ -147,7 +170,8 @@ def main() -> None:
               f"{over} of {len(worst)} slider(s) over 500 ms")
     print(f"machine: {os.cpu_count()} cores; load average (1, 5, 15 min) before "
           f"{', '.join(f'{x:.1f}' for x in load_before)}, after "
-          f"{', '.join(f'{x:.1f}' for x in load_after)}")
+          f"{', '.join(f'{x:.1f}' for x in load_after)}; "
+          f"{cpu_share(ticks_before, ticks_after)}")
 
 
 if __name__ == "__main__":
