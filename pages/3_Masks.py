@@ -180,8 +180,6 @@ def lesson(results: dict) -> None:
     text = top.text_area("Sentences, one per line (1 to 4)", DEFAULT_TEXT, key="mk_text",
                          max_chars=2000, **URL)
     lines = [line for line in (text or "").splitlines() if line.strip()]
-    # The downloads offer the same matrices whatever the batch (none on a projector).
-    offer_downloads(results, None if presenter else DOWNLOADS)
     if not lines:
         offer_downloads(results, None)
         st.info("Type at least one sentence (one per line) to build a batch.")
@@ -197,6 +195,8 @@ def lesson(results: dict) -> None:
         offer_downloads(results, None)
         show_error(exc)
         return
+    # The downloads offer the same matrices whatever the batch (none on a projector).
+    offer_downloads(results, None if presenter else DOWNLOADS)
     B, T = len(batch), len(batch[0])
     if not presenter:
         st.markdown(f"**The batch** (B = {B} sentences, padded with `{PAD}` to T = {T} tokens):")

@@ -252,8 +252,6 @@ def lesson(results: dict) -> None:
                        help="Designed heads read positions from their own features.")
 
     H = n_heads
-    # The downloads below offer every head's weights: a new H reruns the page.
-    offer_downloads(results, None if presenter else download_names(H))
     tokens = capped_tokens(sentence, "sentence", MAX_TOKENS)
     if not tokens:
         offer_downloads(results, None)
@@ -267,6 +265,8 @@ def lesson(results: dict) -> None:
         show_error(exc)
         return
     w = trace.weights  # (H, T, T)
+    # The downloads below offer every head's weights: a new H reruns the page.
+    offer_downloads(results, None if presenter else download_names(H))
     results |= {"tokens": tokens, "weights_kind": weights_kind, "x": x, "params": params,
                 "trace": trace}
 

@@ -259,19 +259,24 @@ DOWNLOADS = ["Sinusoidal table", "PE · PEᵀ", "Rotation R_k (k in the trace)",
 
 
 def download_matrices(results: dict) -> dict:
-    """The matrices the lesson shows now: name -> (matrix, row labels, column labels)."""
+    """The matrices the lesson shows now: name -> (matrix, row labels, column labels).
+
+    Each matrix's labels come from its own shape: a button clicked while the lesson
+    reruns may find some sections' results already new and others not yet."""
+    def positions(n: int) -> list[str]:
+        return [f"{p + 1}" for p in range(n)]
+
+    def dims(n: int) -> list[str]:
+        return [f"{c}" for c in range(n)]
+
     pe = results["pe"]
-    T, d = pe.shape
-    positions = [f"{p + 1}" for p in range(T)]
-    dims = [f"{c}" for c in range(d)]
-    labels = positions[:len(results["rope"])]
-    return dict(zip(DOWNLOADS, [
-        (pe, positions, dims),
-        (encodings(T, d, results["base"])[1], positions, positions),
-        (results["rotation"], dims, dims),
-        (results["relative"], labels, labels),
-        (results["rope"], labels, labels),
-        (results["alibi"], labels, labels)], strict=True))
+    matrices = [(pe, positions(len(pe)), dims(pe.shape[1])),
+                (pe @ pe.T, positions(len(pe)), positions(len(pe))),  # as encodings() does
+                (results["rotation"], dims(len(results["rotation"])),
+                 dims(len(results["rotation"])))]
+    matrices += [(results[name], positions(len(results[name])),
+                  positions(len(results[name]))) for name in ("relative", "rope", "alibi")]
+    return dict(zip(DOWNLOADS, matrices, strict=True))
 
 
 def download_trace(results: dict) -> dict:
@@ -297,14 +302,14 @@ def lesson(results: dict) -> None:
         st.info(f"d_model must be even (sin/cos pairs): using {even} instead of {d}.")
         d = even
 
-    # The downloads offer the same matrices whatever the settings (none on a projector).
-    offer_downloads(results, None if presenter else DOWNLOADS)
     try:
         pe, sim = encodings(T, d, base)
     except ValueError as exc:
         offer_downloads(results, None)
         show_error(exc)
         return
+    # The downloads offer the same matrices whatever the settings (none on a projector).
+    offer_downloads(results, None if presenter else DOWNLOADS)
     dims = [f"{c}" for c in range(d)]  # dimensions and pairs are numbered as in the formula
     positions = [f"{p + 1}" for p in range(T)]  # counted from 1: label p + 1 is the formula's p
     # What the sections show goes into `results`, for the downloads below the lesson. The

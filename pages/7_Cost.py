@@ -145,7 +145,10 @@ def growth_section(heads: int, d_k: int, rounds: int, presenter: bool, font: int
     # read by the CSV download when clicked (this section may rerun alone after it was drawn)
     results["measurements"] = (table.to_numpy(), [f"n={n}" for n in growth.ns],
                                list(table.columns))
+    # The settings go in with the measurements they produced: a download clicked while
+    # the lesson reruns never pairs new timings with old settings.
     for name, value in {
+        "machine": "this server", "heads": heads, "d_k": d_k, "rounds": rounds,
         "measured_at": when, "ns": growth.ns, "best_seconds": growth.seconds,
         "round_seconds": growth.round_seconds, "peak_bytes": growth.peak_bytes,
         "weights_bytes": growth.weights_bytes, "fit_ns": growth.fit_ns,
@@ -247,8 +250,7 @@ def lesson(results: dict) -> None:
         "so the speed-up is small; with many small heads the per-head cost dominates and "
         "vectorising pays. On a GPU the loop would also launch H times as many small kernels.")
     results.update({
-        "machine": "this server", "heads": heads, "d_k": d_k, "rounds": rounds,
-        "loop_vs_vectorised": [
+        "loop_vs_vectorised": [  # each entry says its own n, H and d_k
             {"n": lx.n, "heads": lx.heads, "d_k": lx.d_k, "loop_seconds": lx.loop_seconds,
              "vectorised_seconds": lx.vectorised_seconds, "round_ratios": lx.ratios,
              "max_difference": lx.max_difference} for lx in (here, many)]})

@@ -144,6 +144,17 @@ stats = {
 }
 
 
+@st.fragment
+def statistic_map(stats: dict[str, np.ndarray], presenter: bool, font: int) -> None:
+    """One statistic of every head, layers down and heads across; its picker reruns this
+    map only (the model view and the sections below do not depend on it)."""
+    stat = st.selectbox("Statistic per head", list(stats), key="pre_stat", **URL)
+    n_layers, n_heads = stats[stat].shape
+    show_figure(matrix_heatmap(stats[stat], [f"L{r + 1}" for r in range(n_layers)],
+                               [f"H{c + 1}" for c in range(n_heads)], title=stat,
+                               decimals=1 if presenter else 2,
+                               x_title="head", y_title="layer", font_size=font - 2),
+                key="pre_fig_stats")
 
 
 show_figure(head_thumbnails(trace.attentions, tokens, font_size=font,
@@ -158,12 +169,7 @@ layer_sink = sinks.mean(axis=1)  # (L, 2), averaged over heads
 n_special = sum(t in pt.SPECIAL_TOKENS for t in tokens)  # 2, unless the text types more
 left, right = st.columns(2)
 with left:
-    stat = st.selectbox("Statistic per head", list(stats), key="pre_stat", **URL)
-    show_figure(matrix_heatmap(stats[stat], [f"L{r + 1}" for r in range(L)],
-                               [f"H{c + 1}" for c in range(H)], title=stat,
-                               decimals=1 if presenter else 2,
-                               x_title="head", y_title="layer", font_size=font - 2),
-                key="pre_fig_stats")
+    statistic_map(stats, presenter, font)
 with right:
     show_figure(line_chart(np.arange(1, L + 1), {
         "[CLS] + [SEP]": layer_sink.sum(axis=1), "[CLS]": layer_sink[:, 0],

@@ -307,8 +307,9 @@ def bad_input_stops_page() -> Iterator[None]:
     """Around core calls fed by the student's input: a ValueError is shown, then the page stops.
 
     The rest of the page depends on what failed, so it is not drawn; the controls above
-    stay, and the next change of input reruns the page. Only ValueError (the core's
-    "bad input") is caught: any other exception is a bug and must surface.
+    stay, and the next change of input reruns the page (or the fragment it is in). Only
+    ValueError (the core's "bad input") is caught: any other exception is a bug and must
+    surface.
     """
     try:
         yield

@@ -18,11 +18,12 @@ def keep(results: dict, name: str, value) -> None:
     """Record a section's latest ``value`` under ``name`` in ``results``.
 
     A section inside ``st.fragment`` reruns alone when its own controls move; the
-    download buttons at the end of the page are not redrawn then, and build their files
-    from the objects they were given at the last full run. So ``results`` (the dict
-    they hold as the trace) is updated, never replaced, and an array already kept with
-    the same shape and type is overwritten in place: a download always carries what
-    the page shows.
+    download buttons at the end of the page are not redrawn then. Buttons drawn by
+    ``lesson_downloads`` look ``results`` up when clicked; the others (lessons 1 and 6)
+    build their files from the objects they were given at the last full run. So
+    ``results`` is updated, never replaced, and an array already kept with the same
+    shape and type is overwritten in place: a download always carries what the page
+    shows.
     """
     old = results.get(name)
     if (isinstance(old, np.ndarray) and isinstance(value, np.ndarray)
@@ -41,7 +42,8 @@ def offer_downloads(results: dict, names: list[str] | None) -> None:
     below it stay as the last full run drew them, and the buttons read ``results`` when
     clicked. When the body would now offer other matrices than the buttons do (other
     heads, or none), the whole page reruns, so that the choice of matrix is never stale.
-    Call it as soon as the names are known, before drawing: the rerun starts over.
+    Call it once per run, as soon as the body knows whether it can show its results
+    (input read and computed) and before drawing them: the rerun starts over.
     """
     if _DRAWN in results and results[_DRAWN] != names:
         st.rerun()

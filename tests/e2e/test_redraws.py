@@ -7,10 +7,10 @@ and σ² are read by sections 1 to 3 only, so they rerun those sections (a fragm
 leave section 4 alone; a new seed also changes section 4's example, so it reruns the
 page.
 
-Lessons 4 and 5 rerun their lesson body alone (a fragment) when its controls move, and
-leave the closing notes and the download buttons as drawn: the files are downloaded
-after such a rerun and must hold what the body shows, and a change of what the buttons
-offer (other heads, or nothing) must redraw them.
+Lessons 3, 4, 5 and 7 rerun their lesson body alone (a fragment) when its controls
+move, and leave the closing notes and the download buttons as drawn: the files are
+downloaded after such a rerun and must hold what the body shows, and a change of what
+the buttons offer (other heads, or nothing) must redraw them.
 """
 
 from __future__ import annotations
@@ -50,7 +50,9 @@ def _tagged(page: Page) -> dict:
     return page.evaluate(_STATE_JS, found)
 
 
-def test_sigma_redraws_sections_1_to_3_and_leaves_section_4(page: Page, streamlit_server):
+def test_sigma_redraws_sections_1_to_3_and_a_new_seed_section_4_too(
+        page: Page, streamlit_server):
+    # One page load for both steps (the browser tests run one after the other).
     mark = streamlit_server.log_mark()
     _open(page, streamlit_server.url, "Scaling")
     before = _tagged(page)
@@ -68,27 +70,23 @@ def test_sigma_redraws_sections_1_to_3_and_leaves_section_4(page: Page, streamli
     for key in SECTION_4:  # its example does not depend on σ²: left as it was
         assert after[key][0], f"{key} was drawn again, though σ² does not change it"
 
-
-def test_new_seed_redraws_section_4_too(page: Page, streamlit_server):
-    mark = streamlit_server.log_mark()
-    _open(page, streamlit_server.url, "Scaling")
-    before = _tagged(page)
     seed = page.locator('[data-testid="stNumberInput"]:has-text("Seed") input')
     runs = _runs_finished(page)
     seed.fill("7")
     seed.press("Enter")
     _wait_idle(page, runs)
     _assert_no_error(page, "Scaling, seed 7", streamlit_server, mark)
-    after = page.evaluate(_STATE_JS, SECTIONS_1_TO_3 + SECTION_4)
+    now = page.evaluate(_STATE_JS, SECTIONS_1_TO_3 + SECTION_4)
     # Section 4's example is drawn from the seed (seed + 2): its weights change with it.
     key = "sc_fig_temperature_weights"
-    assert not after[key][0] and after[key][1] != before[key][1], (
+    assert not now[key][0] and now[key][1] != after[key][1], (
         "section 4 still shows the example of seed 0 after the seed became 7")
 
 
-# Lessons 4 and 5: the controls at the top rerun the lesson body only (a fragment); the
-# closing notes and the download buttons below it stay as drawn, and the buttons read
-# what the body shows when they are clicked. These tests download after such a rerun.
+# Lessons 3, 4, 5 and 7: the controls at the top rerun the lesson body only (a
+# fragment); the closing notes and the download buttons below it stay as drawn, and the
+# buttons read what the body shows when they are clicked. These tests download after
+# such a rerun.
 
 def _press(page: Page, label: str, key: str) -> None:
     """Move the slider labelled ``label`` one step with the keyboard and wait for calm."""
@@ -99,7 +97,8 @@ def _press(page: Page, label: str, key: str) -> None:
     _wait_idle(page, runs)
 
 
-def test_downloads_follow_a_control_of_the_lesson_body(page: Page, streamlit_server):
+def test_downloads_follow_the_lesson_body_and_what_it_offers(page: Page, streamlit_server):
+    # Lesson 4, one page load: d_model, then H, then an empty sentence.
     mark = streamlit_server.log_mark()
     _open(page, streamlit_server.url, "Multi_head")
     _press(page, "d_model", "ArrowRight")  # 32 -> 64; H stays 4
@@ -109,20 +108,7 @@ def test_downloads_follow_a_control_of_the_lesson_body(page: Page, streamlit_ser
     assert _arr(trace["W_Q"]).shape == (64, 64)
     assert _arr(trace["weights"]).shape == (4, 11, 11)  # 11 tokens in the default sentence
 
-    _open(page, streamlit_server.url, "Positional_encoding")
-    _press(page, "Positions", "ArrowRight")  # 64 -> 65 positions
-    _assert_no_error(page, "Positional encodings, positions moved", streamlit_server, mark)
-    table = _get_csv(page, "pe")  # "Sinusoidal table", the default choice
-    assert table.values.shape == (65, 64) and table.rows[-1] == "65"
-    # Its last row is PE(p = 64): sin(64 · 10000^(-2i/64)) and cos(...) for i = 0..31.
-    omega = 10000.0 ** (-np.arange(0, 64, 2) / 64)
-    np.testing.assert_allclose(table.values[-1, 0::2], np.sin(64 * omega), atol=1e-12)
-    np.testing.assert_allclose(table.values[-1, 1::2], np.cos(64 * omega), atol=1e-12)
-
-
-def test_a_new_head_count_offers_the_new_heads_for_download(page: Page, streamlit_server):
-    mark = streamlit_server.log_mark()
-    _open(page, streamlit_server.url, "Multi_head")
+    # A new H changes the matrices offered: the select box must offer the new heads.
     runs = _runs_finished(page)
     box = page.get_by_role("combobox", name="Heads H", exact=True)
     box.click()
@@ -133,11 +119,7 @@ def test_a_new_head_count_offers_the_new_heads_for_download(page: Page, streamli
     assert "Head 9 weights" not in _options(page)
     assert _get_json(page, "mha")["heads"] == 8
 
-
-def test_an_empty_sentence_leaves_the_notes_and_takes_the_downloads_away(
-        page: Page, streamlit_server):
-    mark = streamlit_server.log_mark()
-    _open(page, streamlit_server.url, "Multi_head")
+    # Nothing computed, nothing to download; the closing notes stay.
     sentence = page.get_by_label("Sentence", exact=True)
     runs = _runs_finished(page)
     sentence.fill("")
@@ -146,5 +128,14 @@ def test_an_empty_sentence_leaves_the_notes_and_takes_the_downloads_away(
     _assert_no_error(page, "Multi-head, empty sentence", streamlit_server, mark)
     assert page.get_by_text("Type a sentence to see its attention heads.").is_visible()
     assert page.locator('[data-testid="stExpander"]:has-text("What to notice")').count() == 1
-    # Nothing computed, nothing to download: no button offering the last sentence's heads.
     assert page.locator('[data-testid="stDownloadButton"]').count() == 0
+
+    _open(page, streamlit_server.url, "Positional_encoding")
+    _press(page, "Positions", "ArrowRight")  # 64 -> 65 positions
+    _assert_no_error(page, "Positional encodings, positions moved", streamlit_server, mark)
+    table = _get_csv(page, "pe")  # "Sinusoidal table", the default choice
+    assert table.values.shape == (65, 64) and table.rows[-1] == "65"
+    # Its last row is PE(p = 64): sin(64 · 10000^(-2i/64)) and cos(...) for i = 0..31.
+    omega = 10000.0 ** (-np.arange(0, 64, 2) / 64)
+    np.testing.assert_allclose(table.values[-1, 0::2], np.sin(64 * omega), atol=1e-12)
+    np.testing.assert_allclose(table.values[-1, 1::2], np.cos(64 * omega), atol=1e-12)

