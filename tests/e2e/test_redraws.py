@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from playwright.sync_api import Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from test_exports import _arr, _get_csv, _get_json, _options
 from test_pages import _assert_no_error, _open, _runs_finished, _wait_idle
 
@@ -97,6 +98,25 @@ def _press(page: Page, label: str, key: str) -> None:
     _wait_idle(page, runs)
 
 
+def _pick(page: Page, label: str, option: str) -> None:
+    """Choose ``option`` in the select box labelled ``label`` with the mouse.
+
+    The page is scrolled to the box first and the list opened again if it is not there:
+    after a download at the bottom of the page, the scroll that brought the box into view
+    closed its list as it opened (seen once in CI)."""
+    box = page.get_by_role("combobox", name=label, exact=True)
+    box.scroll_into_view_if_needed()
+    choice = page.get_by_role("option", name=option, exact=True)
+    for _ in range(3):
+        box.click()
+        try:
+            choice.wait_for(state="visible", timeout=5_000)
+            break
+        except PlaywrightTimeoutError:
+            page.keyboard.press("Escape")
+    choice.click()
+
+
 def test_downloads_follow_the_lesson_body_and_what_it_offers(page: Page, streamlit_server):
     # Lesson 4, one page load: d_model, then H, then an empty sentence.
     mark = streamlit_server.log_mark()
@@ -110,9 +130,7 @@ def test_downloads_follow_the_lesson_body_and_what_it_offers(page: Page, streaml
 
     # A new H changes the matrices offered: the select box must offer the new heads.
     runs = _runs_finished(page)
-    box = page.get_by_role("combobox", name="Heads H", exact=True)
-    box.click()
-    page.get_by_role("option", name="8", exact=True).click()
+    _pick(page, "Heads H", "8")
     _wait_idle(page, runs)
     _assert_no_error(page, "Multi-head, H = 8", streamlit_server, mark)
     assert "Head 8 weights" in _options(page)
