@@ -93,46 +93,9 @@ st.caption("[CLS] and [SEP] are added by the tokenizer; ## marks a piece that co
            f"word before it; [UNK] stands for text the {cfg.vocab_size:,}-piece vocabulary "
            "cannot spell.")
 
-c1, c2 = st.columns(2)
-layer = c1.selectbox("Layer", list(range(1, L + 1)), key="pre_layer", **URL)
-# Layer 1, head 3 is a previous-token head (0.91 of its weight on the token before, on
-# average over five test sentences): a pattern worth seeing first.
-head = c2.selectbox("Head", list(range(1, H + 1)), index=min(2, H - 1), key="pre_head", **URL)
-l, h = int(layer) - 1, int(head) - 1
-w = trace.attentions[l, h]  # (T, T)
-# The query and key tokens below are picked inside fragments: each of those controls reruns
-# only the figures and numbers of its own section (st.fragment), never the whole page
-# (whose 72-head model view and ablation passes do not depend on them).
+root = float(np.sqrt(d_k))  # what every score of this model is divided by
 
-st.header(f"1 · Head view: layer {layer}, head {head}")
-left, right = st.columns([3, 2])
-with left:
-    # On a projector, one decimal in the cells keeps them readable.
-    show_figure(matrix_heatmap(w, tokens, tokens, title=f"Layer {layer}, head {head}: "
-                               "attention weights", decimals=1 if presenter else 2,
-                               font_size=font,
-                               height=160 + 3 * font * min(T, 20)),
-                key="pre_fig_head")
-
-
-@st.fragment
-def row_view(w: np.ndarray, tokens: list[str], font: int) -> None:
-    """One row of the head's weights: where the chosen query token looks."""
-    query = bounded_slider(st, "Query token (row)", 1, len(tokens), min(3, len(tokens)),
-                           key="pre_query")
-    i = int(query) - 1
-    show_figure(bar_chart(tokens, w[i], title=f"Row {query}: where “{plotly_safe(tokens[i])}” "
-                          "looks", x_title="key", y_title="weight", y_range=(0, 1.05),
-                          decimals=2, font_size=font), key="pre_fig_row")
-    top = np.argsort(w[i])[::-1][:3]
-    st.markdown(f"Row {query} (“{md_escape(tokens[i])}”) puts most weight on " + ", ".join(
-        f"“{md_escape(tokens[j])}” ({w[i, j]:.4g})" for j in top) + ".")
-
-
-with right:
-    row_view(w, tokens, font)
-
-st.header(f"2 · Model view: all {L * H} heads")
+st.header(f"1 · Model view: all {L * H} heads")
 sinks = pt.special_token_mass(trace)  # (L, H, 2): [CLS], [SEP]
 entropy = analysis.entropy(trace.attentions).mean(axis=-1)  # (L, H)
 stats = {
@@ -162,8 +125,8 @@ show_figure(head_thumbnails(trace.attentions, tokens, font_size=font,
 pooled = "" if T <= GRID_CELLS else (f" With {T} tokens each small map is average-pooled to "
                                      f"at most {GRID_CELLS} × {GRID_CELLS} cells.")
 st.caption(f"Rows L1–L{L} are layers, columns H1–H{H} heads; each small map is T × T (queries "
-           "down, keys across), on the same 0–1 colour scale. Hover for tokens and weights."
-           + pooled)
+           "down, keys across), on the same 0–1 colour scale. Hover for tokens and weights; "
+           "section 2 draws one head large." + pooled)
 
 layer_sink = sinks.mean(axis=1)  # (L, 2), averaged over heads
 n_special = sum(t in pt.SPECIAL_TOKENS for t in tokens)  # 2, unless the text types more
@@ -187,8 +150,19 @@ if not presenter:
                               "entropy (nats)": entropy.ravel()})
         st.dataframe(table.style.format(precision=3), hide_index=True, width="stretch")
 
-st.header(f"3 · One head by hand: layer {layer}, head {head}")
-root = float(np.sqrt(d_k))  # what every score of this model is divided by
+
+@st.fragment
+def row_view(w: np.ndarray, tokens: list[str], font: int) -> None:
+    """One row of the head's weights: where the chosen query token looks."""
+    query = bounded_slider(st, "Query token (row)", 1, len(tokens), min(3, len(tokens)),
+                           key="pre_query")
+    i = int(query) - 1
+    show_figure(bar_chart(tokens, w[i], title=f"Row {query}: where “{plotly_safe(tokens[i])}” "
+                          "looks", x_title="key", y_title="weight", y_range=(0, 1.05),
+                          decimals=2, font_size=font), key="pre_fig_row")
+    top = np.argsort(w[i])[::-1][:3]
+    st.markdown(f"Row {query} (“{md_escape(tokens[i])}”) puts most weight on " + ", ".join(
+        f"“{md_escape(tokens[j])}” ({w[i, j]:.4g})" for j in top) + ".")
 
 
 @st.fragment
@@ -245,9 +219,95 @@ def head_by_hand(trace: pt.PretrainedTrace, l: int, h: int, presenter: bool) -> 
                                          "weight": exps / exps.sum()}))
 
 
-head_by_hand(trace, l, h, presenter)
+@st.cache_data(max_entries=64, show_spinner=False)
+def layer_ablation(sentence: str, layer_index: int) -> np.ndarray:
+    """1 − cosine of the sentence embedding with each head of one layer switched off."""
+    return 1.0 - pt.ablate_each_head(sentence, layer_index, PAGE_MAX_TOKENS)
 
-st.header("4 · The Transformer block around attention")
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def head_ablation(sentence: str, layer_index: int, head_index: int) -> float:
+    """1 − cosine of the sentence embedding with one head switched off (a pass through the
+    layers from ``layer_index`` on: cached, as every rerun of the page would repeat it)."""
+    return 1.0 - pt.ablate_head(sentence, layer_index, head_index, PAGE_MAX_TOKENS).cosine
+
+
+def explanation(trace: pt.PretrainedTrace, text: str, l: int, h: int, font: int) -> None:
+    """Section 4: how sharply each head of a layer attends against how much switching it off
+    moves the sentence embedding."""
+    H, T = trace.config.n_heads, len(trace.tokens)
+    layer, head = l + 1, h + 1
+    st.header("4 · Is attention an explanation?")
+    # Every head's ablation, when the page computes them all, includes this one.
+    moved = layer_ablation(text, l) if T <= ABLATE_ALL_MAX_TOKENS else None
+    one = moved[h] if moved is not None else head_ablation(text, l, h)
+    focus = analysis.max_weight(trace.attentions[l]).mean(axis=-1)  # (H,)
+    st.metric(f"Switch off layer {layer}, head {head} (section 2's map): cosine with the "
+              "original sentence embedding", f"{1 - one:.5f}")
+    st.caption(f"1 − cosine = {one:.2g}: how far the sentence embedding moved.")
+    left, right = st.columns(2)
+    with left:
+        show_figure(bar_chart([f"H{n + 1}" for n in range(H)], focus,
+                              title=f"Layer {layer}: how sharply each head attends",
+                              x_title="head", y_title="mean largest weight", y_range=(0, 1.05),
+                              decimals=2, font_size=font), key="pre_fig_focus")
+    with right:
+        if moved is not None:
+            show_figure(bar_chart([f"H{n + 1}" for n in range(H)], moved,
+                                  title=f"Layer {layer}: 1 − cosine after switching each head "
+                                        "off", x_title="head switched off", y_title="1 − cosine",
+                                  decimals=4, colour=SERIES_COLOURS[5], font_size=font),
+                        key="pre_fig_ablation")
+        else:
+            st.caption(f"Switching off each of the {H} heads in turn is drawn for sentences of "
+                       f"up to {ABLATE_ALL_MAX_TOKENS} WordPieces ({H} more passes through the "
+                       f"model); this one has {T}.")
+    if moved is not None:
+        st.markdown(
+            f"In layer {layer} the head whose removal moves the embedding most is "
+            f"H{int(np.argmax(moved)) + 1} (1 − cosine {moved.max():.2g}); the one that "
+            f"attends most sharply is H{int(np.argmax(focus)) + 1}.")
+    st.markdown("A clear attention pattern does not say how much a head changes the result: "
+                "weights show where a head reads, not what it writes or whether later layers "
+                "use it.")
+
+
+@st.fragment
+def one_head(trace: pt.PretrainedTrace, text: str, presenter: bool, font: int) -> None:
+    """Sections 2 to 4, everything that depends on the chosen layer and head: the head
+    view, the head computed by hand and its ablation. A fragment, so that the Layer and
+    Head pickers rerun these sections only, not the model view above or the block below."""
+    tokens, (L, H) = list(trace.tokens), trace.attentions.shape[:2]
+    st.markdown(f"**Zoom in on one of the {L * H} heads**: sections 2 to 4 follow this choice.")
+    c1, c2 = st.columns(2)
+    layer = c1.selectbox("Layer", list(range(1, L + 1)), key="pre_layer", **URL)
+    # Layer 1, head 3 is a previous-token head (0.91 of its weight on the token before, on
+    # average over five test sentences): a pattern worth seeing first.
+    head = c2.selectbox("Head", list(range(1, H + 1)), index=min(2, H - 1), key="pre_head",
+                        **URL)
+    l, h = int(layer) - 1, int(head) - 1
+    w = trace.attentions[l, h]  # (T, T)
+
+    st.header(f"2 · Head view: layer {layer}, head {head}")
+    left, right = st.columns([3, 2])
+    with left:
+        # On a projector, one decimal in the cells keeps them readable.
+        show_figure(matrix_heatmap(w, tokens, tokens, title=f"Layer {layer}, head {head}: "
+                                   "attention weights", decimals=1 if presenter else 2,
+                                   font_size=font, height=160 + 3 * font * min(len(tokens), 20)),
+                    key="pre_fig_head")
+    with right:
+        # The query token is picked inside a fragment of its own: it reruns the row only.
+        row_view(w, tokens, font)
+
+    st.header(f"3 · One head by hand: layer {layer}, head {head}")
+    head_by_hand(trace, l, h, presenter)
+    explanation(trace, text, l, h, font)
+
+
+one_head(trace, text, presenter, font)
+
+st.header("5 · The Transformer block around attention")
 st.markdown(
     f"| step | what happens | shape |\n|---|---|---|\n"
     f"| embeddings | word + position + token type, then LayerNorm | ({T}, {cfg.d_model}) |\n"
@@ -279,14 +339,22 @@ st.markdown("The feed-forward network's share of the change, ‖FFN‖ / (‖att
             "per layer: " + ", ".join(f"L{r + 1} {share[r]:.0%}" for r in range(L)) + ".")
 
 
+
+
 @st.fragment
-def layer_norm_view(trace: pt.PretrainedTrace, l: int, layer_weights, font: int) -> None:
-    """LayerNorm on one token's vector, step by step, with the model's own numbers."""
+def layer_norm_view(trace: pt.PretrainedTrace, model: pt.MiniLM, font: int) -> None:
+    """LayerNorm on one token's vector, step by step, with the model's own numbers. Its
+    layer and token pickers rerun this view only."""
     cfg, tokens = trace.config, list(trace.tokens)
-    st.subheader(f"What LayerNorm does to one token's vector (layer {l + 1})")
-    i = bounded_slider(st, "Token whose vector goes through LayerNorm", 1, len(tokens),
-                       min(3, len(tokens)), key="pre_ln_token") - 1
+    st.subheader("What LayerNorm does to one token's vector")
+    c1, c2 = st.columns([1, 2])
+    l = c1.selectbox("LayerNorm of layer", list(range(1, cfg.n_layers + 1)),
+                     key="pre_ln_layer", **URL) - 1
+    with c2:
+        i = bounded_slider(st, "Token whose vector goes through LayerNorm", 1, len(tokens),
+                           min(3, len(tokens)), key="pre_ln_token") - 1
     x = trace.attn_ln_input[l, i]  # (d,) the vector LayerNorm receives
+    gamma, beta = model.layers[l].ln1_gamma, model.layers[l].ln1_beta
     mu, var = x.mean(), x.var()
     z = (x - mu) / np.sqrt(var + cfg.layer_norm_eps)
     y = trace.attn_ln_output[l, i]
@@ -304,62 +372,12 @@ def layer_norm_view(trace: pt.PretrainedTrace, l: int, layer_weights, font: int)
               "LayerNorm",
         x_title="dimension", y_title="value", font_size=font, height=340), key="pre_fig_ln")
     st.caption(f"The model's own output differs from γ z + β by at most "
-               f"{np.max(np.abs(layer_weights.ln1_gamma * z + layer_weights.ln1_beta - y)):.1e}.")
+               f"{np.max(np.abs(gamma * z + beta - y)):.1e}.")
 
 
-layer_norm_view(trace, l, model.layers[l], font)
+layer_norm_view(trace, model, font)
 
-st.header("5 · Is attention an explanation?")
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def layer_ablation(sentence: str, layer_index: int) -> np.ndarray:
-    """1 − cosine of the sentence embedding with each head of one layer switched off."""
-    return 1.0 - pt.ablate_each_head(sentence, layer_index, PAGE_MAX_TOKENS)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def head_ablation(sentence: str, layer_index: int, head_index: int) -> float:
-    """1 − cosine of the sentence embedding with one head switched off (a pass through the
-    layers from ``layer_index`` on: cached, as every rerun of the page would repeat it)."""
-    return 1.0 - pt.ablate_head(sentence, layer_index, head_index, PAGE_MAX_TOKENS).cosine
-
-
-# Every head's ablation, when the page computes them all, includes this one.
-moved = layer_ablation(text, l) if T <= ABLATE_ALL_MAX_TOKENS else None
-one = moved[h] if moved is not None else head_ablation(text, l, h)
-focus = analysis.max_weight(trace.attentions[l]).mean(axis=-1)  # (H,)
-left, right = st.columns(2)
-with left:
-    show_figure(matrix_heatmap(w, tokens, tokens, title=f"How layer {layer}, head {head} "
-                               "attends", decimals=2, font_size=font - 2),
-                key="pre_fig_ablated_head")
-with right:
-    st.metric(f"Switch off layer {layer}, head {head}: cosine with the original embedding",
-              f"{1 - one:.5f}")
-    st.caption(f"1 − cosine = {one:.2g}: how far the sentence embedding moved.")
-    show_figure(bar_chart([f"H{n + 1}" for n in range(H)], focus,
-                          title=f"Layer {layer}: how sharply each head attends",
-                          x_title="head", y_title="mean largest weight", y_range=(0, 1.05),
-                          decimals=2, font_size=font), key="pre_fig_focus")
-if moved is not None:
-    show_figure(bar_chart([f"H{n + 1}" for n in range(H)], moved,
-                          title=f"Layer {layer}: 1 − cosine after switching each head off",
-                          x_title="head switched off", y_title="1 − cosine", decimals=4,
-                          colour=SERIES_COLOURS[5], font_size=font), key="pre_fig_ablation")
-    st.markdown(
-        f"In layer {layer} the head whose removal moves the embedding most is "
-        f"H{int(np.argmax(moved)) + 1} (1 − cosine {moved.max():.2g}); the one that attends "
-        f"most sharply is H{int(np.argmax(focus)) + 1}.")
-else:
-    st.caption(f"Switching off each of the {H} heads in turn is drawn for sentences of up to "
-               f"{ABLATE_ALL_MAX_TOKENS} WordPieces ({H} more passes through the model); this "
-               f"one has {T}.")
-st.markdown("A clear attention pattern does not say how much a head changes the result: "
-            "weights show where a head reads, not what it writes or whether later layers "
-            "use it.")
-
-st.subheader("Sentence similarity: paraphrase against unrelated")
+st.header("6 · Sentence similarity: paraphrase against unrelated")
 c1, c2 = st.columns(2)
 paraphrase = c1.text_input("A paraphrase", DEFAULT_PARAPHRASE, key="pre_para",
                            max_chars=MAX_CHARS, **URL)
@@ -414,22 +432,25 @@ if not presenter:
               "later; the ablation chart measures the effect instead of guessing it."},
     ])
     st.subheader("Download")
-    st.markdown(f"**CSV**: layer {layer}'s attention, its {H} heads stacked (a row per head and "
-                f"query token, a column per key token: {H * T} × {T}). **Whole trace**: every "
-                "array of the forward pass and the tokens, in NumPy's .npz format "
-                "(`np.load`).")
+    st.markdown(f"**CSV**: every head's attention, the {L * H} maps stacked (a row per layer, "
+                f"head and query token, a column per key token: {L * H * T} × {T}). **Whole "
+                "trace**: every array of the forward pass and the tokens, in NumPy's .npz "
+                "format (`np.load`).")
 
     def trace_npz() -> bytes:
         buffer = io.BytesIO()
         np.savez_compressed(buffer, tokens=np.array(tokens), **trace.arrays())
         return buffer.getvalue()
 
-    rows = [f"head {n + 1} | {t}" for n in range(H) for t in tokens]
+    def attention_csv() -> str:
+        rows = [f"layer {r + 1}, head {n + 1} | {t}" for r in range(L) for n in range(H)
+                for t in tokens]
+        return to_csv(trace.attentions.reshape(L * H * T, T), rows, tokens)
+
     c1, c2 = st.columns(2)
     # Callables: the files are built only when a button is clicked, not on every rerun.
-    c1.download_button("CSV", lambda: to_csv(trace.attentions[l].reshape(H * T, T), rows,
-                                             tokens),
-                       file_name=f"pre_layer{layer}_attention.csv", mime="text/csv",
+    c1.download_button("CSV", attention_csv,
+                       file_name="pre_attention.csv", mime="text/csv",
                        key="pre_dl_csv", on_click="ignore")
     c2.download_button("Whole trace (.npz)", trace_npz, file_name="pre_trace.npz",
                        mime="application/octet-stream", key="pre_dl_npz", on_click="ignore")

@@ -305,12 +305,13 @@ def _check_learning(page: Page) -> None:
 
 
 def _check_pretrained(page: Page) -> None:
-    """Lesson 9 at its defaults: layer 1's 12 heads stacked, one row per head and query."""
+    """Lesson 9 at its defaults: the 6 × 12 heads stacked, one row per layer, head and query."""
     table = _get_csv(page, "pre")
-    T, H = len(table.columns), 12
+    T, L, H = len(table.columns), 6, 12
     assert table.columns[0] == "[CLS]" and table.columns[-1] == "[SEP]"
-    assert table.values.shape == (H * T, T)
-    assert table.rows[0] == "head 1 | [CLS]" and table.rows[T] == "head 2 | [CLS]"
+    assert table.values.shape == (L * H * T, T)
+    assert table.rows[0] == "layer 1, head 1 | [CLS]" and table.rows[T] == "layer 1, head 2 | [CLS]"
+    assert table.rows[H * T] == "layer 2, head 1 | [CLS]"
     # Every row is a softmax over the T keys.
     np.testing.assert_allclose(table.values.sum(axis=1), 1.0, atol=1e-12)
 

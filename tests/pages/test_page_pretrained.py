@@ -76,6 +76,34 @@ def test_each_section_picks_its_own_token():
 
 
 @needs_model
+def test_layer_norm_view_picks_its_own_layer():
+    # The LayerNorm view has its own layer picker (it reruns alone); the head's Layer picker
+    # leaves it where it was.
+    at = run()
+    trace = pt.encode(DEFAULT, max_tokens=64)
+    at.selectbox(key="pre_layer").set_value(5).run()
+    np.testing.assert_allclose(chart_array(at, "pre_fig_ln", "y"), trace.attn_ln_input[0, 2, :48],
+                               atol=1e-12)
+    at.selectbox(key="pre_ln_layer").set_value(4).run()
+    assert_no_exception(at)
+    np.testing.assert_allclose(chart_array(at, "pre_fig_ln", "y"), trace.attn_ln_input[3, 2, :48],
+                               atol=1e-12)
+    assert "enters layer 4's first LayerNorm" in text_of(at)
+
+
+@needs_model
+def test_the_explanation_section_follows_the_chosen_layer():
+    at = run()
+    at.selectbox(key="pre_layer").set_value(4).run()
+    trace = pt.encode(DEFAULT, max_tokens=64)
+    # Independently: each head's largest weight per query row, averaged over the rows.
+    sharpest = trace.attentions[3].max(axis=-1).mean(axis=-1)  # (12,)
+    assert chart_spec(at, "pre_fig_focus")["layout"]["title"]["text"].startswith("Layer 4:")
+    np.testing.assert_allclose(chart_array(at, "pre_fig_focus", "y"), sharpest, atol=1e-6)
+    assert any("Switch off layer 4, head 3" in m.label for m in at.metric)
+
+
+@needs_model
 def test_the_hand_computed_weight_is_the_model_s():
     at = run(pre_hand_query="3", pre_key="2")
     weight = pt.encode(DEFAULT, max_tokens=64).attentions[0, 2, 2, 1]
