@@ -72,9 +72,10 @@ def fully_masked_row(tokens: list[str], mask: np.ndarray, q: np.ndarray, k: np.n
         "attncore's policy": scaled_dot_product_attention(q, k, v,
                                                           mask=blocked_mask).weights[row],
     }
-    st.dataframe(pd.DataFrame({name: [f"{v:.4f}" for v in vals] for name, vals in rows.items()},
-                              index=[f"key {j + 1}: {t}" for j, t in enumerate(tokens)]).T,
-                 width="stretch")
+    # A static table, not st.dataframe: the mask picker changes these rows, and the grid's
+    # canvas was a large part of that redraw.
+    st.table(pd.DataFrame({name: [f"{v:.4f}" for v in vals] for name, vals in rows.items()},
+                          index=[f"key {j + 1}: {t}" for j, t in enumerate(tokens)]).T)
     st.markdown(
         "With −∞ every exponential is e^(−∞ − (−∞)) = e^NaN: the row is 0/0 = **NaN**, and "
         "NaN spreads through every later layer. With −1e9 the row silently becomes "

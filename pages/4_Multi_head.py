@@ -289,8 +289,9 @@ def lesson(results: dict) -> None:
                  "✓" if mh.pattern_holds(w[h], patterns[h], tokens) else "✗ (masked)")
                 for h in range(shown)]
         st.markdown("Each designed head's largest weight in every row is where its pattern says:")
-        st.dataframe(pd.DataFrame(rows, columns=["head", "pattern", "largest weight there"]),
-                     hide_index=True)
+        # A static table: the grid's canvas made switching to designed heads slow to redraw.
+        st.table(pd.DataFrame(rows, columns=["head", "pattern", "largest weight there"])
+                 .style.hide(axis="index"))
     if presenter:
         shapes_and_slices(2, x, params, trace, presenter)
 

@@ -35,7 +35,7 @@ def test_defaults_show_padding_and_causal_on_the_short_sentence():
 
 def test_fully_masked_row_shows_nan_uniform_and_our_policy():
     at = run()
-    table = next(d.value for d in at.dataframe if "attncore's policy" in d.value.index)
+    table = next(t.value for t in at.table if "attncore's policy" in t.value.index)
     assert set(table.loc["fill −∞, plain softmax"]) == {"nan"}
     assert set(table.loc["fill −1e9, plain softmax"]) == {f"{1 / 6:.4f}"}
     assert set(table.loc["attncore's policy"]) == {"0.0000"}

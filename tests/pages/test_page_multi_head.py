@@ -54,7 +54,7 @@ def test_parameter_count_is_the_same_for_one_and_h_heads():
 
 def test_designed_heads_are_checked_on_the_page():
     at = run(mha_weights="designed", mha_heads="8")
-    table = next(d.value for d in at.dataframe if "pattern" in d.value.columns)
+    table = next(t.value for t in at.table if "pattern" in t.value.columns)
     assert list(table["pattern"]) == ["previous", "self", "first", "same word"] * 2
     assert set(table["largest weight there"]) == {"✓"}
     grid = chart_spec(at, "mha_fig_heads")  # one panel per head, titled by annotations
