@@ -79,8 +79,9 @@ def _discover_pages() -> list[tuple[str, str]]:
 
 PAGES = _discover_pages()
 
-# Installed before the app's own code. It records the time of the last DOM change and of
-# the end of the last long task (Plotly draws a page of charts in long tasks). The app's
+# Installed before the app's own code. It records the time of the last DOM change (and
+# of the last one outside a <canvas>, for the redraw benchmark) and of the end of the
+# last long task (Plotly draws a page of charts in long tasks). The app's
 # script state alone is not enough to know a page is drawn: the frontend loads each
 # element type's code lazily and shows a placeholder (stSkeleton) meanwhile, which on a
 # busy machine lasts seconds after the run ends; so we also wait for no placeholder, every
@@ -96,8 +97,21 @@ _INSTRUMENT_JS = """
       }
     }).observe({type: "longtask", buffered: true});
   } catch (e) { /* no longtask API: the DOM check alone */ }
-  new MutationObserver(() => { window.__stLastMutation = performance.now(); })
-    .observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  // The last change that can be seen: what a <canvas> holds is fallback content, never
+  // painted (Glide's grid keeps its accessibility table there, updated 200 ms after each
+  // draw of the grid).
+  window.__stLastPaintedMutation = window.__stLastMutation;
+  const painted = (m) => {
+    const el = m.target.nodeType === 1 ? m.target : m.target.parentElement;
+    if (!el) return true;
+    if (m.type === "attributes" && el.tagName === "CANVAS") return true;  // a resize
+    return !el.closest("canvas");
+  };
+  new MutationObserver((list) => {
+    const now = performance.now();
+    window.__stLastMutation = now;
+    if (list.some(painted)) window.__stLastPaintedMutation = now;
+  }).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
 })();
 """
 
