@@ -7,7 +7,7 @@ import streamlit as st
 from attncore import causal_mask, scaled_dot_product_attention
 from attncore.exercise import STEPS, check_work
 from attncore.text import PRESETS, check_matrix, worked_example
-from pages.ui.arithmetic import cell_lines, output_row_lines
+from pages.ui.arithmetic import cell_lines, matrix_latex, output_row_lines
 from pages.ui.controls import URL, seed_input
 from pages.ui.figures import matrix_heatmap
 from pages.ui.labels import md_escape
@@ -176,18 +176,20 @@ if presenter:
 if example.x is not None:
     with st.expander("Where Q, K and V come from: Q = X W_Q, K = X W_K, V = X W_V",
                      expanded=not presenter):
-        st.markdown("X holds a toy embedding per word (the same word always gets the "
-                    "same vector); the W matrices are seeded projections.")
-        panels = st.columns(4)
-        x_and_weights = [("X", example.x), ("W_Q", example.w_q), ("W_K", example.w_k),
-                         ("W_V", example.w_v)]
-        for panel, (name, m) in zip(panels, x_and_weights, strict=True):
-            with panel:
-                st.markdown(f"**{name}** {m.shape}")
-                row_labels = list(example.tokens) if name == "X" else [f"d{r + 1}" for r in
-                                                                        range(m.shape[0])]
-                show_matrix(m, row_labels, [f"{c + 1}" for c in range(m.shape[1])],
-                            FIXED_DECIMALS)
+        st.markdown("X holds a toy embedding per word, a row per token ("
+                    + ", ".join(md_escape(t) for t in example.tokens) + "): the same word "
+                    "always gets the same vector. The W matrices are seeded projections.")
+        # One LaTeX block, not four tables: a new example redraws it with the page. The
+        # numbers are short decimals (0.8, -1.6): written with as many decimals as they have.
+        given = [("X", example.x), ("W_Q", example.w_q), ("W_K", example.w_k),
+                 ("W_V", example.w_v)]
+        decimals = next((d for d in range(FIXED_DECIMALS + 1)
+                         if all(np.array_equal(np.round(m, d), m) for _, m in given)),
+                        FIXED_DECIMALS)
+        terms = [rf"\underset{{{m.shape[0]} \times {m.shape[1]}}}{{{name}}} = "
+                 + matrix_latex(m, decimals) for name, m in given]
+        st.latex(r"\begin{gathered}" + r"\qquad ".join(terms[:2]) + r" \\[16pt] "
+                 + r"\qquad ".join(terms[2:]) + r"\end{gathered}")
 
 st.header("Step 1 · Scores: how well each query matches each key")
 left, right = st.columns([2, 3])

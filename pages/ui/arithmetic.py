@@ -95,13 +95,19 @@ def cell_lines(
     return lines
 
 
+def matrix_latex(m, decimals: int) -> str:
+    """A matrix as a LaTeX ``bmatrix``, each number by :func:`num`."""
+    rows = [" & ".join(num(x, decimals) for x in row) for row in np.atleast_2d(m)]
+    return r"\begin{bmatrix}" + r" \\ ".join(rows) + r"\end{bmatrix}"
+
+
 def output_row_lines(trace: AttentionTrace, i: int, decimals: int) -> list[str]:
     """LaTeX lines computing output row o_i = Σ_j w_ij v_j of an unbatched trace."""
     a = i + 1
     w = trace.weights[i]
 
     def vec(row) -> str:
-        return r"\begin{bmatrix}" + " & ".join(num(x, decimals) for x in row) + r"\end{bmatrix}"
+        return matrix_latex(row, decimals)
 
     symbols = " + ".join(rf"w_{{{a}{j + 1}}} v_{{{j + 1}}}" for j in range(len(w)))
     products = [rf"{num(w[j], decimals)} {vec(trace.v[j])}" for j in range(len(w))]

@@ -18,6 +18,7 @@ import math
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import assert_no_exception, chart_spec, open_page
 from streamlit.testing.v1 import AppTest
@@ -183,6 +184,19 @@ def test_every_preset_renders(preset, label):
             for row in cell_texts(at, "we_fig_weights")
             for x in row
         )
+
+
+def test_cat_preset_shows_x_and_w_that_give_its_scores():
+    # The page's own X, W_Q and W_K, read back from its LaTeX, reproduce its S = Q Kᵀ:
+    # Q = X W_Q and K = X W_K, so S = (X W_Q)(X W_K)ᵀ.
+    at = run(we_preset="The cat sat")
+    block = next(x.value for x in at.latex if "W_Q" in x.value and "bmatrix" in x.value)
+    matrices = [np.array([[float(x) for x in row.split("&")] for row in body.split(r"\\")])
+                for body in re.findall(r"\\begin\{bmatrix\}(.*?)\\end\{bmatrix\}", block)]
+    x, w_q, w_k, _ = matrices
+    assert x.shape == (3, 4) and w_q.shape == (4, 2)
+    np.testing.assert_allclose((x @ w_q) @ (x @ w_k).T, cell_texts(at, "we_fig_scores"),
+                               atol=5e-4)
 
 
 def test_link_holds_settings():
