@@ -162,6 +162,10 @@ class NotDrivenError(Exception):
     """A control the benchmark could not move: the message says why."""
 
 
+class OneOptionError(NotDrivenError):
+    """A select box with one option: there is nothing to move it to, and nothing failed."""
+
+
 @dataclass(frozen=True)
 class Control:
     """A control of the main area other than a slider. A rerun may draw controls anew,
@@ -293,7 +297,7 @@ def _choose_in_list(page, field, own: str | None) -> str:
     if own not in keys:
         raise NotDrivenError(f"its own option (key {own}) is gone from its list")
     if len(keys) < 2:
-        raise NotDrivenError("only one option: nothing else to choose")
+        raise OneOptionError("not measured: one option, nothing else to choose")
     if chosen != own:
         target = own
     else:
@@ -336,9 +340,11 @@ def control_times(page, control: Control, presses: int) -> list[float]:
 
 def control_result(page, control: Control, presses: int) -> list[float] | str:
     """``control_times``, or "failed: <reason>" for a control that could not be moved or
-    whose rerun did not come."""
+    whose rerun did not come (or why a control with one option was not measured)."""
     try:
         return control_times(page, control, presses)
+    except OneOptionError as exc:
+        return str(exc)
     except (NotDrivenError, AssertionError, PlaywrightError) as exc:
         return f"failed: {str(exc).splitlines()[0]}"
 
@@ -379,10 +385,14 @@ def print_rows(name: str, rows, presses: int, seconds: float, with_kind: bool) -
             print(f"{head}{label[:34]:<34} {statistics.median(result):9.0f} "
                   f"{min(result):6.0f} {max(result):6.0f}", flush=True)
     kinds = Counter(_group(kind) for kind, _, _ in rows)
-    failed = sum(1 for *_, result in rows if isinstance(result, str))
+    failed = sum(1 for *_, result in rows if _failed(result))
     counted = ", ".join(f"{n} {what}(s)" for what, n in kinds.items())
     counted += f", {failed} failed" if failed else ""
     print(f"{'':<22} ({counted}, {presses} presses each, {seconds:.0f} s)", flush=True)
+
+
+def _failed(result) -> bool:
+    return isinstance(result, str) and result.startswith("failed")
 
 
 def summary(measured: list[tuple[float, str, str, str]], failed: int) -> str:
@@ -445,7 +455,7 @@ def main() -> None:
                 print_rows(name, result, args.presses, time.monotonic() - started, args.controls)
                 for kind, label, times in result:
                     if isinstance(times, str):
-                        failed += 1
+                        failed += _failed(times)
                     else:
                         measured.append((statistics.median(times), name, kind, label))
             browser.close()
