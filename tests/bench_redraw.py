@@ -20,7 +20,7 @@ Streamlit commits at once. Left out as for sliders: controls in a form, in a clo
 expander, on a tab not shown, disabled ones, a radio with no option chosen, an empty
 number input, and text inputs. ``--controls --all`` measures every slider, then every
 other control. A control that cannot be driven is reported as "failed: <reason>", and
-the run goes on.
+the run goes on; a select box with a single option is reported as not measured.
 
 For each press it takes the time from the key press to the last change of the page's
 DOM that can be seen, or the end of the last long task (Plotly drawing), once the page has
