@@ -72,8 +72,8 @@ def fully_masked_row(tokens: list[str], mask: np.ndarray, q: np.ndarray, k: np.n
         "attncore's policy": scaled_dot_product_attention(q, k, v,
                                                           mask=blocked_mask).weights[row],
     }
-    # A static table, not st.dataframe: the mask picker changes these rows, and the grid's
-    # canvas was a large part of that redraw.
+    # A static table, as in section 5: three rows of text that the mask picker changes
+    # need no canvas grid (measured, it made no difference beyond the noise).
     st.table(pd.DataFrame({name: [f"{v:.4f}" for v in vals] for name, vals in rows.items()},
                           index=[f"key {j + 1}: {t}" for j, t in enumerate(tokens)]).T)
     st.markdown(

@@ -289,7 +289,8 @@ def lesson(results: dict) -> None:
                  "✓" if mh.pattern_holds(w[h], patterns[h], tokens) else "✗ (masked)")
                 for h in range(shown)]
         st.markdown("Each designed head's largest weight in every row is where its pattern says:")
-        # A static table: the grid's canvas made switching to designed heads slow to redraw.
+        # A static table: a few rows of text need no canvas grid (measured on switching to
+        # designed heads, it made no difference beyond the noise).
         st.table(pd.DataFrame(rows, columns=["head", "pattern", "largest weight there"])
                  .style.hide(axis="index"))
     if presenter:

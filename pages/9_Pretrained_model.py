@@ -339,8 +339,6 @@ st.markdown("The feed-forward network's share of the change, ‖FFN‖ / (‖att
             "per layer: " + ", ".join(f"L{r + 1} {share[r]:.0%}" for r in range(L)) + ".")
 
 
-
-
 @st.fragment
 def layer_norm_view(trace: pt.PretrainedTrace, model: pt.MiniLM, font: int) -> None:
     """LayerNorm on one token's vector, step by step, with the model's own numbers. Its
