@@ -1,6 +1,7 @@
 """Boolean attention masks. **True means "may attend"**; rows are queries, columns keys.
 
 What is here: :func:`causal_mask`, :func:`padding_mask`, :func:`window_mask`,
+:func:`sliding_window_mask` (a causal window with attention sinks, lesson 11),
 :func:`combine_masks`, and :func:`leakage_test`, lesson 3's proof that a causal mask lets
 no information flow from later tokens.
 
@@ -117,6 +118,35 @@ def window_mask(t_q: int, width: int, t_k: int | None = None) -> np.ndarray:
     """
     width = whole_number(width, "width", 0)
     return np.abs(_offsets(t_q, t_k)) <= width
+
+
+def sliding_window_mask(t_q: int, window: int, t_k: int | None = None, sinks: int = 0
+                        ) -> np.ndarray:
+    """Causal sliding window with attention sinks (StreamingLLM): the query at position p
+    may attend to the ``window`` most recent positions p − W + 1 .. p, and to the first
+    ``sinks`` positions 0 .. S − 1 (never to a later one).
+
+    Parameters
+    ----------
+    t_q : int
+    window : int
+        W >= 1: each query sees itself and the W − 1 positions before it.
+    t_k : int, optional
+        Tk >= Tq (default Tq); query i sits at position i + (Tk − Tq)
+        (see :func:`query_positions`).
+    sinks : int
+        S >= 0 first positions kept visible to every later query.
+
+    Returns
+    -------
+    ndarray of bool (Tq, Tk)
+        Lower triangular; with W >= Tk and any S, the causal mask.
+    """
+    window = whole_number(window, "window", 1)
+    sinks = whole_number(sinks, "sinks", 0)
+    offsets = _offsets(t_q, t_k)  # j − pos(i)
+    is_sink = np.arange(offsets.shape[1])[None, :] < sinks
+    return (offsets <= 0) & ((offsets > -window) | is_sink)
 
 
 def combine_masks(*masks) -> np.ndarray:

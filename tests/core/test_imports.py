@@ -7,7 +7,7 @@ import pytest
 
 ATTNCORE = Path(__file__).resolve().parents[2] / "attncore"
 FORBIDDEN = {"streamlit", "plotly", "pandas"}
-SOURCES = sorted(ATTNCORE.glob("*.py"))
+SOURCES = sorted(ATTNCORE.rglob("*.py"))  # the subpackages (train, lm) too
 
 
 def imported_top_level_names(path):
@@ -29,7 +29,7 @@ def test_the_package_is_found():
     assert {"__init__.py", "softmax.py", "attention.py"} <= names
 
 
-@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ATTNCORE)))
 def test_attncore_does_not_import_app_libraries(path):
     found = FORBIDDEN.intersection(imported_top_level_names(path))
     assert not found, f"{path.name} imports {sorted(found)}; attncore must stay NumPy only"

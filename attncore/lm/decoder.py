@@ -1,0 +1,250 @@
+r"""SmolLM2-135M, a Llama-style causal decoder, run by our own NumPy code (float32).
+
+Each of the 30 layers is pre-norm: the residual stream x goes through RMSNorm, then
+grouped-query self-attention (9 query heads reading 3 key/value heads, RoPE on q and k,
+a causal mask), whose output is added back to x; then RMSNorm again and the SwiGLU
+feed-forward network, added back too. A last RMSNorm, and the token embedding (tied)
+turns each position's vector into logits over the 49,152 tokens:
+
+.. math::
+    x \leftarrow x + \mathrm{Attn}(\mathrm{RMSNorm}(x)),\qquad
+    x \leftarrow x + W_2\big(\mathrm{SiLU}(W_g h) \odot W_u h\big),\ h = \mathrm{RMSNorm}(x)
+
+The encoder of lesson 9 (:mod:`attncore.pretrained`) normalises *after* each residual add
+(post-LN), lets every token see every other, learns absolute positions, uses LayerNorm and
+GELU; this decoder normalises *before* (pre-LN), masks the future, rotates q and k by
+their positions, uses RMSNorm and SwiGLU. The traces use the same names for the same
+things (``tokens``, ``ids``, ``hidden_states``, ``q``, ``k``, ``v``, ``attentions``).
+
+**Everything stays float32.** Under NumPy 2's promotion rules a float64 scalar such as
+``np.sqrt(64)`` turns a float32 array into float64, and then every ``x @ W`` converts a
+whole weight matrix on each call (measured in the prototype: 40 ms → 166 ms per generated
+token). Constants here are float32, and a test checks the residual stream's dtype.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from .files import LMConfig, LMWeights, SmolLM
+
+F32 = np.float32
+
+
+def rms_norm(x: np.ndarray, gain: np.ndarray, eps: float) -> np.ndarray:
+    r"""RMSNorm over the last axis: :math:`g \odot x / \sqrt{\mathrm{mean}(x^2) + \epsilon}`.
+
+    Unlike LayerNorm it subtracts no mean and adds no shift: it only rescales each vector
+    to root-mean-square 1, then multiplies by the learned gain.
+    """
+    rms = np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + F32(eps))
+    return x / rms * gain
+
+
+def rope_angles(positions: np.ndarray, d_k: int, base: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""cos and sin of the rotation angles :math:`p\,\theta_i`, :math:`\theta_i =
+    \mathrm{base}^{-2i/d_k}`, for i = 0 .. d_k/2 − 1: two (T, d_k/2) float32 arrays.
+
+    Computed in float64 and rounded once, so that position 8000 loses no digits.
+    """
+    theta = float(base) ** (-np.arange(0, d_k, 2, dtype=np.float64) / d_k)  # (d_k/2,)
+    angles = np.asarray(positions, dtype=np.float64)[:, None] * theta  # (T, d_k/2)
+    return np.cos(angles).astype(F32), np.sin(angles).astype(F32)
+
+
+def rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
+    r"""Rotate each adjacent pair (x_{2i}, x_{2i+1}) of every vector by its angle:
+
+    .. math:: (x_{2i}\cos\phi - x_{2i+1}\sin\phi,\; x_{2i}\sin\phi + x_{2i+1}\cos\phi),
+              \quad \phi = p\,\theta_i
+
+    This is llama.cpp's pairing, which the GGUF's W_Q and W_K are laid out for (Hugging
+    Face's ``rotate_half`` pairs i with i + d_k/2 instead, with its rows in another order:
+    the scores come out the same). x is (..., T, d_k); cos and sin are (T, d_k/2).
+    """
+    even, odd = x[..., 0::2], x[..., 1::2]  # (..., T, d_k/2) each
+    out = np.empty_like(x)
+    out[..., 0::2] = even * cos - odd * sin
+    out[..., 1::2] = even * sin + odd * cos
+    return out
+
+
+def repeat_kv(x: np.ndarray, group: int) -> np.ndarray:
+    """Grouped-query attention: each of the KV heads serves ``group`` query heads in a
+    row, (..., KV, T, d_k) -> (..., KV·group, T, d_k); query head h reads KV head
+    h // group."""
+    return np.repeat(x, group, axis=-3)
+
+
+def masked_softmax(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis where ``mask`` is True ("may attend"), in float32.
+
+    Masked weights are exactly 0. The policy of :mod:`attncore.softmax` for a row with no
+    allowed key (all-zero weights, never NaN) holds here too; the causal mask never
+    makes one, as every token may attend to itself.
+    """
+    allowed_any = mask.any(axis=-1, keepdims=True)
+    masked = np.where(mask, scores, F32(-np.inf))
+    shift = np.where(allowed_any, masked.max(axis=-1, keepdims=True), F32(0))
+    exps = np.exp(masked - shift)
+    sums = exps.sum(axis=-1, keepdims=True)
+    return exps / np.where(sums > 0, sums, F32(1))
+
+
+def causal_mask(t_q: int, t_k: int) -> np.ndarray:
+    """(Tq, Tk) True where query i (at position i + Tk − Tq) may see key j: j <= its
+    position. Bottom-right aligned, as :func:`attncore.masks.causal_mask`."""
+    return np.arange(t_k)[None, :] <= np.arange(t_q)[:, None] + (t_k - t_q)
+
+
+@dataclass(frozen=True, eq=False)
+class KVCache:
+    """Every layer's keys (after RoPE) and values for the tokens seen so far.
+
+    ``keys[n]`` and ``values[n]`` are layer n's (..., KV, T, d_k) arrays. A new token's
+    pass appends one position to each and returns a new cache; the arrays are exactly what
+    is held, so ``nbytes`` = 2 · L · KV · T · d_k · 4 bytes (float32).
+    """
+
+    keys: tuple[np.ndarray, ...]
+    values: tuple[np.ndarray, ...]
+
+    @property
+    def length(self) -> int:
+        return self.keys[0].shape[-2] if self.keys else 0
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self.keys + self.values)
+
+
+def attention(x: np.ndarray, n: int, w: LMWeights, cfg: LMConfig, cos: np.ndarray,
+              sin: np.ndarray, mask: np.ndarray, past: tuple[np.ndarray, np.ndarray] | None
+              = None, keep: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Layer n's grouped-query self-attention on the normed stream x (..., T, d).
+
+    ``past`` is this layer's cached (keys, values) of earlier positions, or None; ``mask``
+    is (T, Tk) with Tk = past length + T; ``keep`` (H,) of 0/1 switches heads off
+    (their outputs times 0, before W_O). Returns q, k, v (k, v including the past), the
+    weights and the output (..., T, d).
+    """
+    *lead, T, _ = x.shape
+    H, KV, d_k = cfg.n_heads, cfg.n_kv_heads, cfg.d_head
+    qkv = x @ w.attn_qkv[n]  # (..., T, (H + 2 KV) d_k)
+
+    def heads(y: np.ndarray, count: int) -> np.ndarray:
+        return y.reshape(*lead, T, count, d_k).swapaxes(-2, -3)  # (..., count, T, d_k)
+
+    q_raw = heads(qkv[..., : H * d_k], H)
+    k_raw = heads(qkv[..., H * d_k: (H + KV) * d_k], KV)
+    v = heads(qkv[..., (H + KV) * d_k:], KV)
+    q, k = rope(q_raw, cos, sin), rope(k_raw, cos, sin)
+    if past is not None:
+        k = np.concatenate([past[0], k], axis=-2)  # (..., KV, Tk, d_k)
+        v = np.concatenate([past[1], v], axis=-2)
+    scale = F32(1.0 / np.sqrt(d_k))  # 1/8, as float32 (see the module's note)
+    scores = (q @ repeat_kv(k, cfg.group).swapaxes(-1, -2)) * scale  # (..., H, T, Tk)
+    weights = masked_softmax(scores, mask)
+    head_outputs = weights @ repeat_kv(v, cfg.group)  # (..., H, T, Tk) x (..., H, Tk, d_k)
+    if keep is not None:
+        head_outputs = head_outputs * keep[:, None, None].astype(F32)
+    concat = head_outputs.swapaxes(-2, -3).reshape(*lead, T, H * d_k)  # heads side by side
+    return {"q_raw": q_raw, "k_raw": k_raw, "q": q, "k": k, "v": v, "weights": weights,
+            "output": concat @ w.attn_output[n]}
+
+
+def feed_forward(x: np.ndarray, n: int, w: LMWeights, cfg: LMConfig) -> np.ndarray:
+    r"""SwiGLU: :math:`W_2(\mathrm{SiLU}(W_g x) \odot W_u x)`, SiLU(z) = z·sigmoid(z)."""
+    gate_up = x @ w.ffn_gate_up[n]  # (..., T, 2 d_ff)
+    gate, up = gate_up[..., : cfg.d_ff], gate_up[..., cfg.d_ff:]
+    silu = gate / (F32(1) + np.exp(-gate))
+    return (silu * up) @ w.ffn_down[n]  # (..., T, d)
+
+
+@dataclass(frozen=True)
+class Pass:
+    """What :func:`forward` returns: the logits, the new cache, and (when asked) every
+    intermediate by name, stacked over layers."""
+
+    logits: np.ndarray  # (..., T, V) or (..., V) for the last position only
+    cache: KVCache | None
+    record: dict[str, np.ndarray]
+
+
+def forward(m: SmolLM, ids: np.ndarray, *, cache: KVCache | None = None,
+            mask: np.ndarray | None = None, head_mask: np.ndarray | None = None,
+            weights: LMWeights | None = None, record: bool = False,
+            last_only: bool = False, keep_cache: bool = True, from_layer: int = 0,
+            stream: np.ndarray | None = None) -> Pass:
+    """Run the decoder on ``ids`` (..., T), after the ``cache`` of earlier positions.
+
+    Parameters
+    ----------
+    mask : (T, Tk) bool, optional
+        Which keys each query may see; the causal mask by default (Tk = cache + T).
+    head_mask : (L, H) of 0/1, optional
+        Heads to switch off (0): their outputs are multiplied by 0 before W_O.
+    weights : LMWeights, optional
+        Other weights of the same shapes (lesson 11 merges the KV heads); the model's own
+        by default.
+    record : bool
+        Keep every intermediate (q, k, v, weights, hidden states...) in ``record``.
+    last_only : bool
+        Logits of the last position only (generation: one 49,152-row product, not T).
+    keep_cache : bool
+        Return the keys and values for a later call (generation); off for one-off passes.
+    from_layer, stream : int and (..., T, d), optional
+        Start at layer ``from_layer`` from the residual stream entering it (a recorded
+        pass's ``hidden_states[from_layer]``): the layers before a switched-off head give
+        the same numbers, so an ablation need not run them again. No cache then.
+    """
+    cfg, w = m.config, weights if weights is not None else m.weights
+    ids = np.asarray(ids)
+    T, past = ids.shape[-1], cache.length if cache is not None else 0
+    if mask is None:
+        mask = causal_mask(T, past + T)
+    cos, sin = rope_angles(np.arange(past, past + T), cfg.d_head, cfg.rope_base)
+    if from_layer:
+        if stream is None or cache is not None or keep_cache or record:
+            raise ValueError("from_layer needs the stream entering that layer, and no cache, "
+                             "kept cache or record")
+        x = np.asarray(stream, dtype=F32)
+    else:
+        x = np.asarray(w.token_embd[ids], dtype=F32)  # (..., T, d)
+    kept: dict[str, list[np.ndarray]] = {}
+    keys, values = [], []
+    with threadpool_limits(1, user_api="blas"):  # small products: threads only spin
+        for n in range(from_layer, cfg.n_layers):
+            h = rms_norm(x, w.attn_norm[n], cfg.rms_eps)
+            a = attention(h, n, w, cfg, cos, sin, mask,
+                          None if cache is None else (cache.keys[n], cache.values[n]),
+                          None if head_mask is None else head_mask[n])
+            if keep_cache:
+                keys.append(a["k"])
+                values.append(a["v"])
+            if record:
+                for name, value in {"hidden_states": x, "attn_norm_output": h, **a}.items():
+                    kept.setdefault(name, []).append(value)
+            x = x + a["output"]
+            f = feed_forward(rms_norm(x, w.ffn_norm[n], cfg.rms_eps), n, w, cfg)
+            if record:
+                kept.setdefault("ffn_output", []).append(f)
+            x = x + f
+        final = rms_norm(x[..., -1:, :] if last_only else x, w.output_norm, cfg.rms_eps)
+        logits = final @ w.token_embd.T  # tied output matrix: (..., T, V)
+    if last_only:
+        logits = logits[..., 0, :]
+    stacked = {name: np.stack(values_, axis=-4 if name in _PER_HEAD else -3)
+               for name, values_ in kept.items()}
+    if record:
+        stacked["hidden_states"] = np.concatenate(
+            [stacked["hidden_states"], x[..., None, :, :]], axis=-3)  # L + 1 states
+        stacked["final_norm_output"] = final
+    return Pass(logits=logits, cache=KVCache(tuple(keys), tuple(values)) if keep_cache
+                else None, record=stacked)
+
+
+_PER_HEAD = {"q_raw", "k_raw", "q", "k", "v", "weights"}  # (..., heads, T, ·) per layer
