@@ -62,7 +62,10 @@ WHAT = {
                              "sentiment words, alignment emerges from translation, induction "
                              "heads form, and bad settings collapse attention.",
     "Pretrained_model": "all-MiniLM-L6-v2's 72 heads run by our own NumPy code on your "
-                        "sentence, one head by hand, the block around attention, ablation."
+                        "sentence, one head by hand, the block around attention, ablation.",
+    "Language_model": "SmolLM2, a real 30-layer decoder run by our own NumPy code: the next "
+                      "token and how it is drawn, its 270 heads, the causal mask checked, "
+                      "induction heads found and switched off, one head by hand.",
 }
 for number, script, name, title in lessons():
     st.page_link(script, label=nav_label(number, title), icon=":material/school:")

@@ -84,6 +84,7 @@ PAGE_TITLES = {
     "Cost": "The cost of attention",
     "Attention_that_learns": "Attention that learns",
     "Pretrained_model": "A real pretrained model",
+    "Language_model": "A real language model writes",
 }
 _LESSON_FILE = re.compile(r"^(\d+)_(.+)\.py$")
 

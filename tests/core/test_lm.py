@@ -306,7 +306,8 @@ def test_the_sampling_distribution_by_hand():
     assert np.allclose(generation.sampling_distribution(logits, lm.Sampling(1, 0, 0.5)), [1, 0, 0])
     # temperature 2 takes square roots: sqrt(.5), sqrt(.3), sqrt(.2), normalised
     roots = np.sqrt([0.5, 0.3, 0.2])
-    assert np.allclose(generation.sampling_distribution(logits, lm.Sampling(2)), roots / roots.sum())
+    hot = generation.sampling_distribution(logits, lm.Sampling(2))
+    assert np.allclose(hot, roots / roots.sum())
     assert np.array_equal(generation.sampling_distribution(logits, lm.Sampling(0)), [1, 0, 0])
 
 

@@ -1,0 +1,524 @@
+"""Lesson 10: a real language model writes (SmolLM2-135M-Instruct, run by our own NumPy code)."""
+
+import io
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attncore import lm
+from attncore.lm import heads as lm_heads
+from attncore.pretrained_files import EXPECTED_CONFIG as MINILM
+from pages.ui.arithmetic import num
+from pages.ui.controls import URL, bounded_slider, seed_input
+from pages.ui.figures import bar_chart, line_chart, matrix_heatmap
+from pages.ui.labels import md_escape, plotly_safe
+from pages.ui.layout import (
+    bad_input_stops_page,
+    bullet_list,
+    figure_font,
+    finish_page,
+    lesson_header,
+    practice_questions,
+    setup_page,
+    show_figure,
+)
+from pages.ui.lm import load_language_model, model_note, token_strip
+from pages.ui.numbers import number_text
+from pages.ui.tables import to_csv
+
+PAGE_MAX_TOKENS = 96  # prompt tokens read here (chat template included); the core allows 256
+MAX_CHARS = 600
+MAX_NEW_TOKENS = 32  # one generation: 32 passes, about 1.5 s here
+TOP_SHOWN = 10
+DEFAULT_PROMPT = "The capital of France is"
+DEFAULT_LAYER = 19  # the model's strongest induction heads sit in layers 18 and 19
+DEFAULT_CHANGE = " dog"
+
+presenter = setup_page("A real language model", "✍️")
+font = figure_font(presenter)
+lesson_header(
+    "10 · A real language model writes",
+    "run SmolLM2, a real 30-layer decoder, on your own prompt: the next token and how it "
+    "is chosen, where the newest token looks, the causal mask checked, the induction heads "
+    "that copy, and one head computed by hand.",
+)
+m = load_language_model()
+if m is None:
+    st.stop()
+cfg = m.config
+L, H, KV, d_k = cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, cfg.d_head
+model_note(m)
+
+st.header("1 · Predict the next token")
+prompt = st.text_area("Your prompt (any language, symbols, HTML: all shown as text)",
+                      DEFAULT_PROMPT, key="lm_prompt", max_chars=MAX_CHARS, height=80, **URL)
+chat = st.toggle("Chat: wrap the prompt in the model's own chat template", value=False,
+                 key="lm_chat", **URL,
+                 help="The template comes from the GGUF's metadata; its special tokens "
+                      "(<|im_start|>, <|im_end|>) are shown as they are.")
+if not prompt.strip():
+    st.info("Type a prompt to run the model on it.")
+    finish_page()
+    st.stop()
+text = lm.chat_prompt(m, prompt) if chat else prompt
+with bad_input_stops_page():
+    # run() caches its traces per text, so moving any other control reuses this one.
+    trace = lm.run(text, max_tokens=PAGE_MAX_TOKENS)
+tokens = list(trace.tokens)
+T = len(tokens)
+if trace.truncated:
+    st.warning(f"The prompt has {trace.n_tokens} tokens; this page reads its first "
+               f"{PAGE_MAX_TOKENS} and predicts what follows them.")
+token_strip(tokens, trace.ids)
+probs = trace.next_token_probs()  # temperature 1: the model's own distribution
+top = np.argsort(-probs, kind="stable")[:TOP_SHOWN]
+top_tokens = lm.pieces(m, top)
+
+
+@st.fragment
+def sampling_section(probs: np.ndarray, top: np.ndarray, top_tokens: list[str],
+                     text: str, presenter: bool, font: int) -> None:
+    """The top 10, the sampling controls and generation: the controls rerun this section
+    only."""
+    left, right = st.columns([3, 2])
+    with right:
+        temperature = st.slider("Temperature τ (0 = always the most likely)", 0.0, 2.0, 0.8,
+                                0.05, key="lm_temp", **URL)
+        top_k = st.slider("Top-k (0 = off)", 0, 100, 0, key="lm_topk", **URL)
+        top_p = st.slider("Top-p (1 = off)", 0.05, 1.0, 0.95, 0.05, key="lm_topp", **URL)
+        seed = seed_input(st, "lm_seed")
+    sampling = lm.Sampling(temperature=float(temperature), top_k=int(top_k),
+                           top_p=float(top_p), seed=seed)
+    drawn = lm.sampling_distribution(np.log(np.maximum(probs, 1e-300)), sampling)
+    kept = int(np.count_nonzero(drawn))
+    with left:
+        show_figure(bar_chart(top_tokens, probs[top],
+                              title=f"The {TOP_SHOWN} most likely next tokens",
+                              x_title="next token", y_title="probability",
+                              y_range=(0, 1.05), decimals=2, font_size=font),
+                    key="lm_fig_top")
+    best = int(top[0])
+    st.markdown(f"Most likely next token: **{md_escape(top_tokens[0])}** (id {best}) with "
+                f"probability {probs[best]:.3f}. With τ = {temperature:g}, top-k "
+                f"{top_k or 'off'} and top-p {top_p:g}, {kept:,} of the "
+                f"{probs.size:,} tokens can be drawn; the most likely now has probability "
+                f"{drawn[best]:.3f}.")
+    if not presenter:
+        st.table(pd.DataFrame({
+            "rank": np.arange(1, TOP_SHOWN + 1), "token": top_tokens,
+            "id": top, "model (τ = 1)": [number_text(p, 4) for p in probs[top]],
+            "drawn from (after τ, top-k, top-p)": [number_text(p, 4) if p else "cut"
+                                                   for p in drawn[top]]}
+        ).set_index("rank"))
+    n_new = st.slider("New tokens to write", 1, MAX_NEW_TOKENS, 12, key="lm_new", **URL)
+    settings = (text, n_new, sampling)
+    if st.button(f"Write {n_new} tokens", key="lm_generate", type="primary"):
+        bar = st.progress(0.0, text="Writing…")
+        steps = []
+        for n, step in enumerate(lm.generate_steps(text, n_new, sampling), start=1):
+            steps.append(step)
+            bar.progress(n / n_new, text=f"Token {n} of {n_new}: {plotly_safe(step.token)}")
+        bar.empty()
+        st.session_state["_lm_generated"] = (settings, steps)
+    done = st.session_state.get("_lm_generated")
+    if done and done[0] == settings:
+        show_generation(done[1], presenter)
+    elif done:
+        st.caption("The settings changed since the last text was written: press the button "
+                   "to write again.")
+
+
+def show_generation(steps: list, presenter: bool) -> None:
+    """The written tokens, each with its probability and the model's runner-ups."""
+    written = "".join(s.token for s in steps)
+    st.markdown("**Written:** " + md_escape(written))
+    if steps and steps[-1].id in lm.generation.stop_ids(m):
+        st.caption(f"Stopped at {steps[-1].token}, the model's end-of-text token.")
+    rows = {"step": np.arange(1, len(steps) + 1), "token": [s.token for s in steps],
+            "drawn with probability": [f"{s.probability:.3f}" for s in steps],
+            "model's probability": [f"{s.model_probability:.3f}" for s in steps]}
+    if not presenter:
+        rows["runner-ups (model's probability)"] = [
+            ", ".join(f"{t} {p:.2f}" for t, p in zip(s.runner_up_tokens[:4],
+                                                     s.runner_up_probs[:4], strict=True))
+            for s in steps]
+    st.table(pd.DataFrame(rows).set_index("step"))
+    seconds = np.array([s.seconds for s in steps])
+    st.caption(f"Each token is one pass through the model with the KV cache (lesson 11): "
+               f"median {np.median(seconds) * 1000:.0f} ms a token here, the first (the "
+               f"whole prompt) {seconds[0] * 1000:.0f} ms.")
+
+
+sampling_section(probs, top, top_tokens, text, presenter, font)
+
+st.header("2 · Where the newest token looks")
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def statistics(text: str) -> dict[str, np.ndarray]:
+    """Per-head statistics of the prompt's trace, averaged over its query rows after the
+    first (cached: about 0.1 s for 96 tokens)."""
+    return lm.head_statistics(lm.run(text, max_tokens=PAGE_MAX_TOKENS).attentions)
+
+
+def kv_label(h: int) -> str:
+    return f"H{h + 1} · KV{trace.kv_head[h] + 1}"
+
+
+@st.fragment
+def newest_token(trace: lm.LMTrace, presenter: bool, font: int) -> None:
+    """The last row of every head of one layer, grouped by the KV head they share."""
+    tokens = list(trace.tokens)
+    layer = st.selectbox("Layer", list(range(1, L + 1)), index=DEFAULT_LAYER - 1,
+                         key="lm_layer", **URL)
+    rows = trace.attentions[layer - 1, :, -1, :]  # (H, T): the newest token's row
+    show_figure(matrix_heatmap(rows, [kv_label(h) for h in range(H)], tokens,
+                               title=f"Layer {layer}: where “{plotly_safe(tokens[-1])}” "
+                                     "looks, head by head",
+                               x_title="key (earlier token)",
+                               y_title="query head · the KV head it reads",
+                               decimals=1 if presenter else 2, font_size=font,
+                               height=170 + 2 * font * H),
+                key="lm_fig_newest")
+    groups = "; ".join(f"KV head {g + 1} serves H{g * cfg.group + 1}–H{(g + 1) * cfg.group}"
+                       for g in range(KV))
+    strongest = np.argmax(rows, axis=1)
+    st.markdown(f"{H} query heads share {KV} key/value heads ({groups}): heads of one group "
+                "compare their own queries with the *same* keys and average the *same* "
+                "values. Where each head of this layer looks most: " + ", ".join(
+                    f"H{h + 1} → “{md_escape(tokens[j])}” ({rows[h, j]:.2f})"
+                    for h, j in enumerate(strongest)) + ".")
+
+
+newest_token(trace, presenter, font)
+stats = statistics(text)
+
+
+@st.fragment
+def model_view(stats: dict[str, np.ndarray], presenter: bool, font: int) -> None:
+    """One statistic of all 270 heads, layers down and heads across."""
+    stat = st.selectbox("Statistic per head", list(stats), key="lm_stat", **URL)
+    show_figure(matrix_heatmap(stats[stat].T, [f"H{c + 1}" for c in range(H)],
+                               [str(r + 1) for r in range(L)],
+                               title=f"All {L * H} heads: {stat}",
+                               kind="weights" if "mass" in stat else "values",
+                               decimals=1, x_title="layer", y_title="head",
+                               font_size=font, height=200 + 2 * font * H),
+                key="lm_fig_stats")
+    st.caption("Each head's statistic is averaged over the query rows 2 to T: row 1 can only "
+               "attend to itself. Hover for the numbers; the table below has them all.")
+
+
+model_view(stats, presenter, font)
+left, right = st.columns([3, 2])
+with left:
+    first = stats["mass on the first token"].mean(axis=1)  # (L,)
+    prev = stats["previous-token mass"].mean(axis=1)
+    show_figure(line_chart(np.arange(1, L + 1), {
+        "on the first token": first, "on the previous token": prev},
+        title="Share of attention, averaged over heads", x_title="layer",
+        y_title="mean weight", font_size=font), key="lm_fig_sink")
+with right:
+    sink_layer = int(np.argmax(first))
+    st.markdown(f"The first token “{md_escape(tokens[0])}” takes up to {first.max():.0%} of "
+                f"a layer's attention (layer {sink_layer + 1}), whatever it says: an "
+                "**attention sink**, where a head puts weight it has no use for. Layer 1's "
+                f"heads put {prev[0]:.0%} of theirs on the previous token.")
+if not presenter:
+    with st.expander(f"Every head's statistics, as a table ({L * H} rows)"):
+        st.dataframe(pd.DataFrame({
+            "layer": np.repeat(np.arange(1, L + 1), H), "head": np.tile(np.arange(1, H + 1), L),
+            "KV head": np.tile(trace.kv_head + 1, L),
+            **{k: v.ravel() for k, v in stats.items()}}).style.format(precision=3),
+            hide_index=True, width="stretch")
+
+st.header("3 · Causal, checked on the real model")
+above = np.triu(np.ones((T, T), dtype=bool), k=1)
+upper = trace.attentions[..., above]  # every weight above the diagonal, all 270 heads
+nonzero = np.count_nonzero(upper)
+st.markdown(f"**Above the diagonal.** The {L * H} maps hold {upper.size:,} weights above the "
+            "diagonal (a query looking at a later token): "
+            + ("every one is exactly 0, as the mask sets their scores to −∞ and e^−∞ = 0."
+               if nonzero == 0 else f"{nonzero:,} of them are not 0: the mask leaks."))
+
+
+@st.fragment
+def leakage(trace: lm.LMTrace, m: lm.SmolLM) -> None:
+    """Change one later token and compare every earlier position's logits, bit for bit."""
+    tokens, T = list(trace.tokens), len(trace.tokens)
+    if T < 2:
+        st.info("The prompt has one token: type a longer one to change a later token.")
+        return
+    c1, c2 = st.columns(2)
+    with c1:
+        position = bounded_slider(st, "Token to change (position)", 2, T, T, key="lm_change_pos")
+    replacement = c2.text_input("Replace it with (its first token is used)", DEFAULT_CHANGE,
+                                key="lm_change_to", max_chars=40, **URL)
+    new_ids = lm.encode(m, replacement)
+    if new_ids.size == 0:
+        st.info("Type a word to put in its place.")
+        return
+    changed = np.array(trace.ids)
+    changed[position - 1] = new_ids[0]
+    if changed[position - 1] == trace.ids[position - 1]:
+        st.info("That is the token already there: choose another word.")
+        return
+    other = lm.run(changed.tolist(), max_tokens=PAGE_MAX_TOKENS)
+    p = position - 1
+    before = np.array_equal(other.logits[:p], trace.logits[:p])
+    gap_before = float(np.max(np.abs(other.logits[:p] - trace.logits[:p])))
+    gap_after = float(np.max(np.abs(other.logits[p:] - trace.logits[p:])))
+    st.markdown(
+        f"Token {position} “{md_escape(tokens[p])}” becomes “{md_escape(other.tokens[p])}”. "
+        f"The logits of positions 1 to {p} (all {p} × {cfg.vocab_size:,} of them) are "
+        f"{'**identical, bit for bit**' if before else '**not identical**'} (largest "
+        f"difference {number_text(gap_before, 2) if gap_before else '0, exactly'}); from "
+        f"position {position} on they change by up to {gap_after:.3g}.")
+    if not before:
+        st.error("An earlier position changed: the mask leaks. This is a bug; please "
+                 "report it.")
+
+
+leakage(trace, m)
+
+st.header("4 · Induction heads in a real model")
+st.markdown("Lesson 8 grew an **induction head** in a 2-layer toy: to continue a pattern "
+            "seen before, it looks at the token *after* the earlier occurrence of the "
+            "current token. The same test on SmolLM2: random tokens, written twice.")
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def induction(seed: int, segment: int) -> lm.InductionTest:
+    """The repeated-tokens test (six passes through the model, 2 to 4 s here: cached)."""
+    return lm.induction_test(seed=seed, segment=segment, sequences=3, n_top=5, draws=4)
+
+
+@st.fragment
+def induction_section(presenter: bool, font: int) -> None:
+    c1, c2 = st.columns(2)
+    seed = seed_input(c1, "lm_ind_seed", label="Seed of the random tokens")
+    segment = c2.slider("Tokens in each random segment", 5, lm_heads.MAX_SEGMENT, 25,
+                        key="lm_ind_len", **URL)
+    with st.spinner("Running the model on the repeated tokens, then with heads switched "
+                    "off…"):
+        test = induction(seed, segment)
+    P = segment
+    shown = lm.pieces(m, test.ids[0])
+    st.markdown(f"Three sequences of {P} random tokens, each written twice ({2 * P} tokens). "
+                "The first begins: " + " · ".join(md_escape(t) for t in shown[:8]) + " …")
+    (bl, bh), best = test.top_heads[0], test.scores[test.top_heads[0]]
+    show_figure(matrix_heatmap(test.scores.T, [f"H{c + 1}" for c in range(H)],
+                               [str(r + 1) for r in range(L)],
+                               title="Induction score of every head", decimals=1,
+                               x_title="layer", y_title="head", font_size=font,
+                               height=200 + 2 * font * H), key="lm_fig_ind_scores")
+    left, right = st.columns(2)
+    with right:
+        labels = [f"t{n + 1}" if n < P else f"t{n - P + 1}′" for n in range(2 * P)]
+        show_figure(matrix_heatmap(test.best_attention, labels, labels,
+                                   title=f"Layer {bl + 1}, head {bh + 1} on the first sequence",
+                                   font_size=font, height=620), key="lm_fig_ind_map")
+    with left:
+        st.markdown(f"tₙ′ is the second copy of tₙ. The bright stripe runs {P - 1} cells left "
+                    "of the diagonal, in the lower half: from each token of the second copy to "
+                    "the token that followed it the first time (from t5′ to t6).")
+        st.markdown("The strongest: " + ", ".join(
+        f"layer {l + 1} head {h + 1} ({test.scores[l, h]:.2f})" for l, h in test.top_heads)
+        + f". The best puts {best:.0%} of its attention where an induction head should, "
+        "on average over the second copies.")
+    losses = {"copy 1": test.loss_first, "copy 2": test.loss_repeat,
+              "top 5 off": test.loss_top_off,
+              "random off": float(test.loss_random_off.max())}
+    left, right = st.columns(2)
+    with left:
+        show_figure(bar_chart(list(losses), list(losses.values()),
+                              title="Loss on the random tokens (nats a token)",
+                              x_title="tokens predicted", y_title="cross-entropy (nats)",
+                              decimals=2, font_size=font), key="lm_fig_ind_loss")
+        st.caption("Copy 2 with the 5 best induction heads switched off, and with 5 random "
+                   "heads of the same layers off (the worst of 4 draws).")
+    with right:
+        positions = np.arange(2, 2 * P + 1)
+        show_figure(line_chart(positions, {
+            "all heads on": test.losses.mean(axis=0),
+            "top 5 induction heads off": test.losses_top_off.mean(axis=0)},
+            title="Loss of each token, mean of the 3 sequences", x_title="position",
+            y_title="nats", font_size=font), key="lm_fig_ind_curve")
+    st.markdown(
+        f"Random tokens cost {test.loss_first:.1f} nats each the first time (a guess among "
+        f"{cfg.vocab_size:,} tokens would cost ln {cfg.vocab_size:,} = "
+        f"{np.log(cfg.vocab_size):.1f}), {test.loss_repeat:.1f} the second time: the model "
+        f"copies. With the 5 best induction heads off the second copy costs "
+        f"{test.loss_top_off:.1f}; with 5 random heads of the same layers off, "
+        f"{test.loss_random_off.min():.1f} to {test.loss_random_off.max():.1f}.")
+
+
+induction_section(presenter, font)
+
+st.header("5 · One decoder head by hand")
+
+
+@st.fragment
+def head_by_hand(trace: lm.LMTrace, m: lm.SmolLM, presenter: bool) -> None:
+    """Query i's score and weight for key j, from the residual stream, with real numbers."""
+    tokens, T = list(trace.tokens), len(trace.tokens)
+    w = m.weights
+    c1, c2, c3 = st.columns(3)
+    layer = c1.selectbox("Layer", list(range(1, L + 1)), index=DEFAULT_LAYER - 1,
+                         key="lm_hand_layer", **URL)
+    head = c2.selectbox("Query head", list(range(1, H + 1)), index=6, key="lm_hand_head", **URL)
+    with c3:
+        pair = bounded_slider(st, "RoPE pair shown (i)", 0, d_k // 2 - 1, 0, key="lm_hand_pair")
+    c1, c2 = st.columns(2)
+    with c1:
+        query = bounded_slider(st, "Query token (row)", 1, T, T, key="lm_hand_query")
+    with c2:
+        key = bounded_slider(st, "Key token (column)", 1, query, 1, key="lm_hand_key")
+    l, h, i, j = layer - 1, head - 1, query - 1, key - 1
+    g = int(trace.kv_head[h])
+    x = trace.hidden_states[l, i].astype(np.float64)  # (d,) the stream entering layer l
+    rms = np.sqrt(np.mean(x * x) + cfg.rms_eps)
+    xn = x / rms * w.attn_norm[l]
+    st.markdown(f"**RMSNorm.** The stream of “{md_escape(tokens[i])}” entering layer {layer} "
+                f"has {cfg.d_model} numbers; their root-mean-square is {rms:.4f}. Each is "
+                "divided by it and multiplied by the layer's gain (no mean is subtracted, no "
+                "shift added, unlike LayerNorm).")
+    st.latex(rf"\hat x = \frac{{x}}{{\sqrt{{\tfrac{{1}}{{{cfg.d_model}}}\sum_c x_c^2 + "
+             rf"\epsilon}}}} \odot g,\quad \sqrt{{\cdots}} = {rms:.4f}")
+    cols = slice(h * d_k, (h + 1) * d_k)
+    q_raw = (xn @ w.attn_qkv[l][:, cols]).astype(np.float64)  # (d_k,) before RoPE
+    xk = trace.hidden_states[l, j].astype(np.float64)
+    xkn = xk / np.sqrt(np.mean(xk * xk) + cfg.rms_eps) * w.attn_norm[l]
+    kcols = slice(H * d_k + g * d_k, H * d_k + (g + 1) * d_k)
+    k_raw = (xkn @ w.attn_qkv[l][:, kcols]).astype(np.float64)
+    theta = cfg.rope_base ** (-2 * pair / d_k)
+    st.markdown(f"**q and k, then RoPE.** q = x̂ W_Q for head {head}, k = x̂ W_K for KV head "
+                f"{g + 1} (which heads {g * cfg.group + 1}–{(g + 1) * cfg.group} all read). "
+                f"RoPE turns each pair (2i, 2i + 1) of q by the angle (position) × θᵢ, with "
+                f"θᵢ = {cfg.rope_base:g}^(−2i/{d_k}); pair i = {pair} turns by θ = {theta:.4g} "
+                "rad per position. Positions count from 0.")
+
+    def rotated(v: np.ndarray, position: int) -> tuple[float, float, float]:
+        a = position * theta
+        x0, x1 = v[2 * pair], v[2 * pair + 1]
+        return a, x0 * np.cos(a) - x1 * np.sin(a), x0 * np.sin(a) + x1 * np.cos(a)
+
+    for name, v, pos in (("q", q_raw, i), ("k", k_raw, j)):
+        a, r0, r1 = rotated(v, pos)
+        st.latex(rf"{name}:\ ({num(v[2 * pair], 4)},\ {num(v[2 * pair + 1], 4)})"
+                 rf"\ \xrightarrow{{\ \phi = {pos} \times {theta:.4g} = {a:.4g}\ }}\ "
+                 rf"({num(r0, 4)},\ {num(r1, 4)})")
+    q = trace.q[l, h, i].astype(np.float64)  # the model's, after RoPE
+    k = trace.k[l, g].astype(np.float64)  # (T, d_k) every key of KV head g
+    check = max(abs(rotated(q_raw, i)[1] - q[2 * pair]),
+                abs(rotated(k_raw, j)[2] - k[j, 2 * pair + 1]))
+    scores = k[: i + 1] @ q / np.sqrt(d_k)  # the causal prefix: keys 1 .. query
+    exps = np.exp(scores - scores.max())
+    weight = exps[j] / exps.sum()
+    st.markdown(f"**Score, √{d_k} and the softmax over the prefix.** Query {query} may look at "
+                f"keys 1 to {query} only (the causal mask).")
+    st.latex(rf"s = \frac{{q \cdot k}}{{\sqrt{{{d_k}}}}} = \frac{{{num(q @ k[j], 4)}}}"
+             rf"{{{np.sqrt(d_k):g}}} = {num(scores[j], 4)},\qquad w = "
+             rf"\frac{{e^{{s - m}}}}{{\sum_{{j' \le {query}}} e^{{s_{{j'}} - m}}}} = "
+             rf"\frac{{{num(exps[j], 4)}}}{{{num(exps.sum(), 4)}}} = {num(weight, 4)}")
+    model_w = float(trace.attentions[l, h, i, j])
+    st.markdown(
+        f"The model's own weight: {model_w:.6f} (difference {abs(weight - model_w):.1e}: the "
+        f"model computes in float32, this page in float64). The rotated pair matches the "
+        f"model's q and k to {check:.1e}.")
+    if not presenter:
+        st.markdown(f"Every key of row {query}:")
+        st.table(pd.DataFrame({"j": np.arange(1, i + 2), "key": tokens[: i + 1],
+                               "s = q·k / √d_k": [f"{s:.4f}" for s in scores],
+                               "weight": [number_text(e / exps.sum(), 4) for e in exps]}
+                              ).set_index("j"))
+
+
+head_by_hand(trace, m, presenter)
+
+st.header("6 · Encoder against decoder")
+st.markdown(
+    "| | MiniLM (lesson 9): an encoder | SmolLM2 (here): a decoder |\n|---|---|---|\n"
+    f"| job | a vector for a whole sentence | the next token, again and again |\n"
+    f"| mask | none: every token sees every token | causal: only earlier tokens and itself |\n"
+    f"| positions | learned absolute table ({MINILM['max_position_embeddings']} positions), "
+    f"added to the input | RoPE: q and k turned by position, in every layer |\n"
+    f"| norm | LayerNorm *after* each residual add (post-LN) | RMSNorm *before* each block "
+    f"(pre-LN) |\n"
+    f"| feed-forward | GELU, {MINILM['intermediate_size']} hidden units | SwiGLU, "
+    f"{cfg.d_ff} hidden units (gate × up) |\n"
+    f"| heads | {MINILM['num_attention_heads']} heads of "
+    f"{MINILM['hidden_size'] // MINILM['num_attention_heads']}, each with its own K and V | "
+    f"{H} query heads of {d_k} sharing {KV} K/V heads |\n"
+    f"| layers, d_model | {MINILM['num_hidden_layers']}, {MINILM['hidden_size']} | {L}, "
+    f"{cfg.d_model} |\n"
+    f"| tokenizer | WordPiece, {MINILM['vocab_size']:,} pieces | byte-level BPE, "
+    f"{cfg.vocab_size:,} pieces (never unknown) |\n"
+    f"| output | mean of the last layer | logits = last state × the token embedding "
+    f"(tied) |")
+
+bullet_list("What to notice", [
+    f"The model only ever predicts one token: here “{md_escape(top_tokens[0])}” with "
+    f"{probs[top[0]]:.0%}. Writing text is that prediction, repeated, each new token fed "
+    "back in.",
+    "Temperature reshapes the distribution; top-k and top-p cut its tail. At τ = 0 the "
+    "text is always the same.",
+    f"Heads that share a KV head read the same keys and values but ask their own "
+    f"questions: {KV} K/V heads cost a third of {H} in the cache (lesson 11).",
+    "The first token is an attention sink in many heads, as [CLS] and [SEP] were in "
+    "lesson 9.",
+    "Induction heads appear in a real model, in the middle layers, and copying breaks "
+    "without them.",
+])
+st.subheader("The formula")
+st.latex(r"x \leftarrow x + \mathrm{Attn}(\mathrm{RMSNorm}(x)),\quad "
+         r"x \leftarrow x + W_2\big(\mathrm{SiLU}(W_g \hat x) \odot W_u \hat x\big),\quad "
+         r"p(\text{next}) = \mathrm{softmax}\big(\mathrm{RMSNorm}(x_T)\, E^\top / \tau\big)")
+if not presenter:
+    bullet_list("Try this", [
+        "Set τ to 0 and write 20 tokens twice: the same text. Raise τ to 1.5: nonsense.",
+        "Turn on the chat switch: the prompt becomes a conversation, and the model answers "
+        "instead of continuing your sentence.",
+        "In section 3, change the first token of a long prompt: every later logit moves.",
+        "Find the head with the largest induction score and look at its map in section 5 "
+        "on a prompt that repeats a phrase.",
+    ], expanded=False)
+    practice_questions("lm", [
+        {"q": f"This model has {H} query heads and {KV} key/value heads. How many query "
+              "heads read each key/value head?", "value": float(cfg.group), "tol": 0.01,
+         "a": f"{H} / {KV} = {cfg.group}."},
+        {"q": f"By what number does each head divide its scores (head size {d_k})?",
+         "value": float(np.sqrt(d_k)), "tol": 1e-3, "a": f"√{d_k} = {np.sqrt(d_k):g}."},
+        {"q": "Why can changing the last token of a prompt not change the logits at any "
+              "earlier position?",
+         "a": "Each position's query may only look at keys at or before it (causal mask), and "
+              "everything else in a layer works position by position, so nothing flows "
+              "from a later token to an earlier one."},
+    ])
+    st.subheader("Download")
+    st.markdown(f"**Whole trace**: every array of the forward pass (q, k, v, attentions, "
+                f"hidden states, logits) in NumPy's .npz format (`np.load`). **CSV**: one "
+                f"layer's attention, its {H} maps stacked ({H * T} × {T}).")
+
+    def trace_npz() -> bytes:
+        buffer = io.BytesIO()
+        np.savez(buffer, tokens=np.array(tokens), **trace.arrays())
+        return buffer.getvalue()
+
+    c1, c2, c3 = st.columns([1, 1, 1])
+    csv_layer = c1.selectbox("Layer for the CSV", list(range(1, L + 1)),
+                             index=DEFAULT_LAYER - 1, key="lm_dl_layer", **URL)
+
+    def attention_csv() -> str:
+        rows = [f"layer {csv_layer}, head {n + 1} | {t}" for n in range(H) for t in tokens]
+        return to_csv(trace.attentions[csv_layer - 1].reshape(H * T, T), rows, tokens)
+
+    c2.download_button("Layer's attention (CSV)", attention_csv,
+                       file_name=f"lm_attention_layer{csv_layer}.csv", mime="text/csv",
+                       key="lm_dl_csv", on_click="ignore")
+    c3.download_button("Whole trace (.npz)", trace_npz, file_name="lm_trace.npz",
+                       mime="application/octet-stream", key="lm_dl_npz", on_click="ignore")
+st.caption(f"Model: SmolLM2-135M-Instruct (“{m.name}”, licence {m.license}), from the pinned "
+           "package, sha256-checked; run here in NumPy (float32).")
+finish_page()
