@@ -66,6 +66,8 @@ WHAT = {
     "Language_model": "SmolLM2, a real 30-layer decoder run by our own NumPy code: the next "
                       "token and how it is drawn, its 270 heads, the causal mask checked, "
                       "induction heads found and switched off, one head by hand.",
+    "Inference": "on the same model, measured live: the KV cache, grouped-query heads, a "
+                 "sliding window with attention sinks, and FlashAttention's online softmax.",
 }
 for number, script, name, title in lessons():
     st.page_link(script, label=nav_label(number, title), icon=":material/school:")

@@ -24,6 +24,7 @@ token). Constants here are float32, and a test checks the residual stream's dtyp
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -176,7 +177,7 @@ class Pass:
 
 def forward(m: SmolLM, ids: np.ndarray, *, cache: KVCache | None = None,
             mask: np.ndarray | None = None, head_mask: np.ndarray | None = None,
-            weights: LMWeights | None = None, record: bool = False,
+            weights: LMWeights | None = None, record: bool | Collection[str] = False,
             last_only: bool = False, keep_cache: bool = True, from_layer: int = 0,
             stream: np.ndarray | None = None) -> Pass:
     """Run the decoder on ``ids`` (..., T), after the ``cache`` of earlier positions.
@@ -190,8 +191,9 @@ def forward(m: SmolLM, ids: np.ndarray, *, cache: KVCache | None = None,
     weights : LMWeights, optional
         Other weights of the same shapes (lesson 11 merges the KV heads); the model's own
         by default.
-    record : bool
-        Keep every intermediate (q, k, v, weights, hidden states...) in ``record``.
+    record : bool or collection of names
+        Keep every intermediate (q, k, v, weights, hidden states...) in ``record``, or
+        only those named (``("weights",)``: every layer's attention, nothing else).
     last_only : bool
         Logits of the last position only (generation: one 49,152-row product, not T).
     keep_cache : bool
@@ -225,12 +227,12 @@ def forward(m: SmolLM, ids: np.ndarray, *, cache: KVCache | None = None,
             if keep_cache:
                 keys.append(a["k"])
                 values.append(a["v"])
-            if record:
-                for name, value in {"hidden_states": x, "attn_norm_output": h, **a}.items():
+            for name, value in {"hidden_states": x, "attn_norm_output": h, **a}.items():
+                if record is True or (record and name in record):
                     kept.setdefault(name, []).append(value)
             x = x + a["output"]
             f = feed_forward(rms_norm(x, w.ffn_norm[n], cfg.rms_eps), n, w, cfg)
-            if record:
+            if record is True or (record and "ffn_output" in record):
                 kept.setdefault("ffn_output", []).append(f)
             x = x + f
         final = rms_norm(x[..., -1:, :] if last_only else x, w.output_norm, cfg.rms_eps)
@@ -239,9 +241,10 @@ def forward(m: SmolLM, ids: np.ndarray, *, cache: KVCache | None = None,
         logits = logits[..., 0, :]
     stacked = {name: np.stack(values_, axis=-4 if name in _PER_HEAD else -3)
                for name, values_ in kept.items()}
-    if record:
+    if "hidden_states" in stacked:
         stacked["hidden_states"] = np.concatenate(
             [stacked["hidden_states"], x[..., None, :, :]], axis=-3)  # L + 1 states
+    if record is True:
         stacked["final_norm_output"] = final
     return Pass(logits=logits, cache=KVCache(tuple(keys), tuple(values)) if keep_cache
                 else None, record=stacked)

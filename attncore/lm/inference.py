@@ -26,7 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from .._checks import whole_number
+from ..cost import growth_exponent
 from ..masks import sliding_window_mask
+from ..measure import best_time
 from .decoder import forward
 from .files import LMConfig, LMWeights, SmolLM, model
 from .generation import Sampling, generate_steps
@@ -179,9 +181,33 @@ def perplexity(m: SmolLM, ids: np.ndarray, mask: np.ndarray | None = None,
 
 
 @dataclass(frozen=True)
+class SinkShift:
+    """Where attention goes, layer by layer, for the queries whose window no longer holds
+    the first tokens (positions p with p − W + 1 >= max(S, 1)): each (L,) array is a mean
+    over heads and those rows.
+
+    ``dense_first``: weight on token 1 with full attention; ``dense_oldest``: on the
+    oldest token the window keeps (position p − W + 1), with full attention;
+    ``window_oldest``: on that same token under the window alone, where it is the first
+    visible; ``sinks_on_sinks``: on the S sink tokens under window + sinks. ``maps`` is
+    (3, L, T, T): each layer's attention averaged over its heads, with full attention, the
+    window, and the window with sinks.
+    """
+
+    rows: int
+    dense_first: np.ndarray
+    dense_oldest: np.ndarray
+    window_oldest: np.ndarray
+    sinks_on_sinks: np.ndarray
+    maps: np.ndarray
+
+
+@dataclass(frozen=True)
 class WindowResult:
     """Perplexity of the first ``tokens`` tokens of a text with full causal attention, with
-    a sliding window of ``window`` tokens, and with the window plus ``sinks`` first tokens."""
+    a sliding window of ``window_size`` tokens, and with the window plus ``sinks`` first
+    tokens; ``shift`` says where the first token's attention goes (None when the text is
+    too short for any query to lose it, or when not asked for)."""
 
     tokens: int
     window_size: int
@@ -189,19 +215,88 @@ class WindowResult:
     dense: float
     window: float
     window_sinks: float
+    shift: SinkShift | None
 
 
-def window_perplexities(text: str, window: int, sinks: int, tokens: int = DEFAULT_TOKENS
-                        ) -> WindowResult:
+#: Tokens for which the attention of every layer may be kept to see where it goes:
+#: 30 · 9 · 256² float32 weights is 71 MB per pass.
+MAX_SHIFT_TOKENS = 256
+
+
+def _pass(m: SmolLM, ids: np.ndarray, mask: np.ndarray | None, keep_weights: bool
+          ) -> tuple[float, np.ndarray | None]:
+    p = forward(m, ids, mask=mask, keep_cache=False, record=("weights",) if keep_weights
+                else False)
+    ppl = float(np.exp(token_losses(p.logits, ids).mean()))
+    return ppl, p.record.get("weights")
+
+
+def window_perplexities(text: str, window: int, sinks: int, tokens: int = DEFAULT_TOKENS,
+                        *, shift: bool = False) -> WindowResult:
+    """Perplexity with full attention, a sliding window, and the window with sinks (three
+    passes over the first ``tokens`` tokens); with ``shift``, where the attention the
+    window takes from the first tokens goes (at most MAX_SHIFT_TOKENS tokens)."""
     m = model()
     ids = text_ids(m, text, tokens)
     window = whole_number(window, "window", 1, MAX_TOKENS)
     sinks = whole_number(sinks, "sinks", 0, MAX_TOKENS)
     T = ids.size
-    return WindowResult(
-        tokens=T, window_size=window, sinks=sinks, dense=perplexity(m, ids),
-        window=perplexity(m, ids, sliding_window_mask(T, window)),
-        window_sinks=perplexity(m, ids, sliding_window_mask(T, window, sinks=sinks)))
+    if shift and T > MAX_SHIFT_TOKENS:
+        raise ValueError(f"where the first token's attention goes is measured on at most "
+                         f"{MAX_SHIFT_TOKENS} tokens; got {T}")
+    dense, a_dense = _pass(m, ids, None, shift)
+    plain, a_window = _pass(m, ids, sliding_window_mask(T, window), shift)
+    kept, a_sinks = _pass(m, ids, sliding_window_mask(T, window, sinks=sinks), shift)
+    rows = np.arange(window + max(sinks, 1) - 1, T)  # p − W + 1 >= max(S, 1)
+    moved = None
+    if shift and rows.size:
+        oldest = rows - window + 1
+
+        def mean(a: np.ndarray) -> np.ndarray:  # (L, H, rows) -> (L,)
+            return a.mean(axis=(1, 2))
+
+        moved = SinkShift(
+            rows=int(rows.size), dense_first=mean(a_dense[:, :, rows, 0]),
+            dense_oldest=mean(a_dense[:, :, rows, oldest]),
+            window_oldest=mean(a_window[:, :, rows, oldest]),
+            sinks_on_sinks=mean(a_sinks[:, :, rows, :sinks].sum(axis=-1)),
+            maps=np.stack([a.mean(axis=1) for a in (a_dense, a_window, a_sinks)]))
+    return WindowResult(tokens=T, window_size=window, sinks=sinks, dense=dense, window=plain,
+                        window_sinks=kept, shift=moved)
+
+
+@dataclass(frozen=True)
+class WindowCurve:
+    """Perplexity against the window size W, without and with S sinks."""
+
+    tokens: int
+    sinks: int
+    windows: np.ndarray
+    window: np.ndarray
+    window_sinks: np.ndarray
+    dense: float
+
+
+def window_curve(text: str, windows, sinks: int, tokens: int = DEFAULT_TOKENS,
+                 progress=None) -> WindowCurve:
+    """:func:`window_perplexities` for each W of ``windows`` (2 passes each, 1 for the
+    dense reference); ``progress(fraction)`` hears after each pass."""
+    m = model()
+    ids = text_ids(m, text, tokens)
+    sinks = whole_number(sinks, "sinks", 0, MAX_TOKENS)
+    windows = np.array([whole_number(int(w), "window", 1, MAX_TOKENS) for w in windows])
+    T, done, total = ids.size, 0, 2 * len(windows) + 1
+    tell = progress or (lambda fraction: None)
+    values = np.empty((2, len(windows)))
+    for n, w in enumerate(windows):
+        for k, s in enumerate((0, sinks)):
+            values[k, n] = perplexity(m, ids, sliding_window_mask(T, int(w), sinks=s))
+            done += 1
+            tell(done / total)
+    dense = perplexity(m, ids)
+    tell(1.0)
+    return WindowCurve(tokens=T, sinks=sinks, windows=windows, window=values[0],
+                       window_sinks=values[1], dense=dense)
 
 
 @dataclass(frozen=True)
@@ -218,3 +313,48 @@ def merged_kv_perplexity(text: str, tokens: int = DEFAULT_TOKENS) -> MergedResul
     return MergedResult(tokens=int(ids.size), gqa=perplexity(m, ids),
                         merged=perplexity(m, ids, weights=merge_kv_heads(m.weights, m.config)))
 
+
+
+@dataclass(frozen=True)
+class TokenTimes:
+    """The time of one new token against the context length, with the KV cache (a pass
+    over the new token, reading the cache) and without (a pass over the whole context):
+    ``cached`` and ``uncached`` are (rounds, contexts), the best of a few calls each, the
+    rounds interleaved; ``*_exponents`` (rounds,) the growth exponent fitted in each round
+    (time ∝ context^exponent): their spread says how sure the fit is."""
+
+    contexts: np.ndarray
+    cached: np.ndarray
+    uncached: np.ndarray
+    cached_exponents: np.ndarray
+    uncached_exponents: np.ndarray
+
+
+#: The timing curve's contexts: the last pass without the cache reads 256 tokens.
+MAX_TIMING_CONTEXT = 256
+
+
+def token_times(contexts, rounds: int = 3, progress=None) -> TokenTimes:
+    """Measure :class:`TokenTimes` on the project's text, one BLAS thread (as every pass)."""
+    m = model()
+    contexts = np.array(sorted({whole_number(int(c), "context", 2, MAX_TIMING_CONTEXT)
+                                for c in contexts}))
+    rounds = whole_number(rounds, "rounds", 1, 10)
+    ids = text_ids(m, default_text(), int(contexts.max()))
+    caches = {int(c): forward(m, ids[: c - 1]).cache for c in contexts}  # all but the last
+    cached = np.empty((rounds, contexts.size))
+    uncached = np.empty_like(cached)
+    tell = progress or (lambda fraction: None)
+    for r in range(rounds):
+        order = range(contexts.size) if r % 2 == 0 else reversed(range(contexts.size))
+        for i in order:
+            c = int(contexts[i])
+            cached[r, i] = best_time(lambda c=c: forward(
+                m, ids[c - 1: c], cache=caches[c], last_only=True, keep_cache=False), 3)
+            uncached[r, i] = best_time(lambda c=c: forward(
+                m, ids[:c], last_only=True, keep_cache=False), 2)
+        tell((r + 1) / rounds)
+    return TokenTimes(contexts=contexts, cached=cached, uncached=uncached,
+                      cached_exponents=np.array([growth_exponent(contexts, t) for t in cached]),
+                      uncached_exponents=np.array([growth_exponent(contexts, t)
+                                                   for t in uncached]))

@@ -85,6 +85,7 @@ PAGE_TITLES = {
     "Attention_that_learns": "Attention that learns",
     "Pretrained_model": "A real pretrained model",
     "Language_model": "A real language model writes",
+    "Inference": "Attention at inference",
 }
 _LESSON_FILE = re.compile(r"^(\d+)_(.+)\.py$")
 

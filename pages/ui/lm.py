@@ -56,3 +56,37 @@ def token_strip(tokens: list[str], ids: np.ndarray) -> None:
     st.markdown(f"**{len(tokens)} tokens** (piece and id): {shown}")
     st.caption("␣ is a space that starts the piece, ↵ a line break; \\xNN is a byte that is "
                "only part of a character (an emoji or accented letter split across pieces).")
+
+
+@st.cache_resource
+def _shared_results() -> dict:
+    """Results of long deterministic runs (perplexities), shared by every session."""
+    return {}
+
+
+MAX_KEPT = 64  # results kept per store; the oldest go first
+
+
+def measured(name: str, settings: tuple, compute, *, automatic: bool, label: str, key: str,
+             note: str, shared: bool = True):
+    """The result of a run of several seconds, computed once per setting.
+
+    Shown at once when it was computed before (by any session when ``shared``: for
+    deterministic numbers such as perplexities; by this session only otherwise, as a timing
+    measured for one visitor is never shown to the next). Computed at once when
+    ``automatic`` (a page's defaults, so that it tells its story without a click); else a
+    button labelled ``label`` starts it, and ``note`` says what it will take. None until
+    there is a result.
+    """
+    store = _shared_results() if shared else st.session_state.setdefault("_lm_measured", {})
+    entry = (name, settings)
+    if entry in store:
+        return store[entry]
+    if not (automatic or st.button(label, key=key)):
+        st.caption(note)
+        return None
+    result = compute()
+    store[entry] = result
+    while len(store) > MAX_KEPT:
+        store.pop(next(iter(store)))
+    return result

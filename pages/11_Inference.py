@@ -1,0 +1,491 @@
+"""Lesson 11: attention at inference, on lesson 10's model (the KV cache, grouped-query
+heads, sliding windows with attention sinks, FlashAttention's online softmax)."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attncore import cost, lm, scaled_dot_product_attention
+from attncore.lm import inference as inf
+from attncore.masks import causal_mask, sliding_window_mask
+from pages.ui.controls import URL, bounded_slider
+from pages.ui.figures import bar_chart, line_chart, matrix_heatmap
+from pages.ui.labels import md_escape
+from pages.ui.layout import (
+    bad_input_stops_page,
+    bullet_list,
+    figure_font,
+    finish_page,
+    lesson_header,
+    practice_questions,
+    setup_page,
+    show_figure,
+)
+from pages.ui.lm import load_language_model, measured, model_note
+from pages.ui.numbers import number_text
+
+DEFAULT_PROMPT = "The capital of France is"
+MAX_STEPS = 24  # greedy tokens written twice, with and without the cache
+TIMING_CONTEXTS = (16, 32, 64, 128, 256)
+CONTEXTS = [512, 1024, 2048, 4096, 8192, 32768, 131072]
+TEXTS = ["A story written for this project", "Python's own documentation", "Your own text"]
+PAGE_TOKENS = 256  # tokens of the text the perplexities read, at most (and by default)
+DEFAULT_WINDOW, DEFAULT_SINKS = 32, 4
+CURVE_WINDOWS = (8, 16, 32, 64, 128)
+FLASH_TOKENS = 48  # the real Q, K, V of one head on the text's first tokens
+MEMORY_NS = (256, 512, 1024, 2048)
+MIB = 2**20
+
+presenter = setup_page("Attention at inference", "⚡")
+font = figure_font(presenter)
+lesson_header(
+    "11 · Attention at inference",
+    "measure on lesson 10's model what attention costs when it writes, and how real "
+    "systems cope: the KV cache, shared key/value heads, a sliding window with attention "
+    "sinks, and FlashAttention's online softmax.",
+)
+m = load_language_model()
+if m is None:
+    st.stop()
+cfg = m.config
+L, H, KV, d_k = cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, cfg.d_head
+model_note(m)
+
+
+def mb(n_bytes: float) -> str:
+    """Bytes as MB (10⁶) with 3 significant digits, or GB past 1000 MB."""
+    return f"{n_bytes / 1e9:.3g} GB" if n_bytes >= 1e9 else f"{n_bytes / 1e6:.3g} MB"
+
+
+st.header("1 · The KV cache")
+
+
+@st.fragment
+def kv_cache(presenter: bool, font: int) -> None:
+    """Greedy generation with and without the cache: same tokens, bytes held, time."""
+    c1, c2 = st.columns([3, 1])
+    prompt = c1.text_input("Prompt", DEFAULT_PROMPT, key="inf_prompt", max_chars=300, **URL)
+    steps = c2.slider("New tokens", 2, MAX_STEPS, 12, key="inf_steps", **URL)
+    if not prompt.strip():
+        st.info("Type a prompt to write from.")
+        return
+    with bad_input_stops_page(), st.spinner("Writing the tokens twice, with and without the "
+                                            "cache…"):
+        result = measured("cache", (prompt, steps),
+                          lambda: inf.cache_comparison(prompt, steps), automatic=True,
+                          label="", key="inf_unused", note="", shared=False)
+    held, formula = result.cache_bytes, result.cache_bytes_formula
+    tokens_held = int(result.contexts[-1])
+    written = "".join(lm.pieces(m, result.ids_cached))  # ␣ for spaces, ↵ for line breaks
+    st.markdown(
+        f"Written with the cache: **{md_escape(written)}**. Without it: "
+        + ("**the same tokens**" if result.same_tokens else "**other tokens**")
+        + f" (the largest difference of any logit over the {steps} steps: "
+        f"{number_text(result.max_logit_diff, 2)}; the two orders of float32 sums differ "
+        "by rounding only).")
+    st.latex(rf"2 \cdot L \cdot n_{{KV}} \cdot d_k \cdot T \cdot b = 2 \cdot {L} \cdot {KV} "
+             rf"\cdot {d_k} \cdot {tokens_held} \cdot 4 = {formula:,}\ \text{{bytes}}")
+    st.markdown(f"After the last step the cache holds the keys and values of {tokens_held} "
+                f"tokens: **{held:,} bytes** measured on the arrays themselves, "
+                + ("equal to the formula." if held == formula else
+                   f"against {formula:,} from the formula.")
+                + f" That is {2 * L * KV * d_k * 4:,} bytes per token, in float32.")
+    seconds = pd.DataFrame({"context (tokens read)": result.contexts,
+                            "with the cache (ms)": result.seconds_cached_each * 1000,
+                            "without (ms)": result.seconds_uncached_each * 1000})
+    st.caption(f"This run, {steps} steps: {result.seconds_cached:.2f} s with the cache, "
+               f"{result.seconds_uncached:.2f} s without (wall time on this machine, which "
+               "others share: the next run will differ).")
+    if not presenter:
+        with st.expander("Each step's time"):
+            st.table(seconds.style.format(precision=1).hide(axis="index"))
+
+    st.subheader("Time of one new token against the context")
+    times = measured("times", TIMING_CONTEXTS,
+                     timed_curve, automatic=False, label="Measure",
+                     key="inf_measure_times", shared=False,
+                     note="Measures one new token at contexts "
+                          f"{', '.join(map(str, TIMING_CONTEXTS))} with and without the "
+                          "cache, in 2 interleaved rounds: about 5 to "
+                          "20 s here (the pass without the cache over 256 tokens is the "
+                          "longest). The longest context is capped at "
+                          f"{inf.MAX_TIMING_CONTEXT} tokens to keep the server free.")
+    if times is None:
+        return
+    ctx = times.contexts
+    show_figure(line_chart(ctx, {"without the cache": times.uncached.min(axis=0) * 1000,
+                                 "with the cache": times.cached.min(axis=0) * 1000},
+                           title="Time of one new token (best of the rounds)",
+                           x_title="context (tokens)", y_title="ms", log_x=True, log_y=True,
+                           font_size=font), key="inf_fig_times")
+    lo_c, hi_c = times.cached_exponents.min(), times.cached_exponents.max()
+    lo_u, hi_u = times.uncached_exponents.min(), times.uncached_exponents.max()
+    st.markdown(
+        f"Fitted growth, time ∝ context^k, one fit per round: with the cache k = "
+        f"{lo_c:.2f} to {hi_c:.2f} (flat: each step reads one token and the cache), without "
+        f"k = {lo_u:.2f} to {hi_u:.2f} (growing: each step reads the whole context again). "
+        "A k below 1 without the cache is the fixed part of a pass (reading the weights, "
+        "the 49,152 logits), which short contexts do not hide; the attention part alone "
+        "grows as context².")
+
+
+def timed_curve() -> inf.TokenTimes:
+    bar = st.progress(0.0, text="Timing…")
+    result = inf.token_times(TIMING_CONTEXTS, rounds=2,
+                             progress=lambda f: bar.progress(f, text="Timing…"))
+    bar.empty()
+    return result
+
+
+kv_cache(presenter, font)
+
+st.header("2 · Grouped-query attention: 9 query heads, 3 key/value heads")
+c1, c2 = st.columns(2)
+context = c1.select_slider("Context length (tokens)", CONTEXTS, value=8192, key="inf_ctx",
+                           **URL)
+batch = c2.slider("Batch (conversations at once)", 1, 64, 8, key="inf_batch", **URL)
+rows = []
+for kind, kv in (("multi-head (MHA)", H), ("grouped-query, as trained (GQA)", KV),
+                 ("multi-query (MQA)", 1)):
+    rows.append({"model": f"SmolLM2-135M, {kind}", "KV heads": kv, "layers": L,
+                 "head size": d_k, "bytes a token (fp16)": 2 * L * kv * d_k * 2,
+                 "cache (fp16)": mb(inf.cache_bytes(cfg, context, batch, kv, 2)),
+                 "cache (float32, as here)": mb(inf.cache_bytes(cfg, context, batch, kv, 4))})
+for c in inf.PUBLISHED:
+    rows.append({"model": f"{c.name} ({c.kind})", "KV heads": c.kv_heads, "layers": c.layers,
+                 "head size": c.head_size, "bytes a token (fp16)": 2 * c.layers * c.kv_heads
+                 * c.head_size * 2, "cache (fp16)": mb(c.cache_bytes(context, batch)),
+                 "cache (float32, as here)": "—"})
+table = pd.DataFrame(rows)
+st.table(table.style.format({"bytes a token (fp16)": "{:,}"}).hide(axis="index"))
+gqa, mha = inf.cache_bytes(cfg, context, batch, KV, 2), inf.cache_bytes(cfg, context, batch, H, 2)
+st.markdown(f"At {context:,} tokens and a batch of {batch}, this model's cache takes "
+            f"{mb(gqa)} in fp16 with its {KV} KV heads, against {mb(mha)} if each of its {H} "
+            f"query heads had its own ({H // KV}× more). The published rows are from each "
+            "model's config.json (layers, attention heads, key/value heads, head size), "
+            "in fp16 (2 bytes a number), as they are usually served.")
+st.subheader("Sharing must be trained in: merge the 3 KV heads into 1")
+
+
+@st.fragment
+def perplexity_sections(presenter: bool, font: int) -> None:
+    """Sections 2 (the merge experiment) and 3 (sliding window and sinks): both read the
+    same text, chosen here."""
+    c1, c2 = st.columns([2, 1])
+    source = c1.radio("Text the perplexities are measured on", TEXTS, key="inf_text",
+                      horizontal=True, **URL)
+    tokens = c2.slider("Its first N tokens", 64, PAGE_TOKENS, PAGE_TOKENS, 32,
+                       key="inf_tokens", **URL)
+    own = st.text_area("Your own text (at least 64 tokens: a page or two)", "", key="inf_own",
+                       max_chars=6000, height=100, **URL) if source == TEXTS[2] else ""
+    text = {TEXTS[0]: inf.default_text(), TEXTS[1]: python_docs()}.get(source, own)
+    ids = lm.encode(m, text)[:tokens]
+    if ids.size < 64:
+        st.info(f"The text has {ids.size} tokens; type or paste at least 64.")
+        return
+    N = int(ids.size)
+    defaults = source != TEXTS[2] and N == PAGE_TOKENS
+    st.caption(f"Perplexity = e^(mean cross-entropy) of the model's prediction of each of "
+               f"tokens 2 to {N}: how many tokens it is, on average, as unsure between. "
+               f"Every measurement is one pass over the {N} tokens (about a second here).")
+    with bad_input_stops_page():
+        merged = measured("merge", (text, N), lambda: with_spinner(
+            "Two passes: the model as trained, then with its KV heads averaged…",
+            lambda: inf.merged_kv_perplexity(text, N)), automatic=defaults,
+            label="Measure", key="inf_measure_merge",
+            note="Two passes over the text: press to measure.")
+    if merged is not None:
+        c1, c2 = st.columns(2)
+        c1.metric("Perplexity, 3 KV heads (as trained)", f"{merged.gqa:.2f}")
+        c2.metric("Perplexity, the 3 averaged into 1", f"{merged.merged:,.1f}",
+                  delta=f"×{merged.merged / merged.gqa:,.0f}", delta_color="inverse")
+        st.markdown(
+            f"Averaging each layer's 3 key heads (and 3 value heads) into one is how the GQA "
+            f"paper starts converting a multi-head model, and it then *trains further*. "
+            f"Without that training the model falls apart: perplexity {merged.gqa:.1f} → "
+            f"{merged.merged:,.0f}. The heads learnt different keys; sharing has to be "
+            "learnt.")
+
+    st.header("3 · Sliding window and attention sinks")
+    c1, c2 = st.columns(2)
+    with c1:
+        window = bounded_slider(st, "Window W (each token sees itself and W − 1 before it)",
+                                4, N, min(DEFAULT_WINDOW, N), key="inf_window")
+    sinks = c2.slider("Sinks S (first tokens always visible)", 0, 16, DEFAULT_SINKS,
+                      key="inf_sinks", **URL)
+    shown = min(N, 64)  # the largest mask drawn cell by cell
+    left, right = st.columns([2, 3])
+    with left:
+        preview = sliding_window_mask(shown, window, sinks=sinks)
+        labels = [str(n + 1) for n in range(shown)]
+        show_figure(matrix_heatmap(preview, labels, labels, kind="mask",
+                                   title=f"The mask, W = {window}, S = {sinks}: first "
+                                         f"{shown} tokens", font_size=font - 2, height=440),
+                    key="inf_fig_mask")
+        if window >= shown:
+            st.caption(f"Within the first {shown} tokens a window of {window} is the causal "
+                       "mask: the window shows further on.")
+    automatic = defaults and (window, sinks) == (DEFAULT_WINDOW, DEFAULT_SINKS)
+    with right, bad_input_stops_page():
+        result = measured("window", (text, N, window, sinks), lambda: with_spinner(
+            "Three passes: full attention, the window, the window with sinks…",
+            lambda: inf.window_perplexities(text, window, sinks, N, shift=True)),
+            automatic=automatic, label="Measure", key="inf_measure_window",
+            note="Three passes over the text (full attention, window, window + sinks): press "
+                 "to measure.")
+        if result is not None:
+            show_figure(bar_chart(["full", f"window {window}", f"+ {sinks} sinks"],
+                                  [result.dense, result.window, result.window_sinks],
+                                  title=f"Perplexity of {N} tokens", x_title="attention",
+                                  y_title="perplexity", decimals=1, font_size=font),
+                        key="inf_fig_window")
+    if result is None:
+        return
+    st.markdown(
+        f"Full attention: {result.dense:.1f}. Each token seeing only the last {window}: "
+        f"{result.window:.1f}. The same window plus the first {sinks} tokens: "
+        f"{result.window_sinks:.1f}, " + (
+            "most of the way back." if result.window_sinks - result.dense
+            < (result.window - result.dense) / 2 else "part of the way back.")
+        + " The tokens keep their own positions (RoPE still sees the true distances); "
+        "StreamingLLM also renumbers the positions inside its cache.")
+    if result.shift is not None:
+        s = result.shift
+        layer = st.selectbox("Layer shown", list(range(1, L + 1)), index=int(np.argmax(
+            s.dense_first)), key="inf_map_layer", **URL)
+        show_figure(line_chart(np.arange(1, L + 1), {
+            "full: on token 1": s.dense_first,
+            "window: on the oldest token it keeps": s.window_oldest,
+            f"window + sinks: on the {sinks} sinks": s.sinks_on_sinks},
+            title=f"Where attention goes, rows {N - s.rows + 1} to {N} (mean over heads)",
+            x_title="layer", y_title="mean weight", font_size=font), key="inf_fig_shift")
+        top = int(np.argmax(s.dense_first))
+        st.markdown(
+            f"For the {s.rows} queries whose window has lost the first tokens: with full "
+            f"attention layer {top + 1} puts {s.dense_first[top]:.0%} of its weight on token "
+            f"1. Masked out, that weight does not move to the oldest token the window keeps "
+            f"({s.window_oldest[top]:.0%} there): it spreads over the window, and every "
+            f"query reads more of tokens it had ignored. Give the first {sinks} back and they "
+            f"take {s.sinks_on_sinks[top]:.0%} again: the model uses them as a place to put "
+            "attention it has no use for, an **attention sink**.")
+        rows = np.arange(N - s.rows, N)  # the queries whose window has lost token 1
+        back = np.arange(window)  # distance back from the query: 0 is the token itself
+        by_distance = {name: s.maps[n, layer - 1][rows[:, None], rows[:, None] - back].mean(
+            axis=0) for n, name in enumerate(["full", f"window {window}",
+                                              f"window {window} + {sinks} sinks"])}
+        show_figure(line_chart(back, by_distance, title=f"Layer {layer}: weight by distance "
+                               "back, mean over heads and rows", x_title="distance back "
+                               "(0 = the token itself)", y_title="mean weight",
+                               font_size=font), key="inf_fig_distance")
+        lost = by_distance[f"window {window}"].sum() - by_distance["full"].sum()
+        st.markdown(f"In layer {layer} the window's tokens get {lost:.0%} more of the weight "
+                    "than with full attention, spread over them: the weight that had no "
+                    "place to go.")
+    st.subheader("Perplexity against the window")
+    curve = measured("curve", (text, N, sinks), lambda: curve_with_progress(text, N, sinks),
+                     automatic=False, label="Draw the curve", key="inf_curve",
+                     note=f"{2 * len(CURVE_WINDOWS) + 1} passes over the text (W = "
+                          f"{', '.join(map(str, CURVE_WINDOWS))}, without and with {sinks} "
+                          "sinks): about 10 s here.")
+    if curve is not None:
+        show_figure(line_chart(curve.windows, {
+            "window": curve.window, f"window + {curve.sinks} sinks": curve.window_sinks,
+            "full attention": np.full(curve.windows.size, curve.dense)},
+            title=f"Perplexity of {curve.tokens} tokens against W", x_title="window W",
+            y_title="perplexity", log_x=True, log_y=True, dashed=("full attention",),
+            font_size=font), key="inf_fig_curve")
+
+
+@st.cache_data(show_spinner=False)
+def python_docs() -> str:
+    """Python's own documentation of its execution model, which every install carries."""
+    from pydoc_data.topics import topics
+
+    return topics["execmodel"]
+
+
+def with_spinner(message: str, compute):
+    with st.spinner(message):
+        return compute()
+
+
+def curve_with_progress(text: str, N: int, sinks: int) -> inf.WindowCurve:
+    windows = [w for w in CURVE_WINDOWS if w < N]
+    bar = st.progress(0.0, text="Measuring…")
+    curve = inf.window_curve(text, windows, sinks, N, progress=lambda f: bar.progress(
+        f, text="Measuring…"))
+    bar.empty()
+    return curve
+
+
+perplexity_sections(presenter, font)
+
+st.header("4 · FlashAttention's online softmax")
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def flash_inputs(tokens: int) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray,
+                                       np.ndarray]:
+    """The real q (L, H, T, d_k), k and v (L, KV, T, d_k) and the weights on the project's
+    text's first tokens."""
+    ids = lm.encode(m, inf.default_text())[:tokens]
+    trace = lm.run(ids.tolist())
+    return list(trace.tokens), trace.q, trace.k, trace.v, trace.attentions
+
+
+def raises(q, k, v, row: int, block_k: int) -> int:
+    """How often a query row's running maximum rises as the key blocks arrive."""
+    t = cost.online_softmax_attention(q, k, v, block_k, mask=causal_mask(len(q)))
+    return int(np.count_nonzero(np.diff(t.running_max[:, row]) > 0))
+
+
+@st.fragment
+def online_softmax(presenter: bool, font: int) -> None:
+    tokens, Q, K, V, A = flash_inputs(FLASH_TOKENS)
+    T = len(tokens)
+    first_row, first_block, first_layer = T - 8, 8, 20
+    # By default the head of layer 20 whose followed row sees its maximum rise most often:
+    # the rescaling step at work (many heads find their maximum in block 1, the sink).
+    default_head = max(range(H), key=lambda h: raises(
+        Q[first_layer - 1, h].astype(np.float64), K[first_layer - 1, h // cfg.group],
+        V[first_layer - 1, h // cfg.group], first_row - 1, first_block))
+    c1, c2, c3 = st.columns(3)
+    layer = c1.selectbox("Layer", list(range(1, L + 1)), index=first_layer - 1,
+                         key="inf_fa_layer", **URL)
+    head = c2.selectbox("Head", list(range(1, H + 1)), index=default_head, key="inf_fa_head",
+                        **URL)
+    with c3:
+        row = bounded_slider(st, "Query row followed", 1, T, first_row, key="inf_fa_row")
+    c1, c2 = st.columns(2)
+    with c1:
+        block_k = bounded_slider(st, "Keys per block (B_c)", 1, T, first_block, key="inf_fa_bk")
+    with c2:
+        block_q = bounded_slider(st, "Query rows per tile (B_r)", 1, T, 16, key="inf_fa_bq")
+    l, h, i = layer - 1, head - 1, row - 1
+    g = h // cfg.group
+    q, k, v = (a.astype(np.float64) for a in (Q[l, h], K[l, g], V[l, g]))  # (T, d_k) each
+    mask = causal_mask(T)
+    tiled = cost.online_softmax_attention(q, k, v, block_k, block_q, mask=mask)
+    plain = scaled_dot_product_attention(q, k, v, mask=mask).output
+    model_out = A[l, h].astype(np.float64) @ v
+    gap = float(np.max(np.abs(tiled.output - plain)))
+    st.markdown(
+        f"Layer {layer}, head {head}, on the first {T} tokens of the story: q, k and v as the "
+        f"model computed them (k and v are KV head {g + 1}'s). The keys arrive in "
+        f"{len(tiled.key_blocks)} blocks of {block_k}; each tile holds at most "
+        f"{block_q} × {block_k} = {tiled.largest_tile} scores, never the {T} × {T} matrix.")
+    blocks = tiled.key_blocks
+    m_row, l_row = tiled.running_max[:, i], tiled.denominator[:, i]
+    prev_m = np.concatenate([[-np.inf], m_row[:-1]])
+    with np.errstate(invalid="ignore"):
+        rescale = np.where(np.isfinite(prev_m), np.exp(prev_m - np.where(
+            np.isfinite(m_row), m_row, 0)), np.nan)
+    table = pd.DataFrame({
+        "block": np.arange(1, len(blocks) + 1),
+        "keys": [f"{a + 1}–{b}" for a, b in blocks],
+        "m (running max)": [number_text(x, 4) for x in m_row],
+        "e^(m_old − m)": ["—" if not np.isfinite(x) else number_text(x, 4) for x in rescale],
+        "ℓ (denominator)": [number_text(x, 4) for x in l_row],
+        "o/ℓ, first number": [number_text(x, 4) for x in tiled.partial_output[:, i, 0]]})
+    st.markdown(f"Row {row} (“{md_escape(tokens[i])}”), block by block: a block entirely "
+                "after the query is masked and changes nothing (−∞ while no key has been "
+                "seen).")
+    st.table(table.set_index("block"))
+    changed = [b for b in range(1, len(blocks)) if np.isfinite(m_row[b - 1])
+               and m_row[b] > m_row[b - 1]]
+    if changed:
+        b = changed[-1]
+        st.latex(rf"m' = \max({m_row[b - 1]:.4f},\ \max_j s_j) = {m_row[b]:.4f},\quad "
+                 rf"\ell' = e^{{{m_row[b - 1]:.4f} - {m_row[b]:.4f}}}\cdot {l_row[b - 1]:.4f}"
+                 rf" + \sum_j e^{{s_j - m'}} = {l_row[b]:.4f}")
+        st.caption(f"Block {b + 1} raised the maximum, so the sum so far, taken against the "
+                   "old maximum, is rescaled by e^(m_old − m) before the new terms are added; "
+                   "the output is rescaled the same way.")
+    st.latex(r"o' = e^{m - m'}\, o + \sum_j e^{s_j - m'}\, v_j,\qquad "
+             r"\text{output} = o / \ell")
+    st.markdown(
+        f"The tiled result against plain attention, both in float64: largest difference "
+        f"{number_text(gap, 2) if gap else '0, exactly'} over all {T} × {d_k} outputs (the "
+        f"same sums in another order). Against the model's own float32 weights times v: "
+        f"{number_text(float(np.max(np.abs(tiled.output - model_out))), 2)}.")
+
+    st.subheader("Memory: the n × n matrix never exists")
+    sram_kb = st.slider("On-chip memory M (KB) for the paper's count", 16, 256, 100, 4,
+                        key="inf_sram", **URL)
+    ns = np.array([256, 1024, 4096, 16384, 65536])
+    sram = sram_kb * 1024 // 2  # numbers of 2 bytes (fp16), as on a GPU
+    show_figure(line_chart(ns, {
+        "standard: 4nd + 4n²": [cost.hbm_accesses_standard(int(n), d_k) for n in ns],
+        "FlashAttention (Algorithm 1)": [cost.hbm_accesses_flash(int(n), d_k, sram)
+                                         for n in ns]},
+        title=f"Slow-memory reads and writes, one head, d = {d_k}, M = {sram_kb} KB",
+        x_title="sequence length n", y_title="numbers moved", log_x=True, log_y=True,
+        font_size=font), key="inf_fig_hbm")
+    memory = measured("memory", (block_q,), lambda: with_spinner(
+        "Measuring…", lambda: cost.tiled_memory(MEMORY_NS, d_k, 128,
+                                                np.random.default_rng(0))),
+        automatic=False, label="Measure memory and time", key="inf_measure_memory",
+        shared=False, note=f"Runs plain and tiled attention (blocks of 128) on random (n, "
+                           f"{d_k}) inputs for n = {', '.join(map(str, MEMORY_NS))}, "
+                           "measuring the peak memory allocated and the time: about 2 s.")
+    if memory is not None:
+        show_figure(line_chart(memory.ns, {"plain (keeps the n × n weights)":
+                                           memory.plain_peak / MIB,
+                                           "tiled (blocks of 128)": memory.tiled_peak / MIB},
+                               title="Peak memory allocated, one head", x_title="n",
+                               y_title="MiB", log_x=True, log_y=True, font_size=font),
+                    key="inf_fig_memory")
+        ratio = memory.tiled_seconds / memory.plain_seconds
+        st.markdown(
+            f"At n = {memory.ns[-1]:,}: plain {memory.plain_peak[-1] / MIB:.1f} MiB, tiled "
+            f"{memory.tiled_peak[-1] / MIB:.2f} MiB; largest difference of the outputs "
+            f"{number_text(memory.max_difference, 1)}. Time, tiled / plain, this run: "
+            + ", ".join(f"n = {n}: {r:.2f}" for n, r in zip(memory.ns, ratio, strict=True))
+            + ".")
+    st.markdown(
+        "**Why the tiled form is no faster here.** On a CPU the caches are managed by the "
+        "hardware and BLAS already works in blocks, so the n × n matrix costs memory but "
+        "little time; and NumPy runs each tile as a separate call from Python. FlashAttention "
+        "pays off on a GPU, where one fused kernel keeps each tile in the fast on-chip "
+        "memory and the slow memory's bandwidth is the limit: it moves far fewer numbers "
+        "(the chart above), and it lets n grow where the n × n matrix would not fit.")
+
+
+online_softmax(presenter, font)
+
+bullet_list("What to notice", [
+    "The KV cache changes nothing in the result, only the work: each step reads one new "
+    "token instead of the whole text, and memory grows by the same number of bytes a token.",
+    f"This model stores {KV} key/value heads for {H} query heads: a third of the cache. "
+    "Averaging heads after training is not the same thing: sharing must be learnt.",
+    "A model trained with full attention leans on its first tokens. Cut them off with a "
+    "window and it loses its footing; keep a few and it recovers most of the way.",
+    "FlashAttention computes exactly the same numbers: it only changes the order of the "
+    "sums, rescaling as a larger maximum arrives.",
+])
+st.subheader("The formula")
+st.latex(r"\text{KV cache} = 2 \cdot L \cdot n_{KV} \cdot d_k \cdot T \cdot B \cdot b,\qquad "
+         r"\ell' = e^{m - m'}\ell + \textstyle\sum_j e^{s_j - m'}")
+if not presenter:
+    bullet_list("Try this", [
+        "Set the context to 131,072 tokens and the batch to 64: which published model's "
+        "cache fits in 80 GB?",
+        "Set S to 0, then 1: how much does one sink token give back?",
+        "Make the window as large as the text: the window is the causal mask again.",
+        "Set the keys per block to 1: the online softmax becomes a running sum, one key at "
+        "a time.",
+    ], expanded=False)
+    practice_questions("inf", [
+        {"q": f"How many bytes does this model's KV cache hold per token, in float32 ({L} "
+              f"layers, {KV} KV heads of {d_k})?", "value": float(2 * L * KV * d_k * 4),
+         "tol": 0.5, "a": f"2 · {L} · {KV} · {d_k} · 4 = {2 * L * KV * d_k * 4:,} bytes."},
+        {"q": f"With {H} KV heads instead of {KV}, how many times larger would the cache be?",
+         "value": float(H // KV), "tol": 0.01, "a": f"{H} / {KV} = {H // KV}."},
+        {"q": "Why does the online softmax multiply its running sum by e^(m − m′)?",
+         "a": "The terms so far were computed as e^(s − m) with the old maximum m; a new "
+              "maximum m′ needs them as e^(s − m′) = e^(s − m) · e^(m − m′). The factor "
+              "rescales them without going back to the old keys."},
+    ])
+st.caption(f"Model: SmolLM2-135M-Instruct (“{m.name}”, licence {m.license}), the same as "
+           "lesson 10's, run here in NumPy (float32; the online softmax in float64).")
+finish_page()
