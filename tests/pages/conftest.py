@@ -34,6 +34,11 @@ NOT_FUZZED: dict[str, str] = {
     **{f"learn_{task}_{button}": "trains a model (seconds); tests/pages/test_page_learning.py"
        for task in ("sentiment", "alignment", "induction") for button in ("train", "again")},
     "learn_collapse_train": "trains five models (seconds); tests/pages/test_page_learning.py",
+    "lm_generate": "writes up to 32 tokens (seconds); tests/pages/test_page_language_model.py",
+    **{f"inf_{button}": "runs the model over hundreds of tokens or times it (seconds); "
+                        "tests/pages/test_page_inference.py"
+       for button in ("measure_times", "measure_merge", "measure_window", "curve",
+                      "measure_memory")},
 }
 
 

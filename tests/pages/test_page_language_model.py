@@ -1,0 +1,148 @@
+"""Interaction tests for lesson 10, a real language model (AppTest, no browser)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import assert_no_exception, chart_array, chart_spec, new_app, open_page
+from streamlit.testing.v1 import AppTest
+
+from attncore import lm
+from attncore.lm import files
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "10_Language_model.py")
+DEFAULT = "The capital of France is"
+
+try:
+    files.locate_gguf()
+    INSTALLED = True
+except files.ModelNotInstalledError:
+    INSTALLED = False
+needs_model = pytest.mark.skipif(
+    not INSTALLED, reason=f"the model package is not installed ({files.INSTALL_COMMAND})")
+
+
+def run(**query) -> AppTest:
+    return open_page(PAGE, timeout=120, **query)
+
+
+def text_of(at: AppTest, kind: str = "markdown") -> str:
+    return " ".join(str(e.value) for e in getattr(at, kind))
+
+
+@needs_model
+def test_defaults_show_the_next_token_and_its_probability():
+    at = run()
+    trace = lm.run(DEFAULT, max_tokens=96)
+    p = trace.next_token_probs()
+    # Independently of the page's sort: the ten largest probabilities, largest first
+    np.testing.assert_allclose(chart_array(at, "lm_fig_top", "y"), np.sort(p)[::-1][:10],
+                               atol=1e-12)
+    assert "Most likely next token: **␣Paris**" in text_of(at)
+    assert "5 tokens" in text_of(at)
+    assert "quantised to 4 bits" in text_of(at, "info")
+
+
+@needs_model
+def test_temperature_zero_leaves_one_token_to_draw():
+    at = run(lm_temp="0.0")
+    assert "1 of the 49,152 tokens can be drawn" in text_of(at)
+
+
+@needs_model
+def test_writing_greedily_gives_the_core_s_tokens():
+    at = run(lm_temp="0.0", lm_new="6")
+    at.button(key="lm_generate").click().run()
+    assert_no_exception(at)
+    expected = lm.generate(DEFAULT, 6, lm.Sampling(temperature=0.0, top_k=0, top_p=0.95))
+    written = "".join(s.token for s in expected.steps)
+    assert f"**Written:** {written}".replace(".", "\\.") in text_of(at)
+    # the table lists every step; moving a sampling slider asks to write again
+    steps = [t.value for t in at.table if "drawn with probability" in t.value.columns]
+    assert len(steps) == 1 and len(steps[0]) == 6
+    at.slider(key="lm_temp").set_value(1.0).run()
+    assert "press the button to write again" in text_of(at, "caption")
+
+
+@needs_model
+def test_the_chat_switch_wraps_the_prompt_in_the_template():
+    at = run(lm_chat="true")
+    assert "<|im_start|>" in text_of(at)
+    assert "<|im_end|>" in text_of(at)
+
+
+@needs_model
+def test_the_newest_token_map_follows_the_layer():
+    at = run(lm_layer="3")
+    trace = lm.run(DEFAULT, max_tokens=96)
+    np.testing.assert_allclose(chart_array(at, "lm_fig_newest"), trace.attentions[2, :, -1, :],
+                               atol=1e-6)
+    assert chart_spec(at, "lm_fig_newest")["layout"]["title"]["text"].startswith("Layer 3")
+
+
+@needs_model
+def test_the_model_view_maps_every_head_skipping_the_first_row():
+    at = run()
+    trace = lm.run(DEFAULT, max_tokens=96)
+    # Independently: each head's weight on key 0, averaged over query rows 2..T
+    expected = trace.attentions[..., 1:, 0].mean(axis=-1).T  # (heads, layers) as drawn
+    np.testing.assert_allclose(chart_array(at, "lm_fig_stats"), expected, atol=1e-6)
+
+
+@needs_model
+def test_the_causal_check_and_a_changed_token():
+    at = run(lm_change_pos="3", lm_change_to=" blue")
+    assert "every one is exactly 0" in text_of(at)
+    assert "**identical, bit for bit**" in text_of(at)
+    assert "Token 3 “␣of” becomes “␣blue”" in text_of(at)
+
+
+@needs_model
+def test_the_induction_section_names_the_heads_and_losses():
+    at = run(lm_ind_len="10", lm_ind_seed="2")
+    assert_no_exception(at)
+    test = lm.induction_test(seed=2, segment=10, sequences=3, n_top=5, draws=4)
+    layer, head = test.top_heads[0]
+    assert f"layer {layer + 1} head {head + 1} ({test.scores[layer, head]:.2f})" in text_of(at)
+    np.testing.assert_allclose(chart_array(at, "lm_fig_ind_loss", "y"),
+                               [test.loss_first, test.loss_repeat, test.loss_top_off,
+                                test.loss_random_off.max()], atol=1e-9)
+
+
+@needs_model
+def test_the_head_by_hand_matches_the_model():
+    at = run(lm_hand_layer="2", lm_hand_head="4", lm_hand_query="5", lm_hand_key="2")
+    weight = lm.run(DEFAULT, max_tokens=96).attentions[1, 3, 4, 1]
+    assert f"The model's own weight: {weight:.6f}" in text_of(at)
+    assert "KV head 2" in text_of(at)  # head 4 reads KV head 4 // 3 + 1 = 2
+
+
+@needs_model
+@pytest.mark.parametrize("prompt", ["<script>alert(1)</script>", "🙂", "   x", "1e300"])
+def test_odd_prompts_are_shown_as_text(prompt):
+    at = run(lm_prompt=prompt)
+    assert_no_exception(at)
+    assert not at.error
+
+
+@needs_model
+def test_an_empty_prompt_asks_for_one():
+    at = new_app(PAGE, timeout=120)
+    at.query_params["lm_prompt"] = ""
+    at.run()
+    assert_no_exception(at)
+    assert "Type a prompt" in text_of(at, "info")
+
+
+def test_without_the_model_package_the_page_says_how_to_install_it(monkeypatch):
+    def missing(progress=None):
+        raise lm.ModelNotInstalledError("not installed")
+
+    monkeypatch.setattr(lm, "model", missing)
+    monkeypatch.setattr(lm, "model_is_loaded", lambda: False)
+    at = new_app(PAGE).run()
+    assert_no_exception(at)
+    assert "not installed" in text_of(at, "info")
+    assert lm.INSTALL_COMMAND in " ".join(c.value for c in at.code)
