@@ -48,7 +48,7 @@ if m is None:
     st.stop()
 cfg = m.config
 L, H, KV, d_k = cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, cfg.d_head
-model_note(m)
+model_note(m, presenter)
 
 st.header("1 · Predict the next token")
 prompt = st.text_area("Your prompt (any language, symbols, HTML: all shown as text)",
@@ -365,9 +365,10 @@ def head_by_hand(trace: lm.LMTrace, m: lm.SmolLM, presenter: bool) -> None:
     tokens, T = list(trace.tokens), len(trace.tokens)
     w = m.weights
     c1, c2, c3 = st.columns(3)
-    layer = c1.selectbox("Layer", list(range(1, L + 1)), index=DEFAULT_LAYER - 1,
-                         key="lm_hand_layer", **URL)
-    head = c2.selectbox("Query head", list(range(1, H + 1)), index=6, key="lm_hand_head", **URL)
+    layer = c1.selectbox("Layer of the head worked by hand", list(range(1, L + 1)),
+                         index=DEFAULT_LAYER - 1, key="lm_hand_layer", **URL)
+    head = c2.selectbox("Query head worked by hand", list(range(1, H + 1)), index=6,
+                        key="lm_hand_head", **URL)
     with c3:
         pair = bounded_slider(st, "RoPE pair shown (i)", 0, d_k // 2 - 1, 0, key="lm_hand_pair")
     c1, c2 = st.columns(2)
@@ -497,9 +498,10 @@ if not presenter:
               "from a later token to an earlier one."},
     ])
     st.subheader("Download")
-    st.markdown(f"**Whole trace**: every array of the forward pass (q, k, v, attentions, "
-                f"hidden states, logits) in NumPy's .npz format (`np.load`). **CSV**: one "
-                f"layer's attention, its {H} maps stacked ({H * T} × {T}).")
+    st.markdown(f"**CSV**: one layer's attention, its {H} maps stacked ({H * T} × {T}: a row "
+                f"per head and query token, a column per key token). **Whole trace**: every "
+                f"array of the forward pass (q, k, v, attentions, hidden states, logits) in "
+                f"NumPy's .npz format (`np.load`).")
 
     def trace_npz() -> bytes:
         buffer = io.BytesIO()
@@ -514,7 +516,7 @@ if not presenter:
         rows = [f"layer {csv_layer}, head {n + 1} | {t}" for n in range(H) for t in tokens]
         return to_csv(trace.attentions[csv_layer - 1].reshape(H * T, T), rows, tokens)
 
-    c2.download_button("Layer's attention (CSV)", attention_csv,
+    c2.download_button("CSV", attention_csv,
                        file_name=f"lm_attention_layer{csv_layer}.csv", mime="text/csv",
                        key="lm_dl_csv", on_click="ignore")
     c3.download_button("Whole trace (.npz)", trace_npz, file_name="lm_trace.npz",

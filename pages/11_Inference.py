@@ -23,6 +23,7 @@ from pages.ui.layout import (
 )
 from pages.ui.lm import load_language_model, measured, model_note
 from pages.ui.numbers import number_text
+from pages.ui.tables import scrolled_table, to_csv, to_json
 
 DEFAULT_PROMPT = "The capital of France is"
 MAX_STEPS = 24  # greedy tokens written twice, with and without the cache
@@ -49,7 +50,12 @@ if m is None:
     st.stop()
 cfg = m.config
 L, H, KV, d_k = cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, cfg.d_head
-model_note(m)
+model_note(m, presenter)
+
+
+# What the sections measured last, for the downloads (sections rerun alone, as fragments;
+# the buttons read this when clicked).
+results: dict = st.session_state.setdefault("_inf_results", {})
 
 
 def mb(n_bytes: float) -> str:
@@ -74,8 +80,19 @@ def kv_cache(presenter: bool, font: int) -> None:
         result = measured("cache", (prompt, steps),
                           lambda: inf.cache_comparison(prompt, steps), automatic=True,
                           label="", key="inf_unused", note="", shared=False)
+    results["kv_cache"] = {
+        "prompt": prompt, "ids_cached": result.ids_cached, "ids_uncached": result.ids_uncached,
+        "max_logit_diff": result.max_logit_diff, "contexts": result.contexts,
+        "seconds_cached": result.seconds_cached_each,
+        "seconds_uncached": result.seconds_uncached_each,
+        "cache_bytes": result.cache_bytes, "cache_bytes_formula": result.cache_bytes_formula}
     held, formula = result.cache_bytes, result.cache_bytes_formula
     tokens_held = int(result.contexts[-1])
+    show_figure(line_chart(result.contexts, {
+        "without the cache (reads the whole text)": result.seconds_uncached_each * 1000,
+        "with the cache (reads one token)": result.seconds_cached_each * 1000},
+        title="Time of each step of this run", x_title="tokens read so far (context)",
+        y_title="ms", font_size=font, height=320), key="inf_fig_steps")
     written = "".join(lm.pieces(m, result.ids_cached))  # ␣ for spaces, ↵ for line breaks
     st.markdown(
         f"Written with the cache: **{md_escape(written)}**. Without it: "
@@ -99,6 +116,17 @@ def kv_cache(presenter: bool, font: int) -> None:
     if not presenter:
         with st.expander("Each step's time"):
             st.table(seconds.style.format(precision=1).hide(axis="index"))
+        prompt_ids = lm.encode(m, prompt)
+        held_ids = [*prompt_ids.tolist(), *result.ids_cached][:tokens_held]
+        per_token = 2 * L * KV * d_k * 4
+        st.markdown(f"The {tokens_held} tokens whose keys and values the cache holds, "
+                    f"{per_token:,} bytes each:")
+        scrolled_table(pd.DataFrame({
+            "position": np.arange(1, tokens_held + 1), "token": lm.pieces(m, held_ids),
+            "from": ["prompt"] * prompt_ids.size + [f"step {n}" for n in range(
+                1, tokens_held - prompt_ids.size + 1)],
+            "bytes held up to here": [f"{per_token * n:,}" for n in range(1, tokens_held + 1)]}),
+            height=220)
 
     st.subheader("Time of one new token against the context")
     times = measured("times", TIMING_CONTEXTS,
@@ -195,6 +223,8 @@ def perplexity_sections(presenter: bool, font: int) -> None:
             label="Measure", key="inf_measure_merge",
             note="Two passes over the text: press to measure.")
     if merged is not None:
+        results["merged_kv_heads"] = {"tokens": merged.tokens, "perplexity_gqa": merged.gqa,
+                                      "perplexity_merged": merged.merged}
         c1, c2 = st.columns(2)
         c1.metric("Perplexity, 3 KV heads (as trained)", f"{merged.gqa:.2f}")
         c2.metric("Perplexity, the 3 averaged into 1", f"{merged.merged:,.1f}",
@@ -241,6 +271,9 @@ def perplexity_sections(presenter: bool, font: int) -> None:
                         key="inf_fig_window")
     if result is None:
         return
+    results["window"] = {"tokens": N, "window": window, "sinks": sinks,
+                         "perplexity_dense": result.dense, "perplexity_window": result.window,
+                         "perplexity_window_sinks": result.window_sinks}
     st.markdown(
         f"Full attention: {result.dense:.1f}. Each token seeing only the last {window}: "
         f"{result.window:.1f}. The same window plus the first {sinks} tokens: "
@@ -350,10 +383,10 @@ def online_softmax(presenter: bool, font: int) -> None:
         Q[first_layer - 1, h].astype(np.float64), K[first_layer - 1, h // cfg.group],
         V[first_layer - 1, h // cfg.group], first_row - 1, first_block))
     c1, c2, c3 = st.columns(3)
-    layer = c1.selectbox("Layer", list(range(1, L + 1)), index=first_layer - 1,
+    layer = c1.selectbox("Layer of the head", list(range(1, L + 1)), index=first_layer - 1,
                          key="inf_fa_layer", **URL)
-    head = c2.selectbox("Head", list(range(1, H + 1)), index=default_head, key="inf_fa_head",
-                        **URL)
+    head = c2.selectbox("Query head", list(range(1, H + 1)), index=default_head,
+                        key="inf_fa_head", **URL)
     with c3:
         row = bounded_slider(st, "Query row followed", 1, T, first_row, key="inf_fa_row")
     c1, c2 = st.columns(2)
@@ -367,6 +400,11 @@ def online_softmax(presenter: bool, font: int) -> None:
     mask = causal_mask(T)
     tiled = cost.online_softmax_attention(q, k, v, block_k, block_q, mask=mask)
     plain = scaled_dot_product_attention(q, k, v, mask=mask).output
+    results["online_softmax"] = {
+        "layer": layer, "head": head, "block_k": block_k, "block_q": block_q,
+        "tokens": tokens, "key_blocks": [list(b) for b in tiled.key_blocks],
+        "running_max": tiled.running_max.T, "denominator": tiled.denominator.T,
+        "output": tiled.output, "plain_output": plain}
     model_out = A[l, h].astype(np.float64) @ v
     gap = float(np.max(np.abs(tiled.output - plain)))
     st.markdown(
@@ -486,6 +524,25 @@ if not presenter:
               "maximum m′ needs them as e^(s − m′) = e^(s − m) · e^(m − m′). The factor "
               "rescales them without going back to the old keys."},
     ])
+if not presenter:
+    st.subheader("Download")
+    st.markdown("**CSV**: the online softmax's running maximum m of every query row (a row "
+                "per token) after each key block (a column per block), for the head and "
+                "blocks of section 4. **Whole trace**: every measurement the page shows "
+                "(the cache comparison, the merged heads, the window, the online softmax's "
+                "states and output), as JSON.")
+
+    def running_max_csv() -> str:
+        fa = results["online_softmax"]
+        blocks = [f"keys {a + 1}-{b}" for a, b in fa["key_blocks"]]
+        return to_csv(fa["running_max"], fa["tokens"], blocks)
+
+    c1, c2 = st.columns(2)
+    c1.download_button("CSV", running_max_csv, file_name="inf_online_softmax_max.csv",
+                       mime="text/csv", key="inf_dl_csv", on_click="ignore")
+    c2.download_button("Whole trace (JSON)", lambda: to_json(results),
+                       file_name="inf_trace.json", mime="application/json",
+                       key="inf_dl_json", on_click="ignore")
 st.caption(f"Model: SmolLM2-135M-Instruct (“{m.name}”, licence {m.license}), the same as "
            "lesson 10's, run here in NumPy (float32; the online softmax in float64).")
 finish_page()

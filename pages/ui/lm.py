@@ -36,9 +36,14 @@ def load_language_model() -> lm.SmolLM | None:
     return None
 
 
-def model_note(m: lm.SmolLM) -> None:
-    """What the model is, plainly, with its numbers from the file."""
+def model_note(m: lm.SmolLM, presenter: bool = False) -> None:
+    """What the model is, plainly, with its numbers from the file (one line on a
+    projector, where the first figure must fit on the first screen)."""
     cfg = m.config
+    if presenter:
+        st.caption("SmolLM2-135M-Instruct, quantised to 4 bits and dequantised to float32: "
+                   "every number shown is this model's, computed by our own NumPy code.")
+        return
     st.info(
         f"This is **SmolLM2-135M-Instruct**, the chat-tuned version of a 135-million-"
         f"parameter model, stored **quantised to 4 bits** (the file's weights are 4-bit "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import mmap
 
 import numpy as np
 import pytest
@@ -70,13 +71,18 @@ def test_a_file_with_another_hash_is_refused(tmp_path):
 @needs_model
 def test_the_weights_are_memory_mapped_read_only_from_the_cache(m):
     for name, a in m.weights.arrays().items():
-        assert isinstance(a, np.memmap), name
-        assert not a.flags.writeable, name
+        base = a
+        while base.base is not None and not isinstance(base, np.memmap):
+            base = base.base
+        assert isinstance(base, (np.memmap, mmap.mmap)), name
+        assert not a.flags.writeable and not a.flags.owndata, name
         assert a.dtype == np.float32, name
+    assert np.array_equal(m.weights.output, m.weights.token_embd.T)  # tied
     assert m.cache_dir.name.endswith(files.GGUF_SHA256[:16])
-    # 538 MB in all: 2 · 30 · ... is long; the sum of the shapes' products, times 4 bytes
+    # the sum of the shapes' products, times 4 bytes; a token reads all but the embedding
     sizes = [math.prod(s) for s in files._expected_shapes(m.config).values()]
     assert m.weights.nbytes == 4 * sum(sizes)
+    assert m.weights.bytes_per_token == 4 * (sum(sizes) - 49152 * 576)
 
 
 @needs_model

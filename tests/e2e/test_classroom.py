@@ -203,6 +203,29 @@ CONTROLS["Pretrained_model"] = {
                  "pre_text": "<script>alert(1)</script>", "zzz": "1"},
 }
 
+CONTROLS["Language_model"] = {
+    "controls": [
+        Ctl("lm_temp", "1.2", "slider", "Temperature τ (0 = always the most likely)", "1.20",
+            "0.80"),
+        Ctl("lm_layer", "3", "select", "Layer", "3", "19"),
+        Ctl(None, None, "contains", "", "With τ = 1.2,", "With τ = 0.8,"),
+    ],
+    "move": Move("slider", "Top-k (0 = off)", "ArrowRight", "lm_topk", "1"),
+    "nonsense": {"lm_layer": "99", "lm_temp": "banana", "lm_topk": "-5", "lm_ind_len": "1e9",
+                 "lm_chat": "maybe", "lm_hand_pair": "-3", "zzz": "1"},
+}
+CONTROLS["Inference"] = {
+    "controls": [
+        Ctl("inf_ctx", "1024", "slider", "Context length (tokens)", "1024", "8192"),
+        Ctl("inf_batch", "2", "slider", "Batch (conversations at once)", "2", "8"),
+        Ctl(None, None, "contains", "", "At 1,024 tokens and a batch of 2",
+            "At 8,192 tokens and a batch of 8"),
+    ],
+    "move": Move("slider", "Batch (conversations at once)", "ArrowRight", "inf_batch", "3"),
+    "nonsense": {"inf_ctx": "7", "inf_window": "-1", "inf_sinks": "banana", "inf_text": "Nope",
+                 "inf_fa_bk": "1e9", "inf_steps": "inf", "zzz": "1"},
+}
+
 PAGE_PARAMS = [pytest.param(path, id=test_id) for test_id, path in PAGES]
 
 

@@ -316,6 +316,37 @@ def _check_pretrained(page: Page) -> None:
     np.testing.assert_allclose(table.values.sum(axis=1), 1.0, atol=1e-12)
 
 
+def _check_language_model(page: Page) -> None:
+    """Lesson 10 at its defaults: layer 19's 9 heads stacked, a row per head and query."""
+    table = _get_csv(page, "lm")
+    T, H = len(table.columns), 9
+    assert table.columns == ["The", "␣capital", "␣of", "␣France", "␣is"]
+    assert table.values.shape == (H * T, T)
+    assert table.rows[0] == "layer 19, head 1 | The" and table.rows[T] == "layer 19, head 2 | The"
+    np.testing.assert_allclose(table.values.sum(axis=1), 1.0, atol=1e-6)  # float32 weights
+    # causal: in each head's T × T block, nothing above the diagonal
+    blocks = table.values.reshape(H, T, T)
+    assert np.all(blocks[:, np.triu_indices(T, 1)[0], np.triu_indices(T, 1)[1]] == 0)
+
+
+def _check_inference(page: Page) -> None:
+    """Lesson 11 at its defaults: the online softmax's running maximum (48 rows, blocks of
+    8), and the measurements in the JSON agree with it."""
+    table = _get_csv(page, "inf")
+    assert table.values.shape == (48, 6)
+    assert table.columns[0] == "keys 1-8" and table.columns[-1] == "keys 41-48"
+    trace = _get_json(page, "inf")
+    fa = trace["online_softmax"]
+    np.testing.assert_allclose(_arr(fa["running_max"]), table.values, rtol=1e-15)
+    # the running maximum never falls as blocks arrive (row 1 sees key 1 from block 1 on)
+    assert np.all(np.diff(table.values, axis=1) >= 0)
+    np.testing.assert_allclose(_arr(fa["output"]), _arr(fa["plain_output"]), atol=1e-12)
+    kv = trace["kv_cache"]
+    assert kv["ids_cached"] == kv["ids_uncached"]
+    held = 2 * 30 * 3 * 64 * kv["contexts"][-1] * 4  # 2 · L · n_KV · d_k · T · 4 bytes
+    assert kv["cache_bytes"] == kv["cache_bytes_formula"] == held
+
+
 CHECKS = {
     "Worked_example": _check_worked_example,
     "Scaling": _check_scaling,
@@ -326,6 +357,8 @@ CHECKS = {
     "Cost": _check_cost,
     "Attention_that_learns": _check_learning,
     "Pretrained_model": _check_pretrained,
+    "Language_model": _check_language_model,
+    "Inference": _check_inference,
 }
 
 

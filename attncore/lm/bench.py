@@ -1,0 +1,113 @@
+"""Benchmark of the language model: ``python -m attncore.lm.bench``.
+
+Prints, measured in one run on this machine, on one BLAS thread:
+
+* a restart: the time to check the GGUF's hash and memory-map the cached arrays;
+* a forward pass over ``--tokens`` tokens returning every attention (what lesson 10's
+  page asks for), best of ``--repeats``; with ``--reference-python PY``, the same pass by
+  Hugging Face's Llama in PyTorch eager mode (one thread, float32, the same GGUF) run by
+  that other interpreter (``tests/bench_lm_reference.py``), the rounds interleaved, with
+  the ratio ours / reference of each round and the largest differences of the logits and
+  attentions;
+* one generated token with the KV cache (the median over ``--steps`` tokens after a
+  ``--tokens``-token prompt), beside the memory-bandwidth limit: the bytes a token reads
+  (every weight but the embedding table) divided by the read bandwidth measured here
+  (a float32 dot product of a 512 MiB vector with itself).
+
+A script, not a test: timings depend on the machine and its load; quote the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..measure import best_time, one_blas_thread
+from . import files
+from .decoder import forward
+from .inference import default_text, text_ids
+
+REFERENCE_SCRIPT = Path(__file__).resolve().parents[2] / "tests" / "bench_lm_reference.py"
+
+
+def read_bandwidth(n_bytes: int = 512 * 2**20, repeats: int = 5) -> float:
+    """Bytes a second one thread reads: a float32 vector dotted with itself."""
+    a = np.ones(n_bytes // 4, dtype=np.float32)
+    with one_blas_thread():
+        return a.nbytes / best_time(lambda: a @ a, repeats)
+
+
+def reference_times(python: str, ids: np.ndarray, repeats: int, save: str | None) -> dict:
+    request = {"gguf": str(files.locate_gguf()), "ids": [ids.tolist()], "repeats": repeats,
+               "save": save}
+    done = subprocess.run([python, str(REFERENCE_SCRIPT)], input=json.dumps(request),
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tokens", type=int, default=100)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=32)
+    parser.add_argument("--reference-python", help="an interpreter with torch and transformers")
+    args = parser.parse_args(argv)
+
+    start = time.perf_counter()
+    m = files.load_model()  # not the process's cached one: a restart, with the cache warm
+    print(f"restart (hash check and memory map of the cached arrays): "
+          f"{time.perf_counter() - start:.2f} s")
+    ids = text_ids(m, default_text(), args.tokens)
+
+    ours, theirs = [], []
+    for r in range(args.rounds):
+        forward(m, ids, record=True, keep_cache=False)  # warm-up
+        ours.append(best_time(lambda: forward(m, ids, record=True, keep_cache=False),
+                              args.repeats))
+        if args.reference_python:
+            with tempfile.TemporaryDirectory() as tmp:
+                save = str(Path(tmp) / "ref.npz") if r == 0 else None
+                result = reference_times(args.reference_python, ids, args.repeats, save)
+                theirs.append(result["seconds"][0])
+                if save:
+                    ref = np.load(save)
+                    p = forward(m, ids, record=True, keep_cache=False)
+                    logit_gap = float(np.max(np.abs(ref["logits_0"] - p.logits)))
+                    attn_gap = float(np.max(np.abs(ref["attentions_0"] - p.record["weights"])))
+        line = f"round {r + 1}: forward of {ids.size} tokens with every attention, ours " \
+               f"{ours[-1] * 1000:.0f} ms"
+        if theirs:
+            line += f", PyTorch eager {theirs[-1] * 1000:.0f} ms, ratio {ours[-1] / theirs[-1]:.2f}"
+        print(line)
+    if theirs:
+        ratios = np.array(ours) / np.array(theirs)
+        print(f"ours / reference: {ratios.min():.2f} to {ratios.max():.2f} over {args.rounds} "
+              f"rounds (PyTorch {result['torch']}); largest differences: logits "
+              f"{logit_gap:.1e}, attention weights {attn_gap:.1e}")
+
+    p = forward(m, ids)
+    cache, step_times = p.cache, []
+    new = np.asarray(text_ids(m, default_text(), args.tokens + args.steps)[args.tokens:])
+    for token in new:
+        start = time.perf_counter()
+        p = forward(m, np.array([token]), cache=cache, last_only=True)
+        step_times.append(time.perf_counter() - start)
+        cache = p.cache
+    bandwidth = read_bandwidth()
+    limit = m.weights.bytes_per_token / bandwidth
+    step = float(np.median(step_times))
+    print(f"one token with the KV cache (median of {len(step_times)} after {ids.size}): "
+          f"{step * 1000:.1f} ms; read bandwidth {bandwidth / 1e9:.1f} GB/s, so reading the "
+          f"{m.weights.bytes_per_token / 1e6:.0f} MB of weights takes at least "
+          f"{limit * 1000:.1f} ms: {step / limit:.2f} × the limit")
+
+
+if __name__ == "__main__":
+    main()
