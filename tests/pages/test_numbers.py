@@ -67,3 +67,25 @@ def test_cell_numbers_bound_what_they_cannot_show(x, decimals, text):
     from pages.ui.numbers import cell_number
 
     assert cell_number(x, decimals) == text
+
+
+@pytest.mark.parametrize("x, text", [
+    (0.0, "exactly 0"),
+    (-0.0, "exactly 0"),              # never "-0" nor "0.0e+00"
+    (4e-9, "4.0×10⁻⁹"),               # tiny, never a rounded 0
+    (-2.220446049250313e-16, "-2.2×10⁻¹⁶"),
+    (5e-324, "4.9×10⁻³²⁴"),           # the smallest float64 above 0 is still not 0
+    (0.35, "3.5×10⁻¹"),
+])
+def test_a_difference_is_exactly_zero_or_written_in_full(x, text):
+    from pages.ui.numbers import difference_text
+
+    assert difference_text(x) == text
+
+
+def test_a_difference_names_rounding_only_when_it_is_not_zero():
+    from pages.ui.numbers import difference_text
+
+    assert difference_text(1.1102230246251565e-15, 3, rounding=True) == "1.11×10⁻¹⁵ (rounding)"
+    assert difference_text(0.0, rounding=True) == "exactly 0"
+    assert difference_text(float("nan")) == "nan"  # shown as it is, never as 0

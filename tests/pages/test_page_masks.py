@@ -30,7 +30,7 @@ def test_defaults_show_padding_and_causal_on_the_short_sentence():
     assert np.all(w[:, 3:] == 0)  # padding keys: exactly 0
     assert np.all(np.triu(w, 1) == 0)  # the future: exactly 0
     np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-6)  # float32 on the wire
-    assert "the largest is 0.0 (exactly 0)" in texts(at)
+    assert "the largest is exactly 0." in texts(at)
 
 
 def test_fully_masked_row_shows_nan_uniform_and_our_policy():
@@ -72,7 +72,7 @@ def test_an_emptied_custom_cell_counts_as_not_ticked():
 def test_leakage_shows_exact_zero_before_the_changed_token():
     at = run(mk_sentence="sentence 1")
     text = texts(at)
-    assert "Changing token 6" in text and "is **0.0** (exactly 0)" in text
+    assert "Changing token 6" in text and "is **exactly 0**" in text
 
 
 def test_dropout_row_sums_differ_from_one():

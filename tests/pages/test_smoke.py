@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -98,3 +99,18 @@ def test_pages_have_distinct_titles_and_prefixes() -> None:
     assert not same_title, f"pages show the same title: {same_title}"
     shared = {prefix: names for prefix, names in owners.items() if len(names) > 1}
     assert not shared, f"pages share a key prefix: {shared}"
+
+
+# An exact zero in programmer's notation ("0.0e+00", "-0e-00"): it reads as a rounded
+# number, where the page means 0 exactly.
+ZERO_IN_E_NOTATION = re.compile(r"(?<![\d.])-?0(?:\.0+)?e[+-]?0+(?!\d)")
+
+
+@every_script
+def test_no_exact_zero_is_written_as_0e00(script: Path) -> None:
+    at = run_page(script)
+    assert_no_exception(at, f"{script.name} at defaults")
+    texts = [e.value for kind in ("markdown", "caption", "info", "success", "warning")
+             for e in getattr(at, kind)] + [str(m.value) for m in at.metric]
+    found = [t for t in texts if ZERO_IN_E_NOTATION.search(t)]
+    assert not found, f"{script.name} writes an exact 0 as e-notation: {found}"
