@@ -25,7 +25,8 @@ def test_defaults_show_padding_and_causal_on_the_short_sentence():
     at = run()
     # Default: sentence 2 "A dog barked" padded to 6, mask padding+causal.
     y = chart_spec(at, "mk_fig_weights")["data"][0]["y"]
-    assert y == ["A", "dog", "barked", "&lt;pad&gt;", "&lt;pad&gt; (2)", "&lt;pad&gt; (3)"]
+    # repeated tokens say which occurrence they are, never a number read as a position
+    assert y == ["A", "dog", "barked", "&lt;pad&gt;", "&lt;pad&gt; (2nd)", "&lt;pad&gt; (3rd)"]
     w = chart_array(at, "mk_fig_weights")
     assert np.all(w[:, 3:] == 0)  # padding keys: exactly 0
     assert np.all(np.triu(w, 1) == 0)  # the future: exactly 0
