@@ -67,7 +67,7 @@ WHAT = {
                         "sentence, one head by hand, the block around attention, ablation."
 }
 for number, script, name, title in lessons():
-    st.page_link(script, label=nav_label(number, title), icon=":material/school:")
+    st.page_link(script, label=nav_label(number, title))
     if name in WHAT:
         st.caption(WHAT[name])
 
