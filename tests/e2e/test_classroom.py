@@ -186,10 +186,13 @@ CONTROLS["Attention_that_learns"] = {
     "controls": [
         Ctl("learn_sent_text", "the movie was not bad", "text", "A sentence from the vocabulary",
             "the movie was not bad", "the acting was not very good"),
+        # the first checkpoint slider on the page: the sentiment run's, whose 300 default
+        # steps are checkpointed every 15 (attncore.train.run.checkpoint_steps)
+        Ctl("learn_sent_checkpoint", "105", "slider", "Checkpoint (training step)", "105",
+            "300"),
     ],
-    # Its sliders pick checkpoints of a run already shown, so the move is the presenter
-    # switch, as on the home page.
-    "move": Move("switch", "Presenter mode", "click", "presenter", None),
+    "move": Move("slider", "Checkpoint (training step)", "ArrowRight", "learn_sent_checkpoint",
+                 "120"),
     "nonsense": {"learn_sentiment_steps": "inf",
                  "learn_induction_seed": "-1", "learn_sent_example": "99", "zzz": "1"},
 }

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import PRESENTER_KEY, app_scripts, assert_no_exception, run_page, script_id
-from streamlit.testing.v1.element_tree import Dataframe, Widget
+from streamlit.testing.v1.element_tree import Button, Dataframe, DownloadButton, Widget
 
 SCRIPTS = app_scripts()
 every_script = pytest.mark.parametrize("script", SCRIPTS, ids=[script_id(p) for p in SCRIPTS])
@@ -99,6 +99,18 @@ def test_pages_have_distinct_titles_and_prefixes() -> None:
     assert not same_title, f"pages show the same title: {same_title}"
     shared = {prefix: names for prefix, names in owners.items() if len(names) > 1}
     assert not shared, f"pages share a key prefix: {shared}"
+
+
+@every_script
+def test_every_control_is_in_the_link(script: Path) -> None:
+    """SPEC 3: every control is bound to the URL, so a teacher's link reopens the view.
+    Buttons act rather than hold a value; data editors keep their edits in the link
+    through pages.ui.tables.linked_editor, and are not Widgets here."""
+    at = run_page(script)
+    assert_no_exception(at, f"{script.name} at defaults")
+    unbound = [f"{describe(w)} ({w.key})" for w in at if isinstance(w, Widget)
+               and not isinstance(w, (Button, DownloadButton)) and not w.proto.query_param_key]
+    assert not unbound, f"{script.name}: controls not in the link: {unbound}"
 
 
 # An exact zero in programmer's notation ("0.0e+00", "-0e-00"): it reads as a rounded
