@@ -238,12 +238,15 @@ def lesson(results: dict) -> None:
                     "boolean matrix, and combining masks is a logical AND.")
     if kind == "custom":
         st.markdown("Tick the cells that may be attended to (the default is causal):")
+        # pandas' nullable "boolean", not NumPy's bool: a cell the student empties comes
+        # back as None, which a bool column can hold only by changing its type (pandas
+        # warns of that in the server's log on every such edit).
         grid = pd.DataFrame(causal, columns=[f"{t + 1}" for t in range(T)],
-                            index=[f"{t + 1}" for t in range(T)])
+                            index=[f"{t + 1}" for t in range(T)]).astype("boolean")
         edited = st.data_editor(grid, key=editor_key("mk_custom", T), num_rows="fixed",
                                 column_config={c: st.column_config.CheckboxColumn(c)
                                                for c in grid.columns})
-        custom = edited.eq(True).to_numpy()  # an emptied cell (None or NaN) is not ticked
+        custom = edited.eq(True).fillna(False).to_numpy(dtype=bool)  # emptied: not ticked
     else:
         custom = causal
     chosen = {

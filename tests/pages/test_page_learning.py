@@ -3,6 +3,7 @@ test trains in about a second; the page's default runs are checked by the benchm
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,31 @@ def test_a_run_with_other_steps_shows_its_own_end():
     at.button(key="learn_sentiment_train").click().run()
     assert_no_exception(at, "40 steps")
     assert at.select_slider(key="learn_sent_checkpoint").value == 40
+
+
+@pytest.fixture
+def policy_warnings(monkeypatch) -> list[logging.LogRecord]:
+    """What Streamlit's widget checks log at WARNING or above during the test (a widget
+    given a default and a value set through session state logs its stack). Streamlit logs
+    that once per process, so the flag that says it did is reset first."""
+    from streamlit.elements.lib import policies
+
+    monkeypatch.setattr(policies, "_shown_default_value_warning", False)
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append
+    logger = logging.getLogger(policies.__name__)  # Streamlit's loggers do not propagate
+    logger.addHandler(handler)
+    yield records
+    logger.removeHandler(handler)
+
+
+def test_buttons_and_checkpoints_leave_the_server_log_clean(policy_warnings):
+    at = open_page(PAGE, **FAST)
+    at.button(key="learn_sentiment_again").click().run()  # sets the seed: 0 -> 1
+    assert at.number_input(key="learn_sentiment_seed").value == 1
+    assert [r.getMessage() for r in policy_warnings] == []
+    at.number_input(key="learn_sentiment_steps").set_value(40.0)
+    at.button(key="learn_sentiment_train").click().run()  # moves the checkpoint to 40
+    assert at.select_slider(key="learn_sent_checkpoint").value == 40
+    assert [r.getMessage() for r in policy_warnings] == []

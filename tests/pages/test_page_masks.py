@@ -54,9 +54,9 @@ def test_custom_mask_that_masks_everything_is_flagged():
     assert np.all(chart_array(at, "mk_fig_weights") == 0)
 
 
-@pytest.mark.filterwarnings("error:Downcasting object dtype arrays:FutureWarning")
-# Streamlit's own editor code warns as it writes the None into the bool grid; not ours.
-@pytest.mark.filterwarnings("ignore:Setting an item of incompatible dtype:FutureWarning")
+# The server's log stays clean: pandas' FutureWarnings (a None written into a bool
+# column, a downcast of object columns) become errors here.
+@pytest.mark.filterwarnings("error::FutureWarning")
 def test_an_emptied_custom_cell_counts_as_not_ticked():
     # A browser's editor can send None for a cleared checkbox. Row 1 of the default
     # (causal) grid ticks only key 1; emptying that cell leaves row 1 with no key, so the
