@@ -7,6 +7,7 @@ from attncore import scaled_dot_product_attention
 from attncore.text import worked_example
 from pages.ui.figures import matrix_heatmap
 from pages.ui.layout import figure_font, finish_page, lessons, nav_label, setup_page, show_figure
+from pages.ui.numbers import difference_text
 
 presenter = setup_page("Home", "🔎")
 
@@ -28,8 +29,9 @@ left, right = st.columns([1, 1] if presenter else [3, 2])
 with left:
     st.markdown(
         f"For the textbook example of lesson 1 (3 tokens, d_k = {trace.d_k}), these are the "
-        "weights: row i says how much query i takes from each key. Each row sums to 1 "
-        f"(largest deviation here: {np.max(np.abs(trace.weights.sum(axis=1) - 1)):.1e})."
+        "weights: row i says how much query i takes from each key. Each row sums to 1: "
+        "the largest deviation here is "
+        f"{difference_text(np.max(np.abs(trace.weights.sum(axis=1) - 1)), rounding=True)}."
     )
 with right:
     show_figure(
@@ -70,7 +72,7 @@ WHAT = {
                  "sliding window with attention sinks, and FlashAttention's online softmax.",
 }
 for number, script, name, title in lessons():
-    st.page_link(script, label=nav_label(number, title), icon=":material/school:")
+    st.page_link(script, label=nav_label(number, title))
     if name in WHAT:
         st.caption(WHAT[name])
 

@@ -22,7 +22,7 @@ from pages.ui.layout import (
     show_figure,
 )
 from pages.ui.live import keep
-from pages.ui.numbers import number_text
+from pages.ui.numbers import difference_text
 from pages.ui.tables import (
     downloads,
     editor_key,
@@ -330,8 +330,9 @@ def softmax_onwards(inputs: dict, problems: dict, tokens: list[str], v_cols: lis
             st.caption("These scores are large, so each row's maximum m was subtracted "
                        "before exp to avoid overflow: e^(s−m) / Σ e^(s−m) gives the same "
                        "weights.")
-        st.markdown(f"Every row of weights sums to 1 (largest deviation "
-                    f"{number_text(np.max(np.abs(trace.weights.sum(axis=1) - 1)), 1)}).")
+        deviation = np.max(np.abs(trace.weights.sum(axis=1) - 1))
+        st.markdown(f"Every row of weights sums to 1: the largest deviation is "
+                    f"{difference_text(deviation, rounding=True)}.")
 
     st.header("Step 4 · Weighted sum of the values")
     left, right = st.columns([2, 3])

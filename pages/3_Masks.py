@@ -25,6 +25,7 @@ from pages.ui.layout import (
     show_figure,
 )
 from pages.ui.live import lesson_downloads, offer_downloads
+from pages.ui.numbers import difference_text
 from pages.ui.tables import editor_key
 
 MAX_SENTENCES = 4
@@ -113,7 +114,7 @@ def leakage(real: list[str], w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray) 
     st.markdown(
         f"Changing token {leak.position + 1} to “{md_escape(swap_tokens[0])}”: under the "
         f"causal mask the largest change at earlier positions is "
-        f"**{np.max(earlier, initial=0.0)}** (exactly 0); without the mask it is "
+        f"**{difference_text(np.max(earlier, initial=0.0))}**; without the mask it is "
         f"{np.max(leak.diff_unmasked[:leak.position], initial=0.0):.3g}."
     )
 
@@ -237,12 +238,15 @@ def lesson(results: dict) -> None:
                     "boolean matrix, and combining masks is a logical AND.")
     if kind == "custom":
         st.markdown("Tick the cells that may be attended to (the default is causal):")
+        # pandas' nullable "boolean", not NumPy's bool: a cell the student empties comes
+        # back as None, which a bool column can hold only by changing its type (pandas
+        # warns of that in the server's log on every such edit).
         grid = pd.DataFrame(causal, columns=[f"{t + 1}" for t in range(T)],
-                            index=[f"{t + 1}" for t in range(T)])
+                            index=[f"{t + 1}" for t in range(T)]).astype("boolean")
         edited = st.data_editor(grid, key=editor_key("mk_custom", T), num_rows="fixed",
                                 column_config={c: st.column_config.CheckboxColumn(c)
                                                for c in grid.columns})
-        custom = edited.eq(True).to_numpy()  # an emptied cell (None or NaN) is not ticked
+        custom = edited.eq(True).fillna(False).to_numpy(dtype=bool)  # emptied: not ticked
     else:
         custom = causal
     chosen = {
@@ -280,7 +284,7 @@ def lesson(results: dict) -> None:
     masked_values = trace.weights[~mask]
     st.markdown(
         f"**Masked weights:** {masked_values.size} cells, the largest is "
-        f"{np.max(masked_values, initial=0.0)} (exactly 0). **Row sums:** "
+        f"{difference_text(np.max(masked_values, initial=0.0))}. **Row sums:** "
         f"{', '.join(f'{s:.6f}' for s in sums)}."
     )
     blocked = np.flatnonzero(trace.fully_masked)

@@ -22,6 +22,7 @@ from pages.ui.layout import (
     show_figure,
 )
 from pages.ui.live import lesson_downloads, offer_downloads
+from pages.ui.numbers import difference_text
 
 MAX_TOKENS = 24
 MAX_SHOWN_HEADS = 16  # heatmaps drawn; statistics cover every head
@@ -91,9 +92,9 @@ def shapes_and_slices(number: int, x: np.ndarray, params: mh.MultiHeadParams,
     wq_h, wk_h, wv_h = params.head_weights(head)
     st.markdown(
         f"Head {head + 1} owns columns {head * d_k + 1} to {(head + 1) * d_k} of W_Q, W_K and "
-        f"W_V: W_Qʰ, W_Kʰ, W_Vʰ are ({d_model}, {d_k}) slices. Its queries X W_Qʰ equal the "
-        f"head's slice of Q exactly (largest difference "
-        f"{np.max(np.abs(x @ wq_h - trace.heads.q[head])):.1e})."
+        f"W_V: W_Qʰ, W_Kʰ, W_Vʰ are ({d_model}, {d_k}) slices. Its queries X W_Qʰ are the "
+        f"head's slice of Q: the largest difference is "
+        f"{difference_text(np.max(np.abs(x @ wq_h - trace.heads.q[head])), rounding=True)}."
     )
     # One matrix at a time: the three slices look alike (random numbers); what matters is
     # which columns the head owns, the same for all three.

@@ -21,6 +21,7 @@ from pages.ui.layout import (
     show_figure,
 )
 from pages.ui.live import keep, lesson_downloads, offer_downloads
+from pages.ui.numbers import difference_text
 
 BASES = [100, 300, 1000, 3000, 10000, 30000, 100000]
 MAX_TOKENS = 24
@@ -178,7 +179,7 @@ def shift_section(pe: np.ndarray, base: float, results: dict) -> None:
         st.latex(r"PE(p + k) = R_k\, PE(p)\quad\text{for every } p")
         st.markdown(f"R_k is block diagonal: one 2×2 rotation by k·ωᵢ per pair, the same for "
                     f"every position. Checked on all {max(T - k, 0)} positions: the largest "
-                    f"error is **{err:.1e}** (rounding).")
+                    f"error is **{difference_text(err, rounding=True)}**.")
     for name, value in (("offset", k), ("rotation", R), ("shift_error", err)):
         keep(results, name, value)
 
@@ -210,9 +211,10 @@ def shuffle_section(d: int, base: float, results: dict) -> None:
                           columns=[f"{p + 1}" for p in range(n)]))
     st.markdown(
         f"Shuffle the tokens, run self-attention, and un-shuffle the outputs. **Without** "
-        f"positional encodings the outputs match the original ones up to rounding (largest "
-        f"difference {perm_test.diff_without:.1e}): attention is permutation-equivariant, "
-        f"it sees a bag of words. **With** sinusoidal encodings added they differ by up to "
+        f"positional encodings the outputs match the original ones (largest difference "
+        f"{difference_text(perm_test.diff_without, rounding=True)}): attention is "
+        f"permutation-equivariant, it sees a bag of words. **With** sinusoidal encodings "
+        f"added they differ by up to "
         f"{perm_test.diff_with:.3f}: the order now matters."
     )
     keep(results, "permutation", {"perm": perm_test.perm, "diff_without": perm_test.diff_without,
@@ -338,10 +340,11 @@ def lesson(results: dict) -> None:
     norms = np.linalg.norm(pe, axis=1)
     similarity_section(figures, (
         f"PE(p)·PE(q) = Σᵢ cos((p − q)ωᵢ): it depends on p − q only, so the matrix is constant "
-        f"along every diagonal (largest spread along a diagonal: {pos.offset_spread(sim):.1e}). "
+        f"along every diagonal (largest spread along a diagonal: "
+        f"{difference_text(pos.offset_spread(sim), rounding=True)}). "
         f"Every PE(p) has the same length, √(d_model / 2) = {norms.min():.3g} (largest "
-        f"difference {np.ptp(norms):.1e}): the cosine is PE · PEᵀ divided by "
-        f"{norms.min() ** 2:.3g}, with the same diagonals."))
+        f"difference {difference_text(np.ptp(norms), rounding=True)}): the cosine is PE · PEᵀ "
+        f"divided by {norms.min() ** 2:.3g}, with the same diagonals."))
 
     shift_section(pe, base, results)
     shuffle_section(d, base, results)
@@ -374,7 +377,7 @@ def lesson(results: dict) -> None:
                                    y_title="query position m", font_size=font - 2),
                     key="pe_fig_rope")
         st.caption(f"The score depends on m − n only (largest spread along a diagonal: "
-                   f"{pos.offset_spread(rope_scores):.1e}).")
+                   f"{difference_text(pos.offset_spread(rope_scores), rounding=True)}).")
     with c2:
         alibi_figure(small, results)
 

@@ -22,6 +22,7 @@ from pages.ui.layout import (
     show_figure,
 )
 from pages.ui.live import keep
+from pages.ui.numbers import difference_text
 from pages.ui.tables import downloads
 
 MAX_TOKENS = 20
@@ -240,8 +241,8 @@ def local_and_hard_sections(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqPar
     with left:
         st.markdown(f"At step {t + 1}, **soft**: c = Σ α_s h_s, a blend of all {S} states. "
                     f"**Hard**: pick one position, here the argmax, “{md_escape(src[chosen])}”, "
-                    f"and c is exactly h_{chosen + 1} (difference "
-                    f"{np.max(np.abs(hard_context - h[chosen])):.1f}).")
+                    f"and c is h_{chosen + 1} (largest difference "
+                    f"{difference_text(np.max(np.abs(hard_context - h[chosen])))}).")
         grads = pd.DataFrame({"soft ‖dc/ds_j‖": soft_grad, "hard ‖dc/ds_j‖": hard_grad},
                              index=[f"{j + 1}: {w}" for j, w in enumerate(src)])
         # a static table: this section reruns with the window's controls, and a data grid

@@ -20,6 +20,7 @@ from pages.ui.layout import (
     show_figure,
 )
 from pages.ui.live import keep, lesson_downloads, offer_downloads
+from pages.ui.numbers import difference_text
 
 LENGTHS = (64, 128, 256, 512, 1024, 2048)
 CHUNK_N = 512  # sequence length of the chunking experiment
@@ -175,7 +176,7 @@ def chunk_section(heads: int, d_k: int, results: dict) -> None:
     c1, c2, c3 = st.columns(3)
     c1.metric("Peak memory, all rows", f"{cx.full_peak_bytes / MIB:.1f} MiB")
     c2.metric(f"Peak memory, {chunk} rows at a time", f"{cx.chunk_peak_bytes / MIB:.1f} MiB")
-    c3.metric("Largest difference in the output", f"{cx.max_difference:.1e}")
+    c3.metric("Largest difference in the output", difference_text(cx.max_difference))
     st.markdown(f"n = {CHUNK_N}, H = {heads}: the full call holds H·n² = "
                 f"{heads * CHUNK_N**2:,} weights; a chunk holds H·chunk·n = "
                 f"{heads * chunk * CHUNK_N:,}. Each row's softmax needs only that row's "
@@ -243,7 +244,8 @@ def lesson(results: dict) -> None:
         "largest difference": [here.max_difference, many.max_difference],
     })
     st.table(loop_table.style.format({"loop over heads (ms)": "{:.3g}", "vectorised (ms)": "{:.3g}",
-                                      "largest difference": "{:.1e}"}).hide(axis="index"))
+                                      "largest difference": difference_text})
+             .hide(axis="index"))
     st.markdown(
         "The loop pays a fixed Python cost for each head; one vectorised call pays it once. "
         "With a few large heads the matrix products dominate and both do the same arithmetic, "

@@ -168,9 +168,20 @@ def curves_chart(runs: dict, key: str, title: str) -> None:
 
 
 def checkpoint_slider(run, key: str) -> int:
-    """A slider over the checkpoints; returns the checkpoint's index."""
+    """A slider over the checkpoints, kept in the link; returns the checkpoint's index.
+
+    It opens at the last checkpoint, and goes back there when a new run has other
+    checkpoints (another number of steps): the end of the training just asked for. A
+    kept step would otherwise stay, and as the default (the last step) moved, the link
+    would no longer say which step is shown."""
     steps = [int(s) for s in run.checkpoints]
-    step = st.select_slider("Checkpoint (training step)", steps, value=steps[-1], key=key)
+    default = {"value": steps[-1]}
+    drawn_with = f"_{key}_steps"
+    if key in st.session_state and st.session_state.get(drawn_with, steps) != steps:
+        st.session_state[key] = steps[-1]
+        default = {}  # a widget whose state was just set takes no default in that run
+    st.session_state[drawn_with] = steps
+    step = st.select_slider("Checkpoint (training step)", steps, key=key, **default, **URL)
     return steps.index(int(step))
 
 

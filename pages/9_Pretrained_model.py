@@ -29,6 +29,7 @@ from pages.ui.layout import (
     show_error,
     show_figure,
 )
+from pages.ui.numbers import difference_text
 from pages.ui.tables import scrolled_table, to_csv
 
 PAGE_MAX_TOKENS = 64  # WordPieces read here ([CLS] and [SEP] included); the core allows 256
@@ -197,15 +198,16 @@ def head_by_hand(trace: pt.PretrainedTrace, l: int, h: int, presenter: bool) -> 
     st.latex(rf"w = \frac{{e^{{\tilde s - m}}}}{{\sum_{{j'}} e^{{\tilde s_{{j'}} - m}}}} = "
              rf"\frac{{{tex(exps[j])}}}{{{tex(exps.sum())}}} = "
              rf"{tex(exps[j] / exps.sum())}\quad (m = {tex(shift)},\ \text{{the row maximum}})")
+    by_hand = abs(exps[j] / exps.sum() - w[i, j])
+    lesson_1 = np.max(np.abs(scaled_dot_product_attention(q, k, v).weights - w))
     st.markdown(f"The model's own weight is {w[i, j]:.6f} (difference "
-                f"{abs(exps[j] / exps.sum() - w[i, j]):.1e}). Lesson 1's attention function on "
-                "this head's q, k, v gives the same weights (largest difference "
-                f"{np.max(np.abs(scaled_dot_product_attention(q, k, v).weights - w)):.1e}).")
+                f"{difference_text(by_hand)}). Lesson 1's attention function on this head's "
+                f"q, k, v gives the same weights (largest difference {difference_text(lesson_1)}).")
     out = (exps / exps.sum()) @ v  # (d_k,)
     st.latex(r"o = \sum_j w_j\, v_j = \begin{bmatrix}" + " & ".join(num(x, 3) for x in out[:4])
              + rf" & \cdots & {num(out[-1], 3)}\end{{bmatrix}}\quad ({d_k}\text{{ numbers}})")
-    st.markdown(f"The head's output for row {query} differs from the model's by at most "
-                f"{np.max(np.abs(out - trace.head_outputs[l, h, i])):.1e}.")
+    st.markdown(f"The head's output for row {query} against the model's: largest difference "
+                f"{difference_text(np.max(np.abs(out - trace.head_outputs[l, h, i])))}.")
     if not presenter:
         c1, c2 = st.columns(2)
         with c1:
@@ -360,8 +362,8 @@ def layer_norm_view(trace: pt.PretrainedTrace, model: pt.MiniLM, font: int) -> N
                 "LayerNorm (the residual sum x + attention):")
     st.latex(rf"\mu = {tex(mu)},\ \sigma^2 = {tex(var)} \;\to\; z = \frac{{x - \mu}}"
              rf"{{\sqrt{{\sigma^2 + \epsilon}}}} \;\to\; y = \gamma \odot z + \beta")
-    st.markdown(f"z has mean {z.mean():.1g} (0 up to rounding) and variance {z.var():.6f}; "
-                f"ε = {cfg.layer_norm_eps:g} only guards against dividing by 0.")
+    st.markdown(f"z has mean {difference_text(z.mean(), 1, rounding=True)} and variance "
+                f"{z.var():.6f}; ε = {cfg.layer_norm_eps:g} only guards against dividing by 0.")
     shown_dims = 48  # of 384: enough to see the shift and the rescaling, few enough to read
     show_figure(line_chart(np.arange(1, shown_dims + 1), {
         "x: residual sum (input)": x[:shown_dims], "z: mean 0, variance 1": z[:shown_dims],
@@ -369,8 +371,8 @@ def layer_norm_view(trace: pt.PretrainedTrace, model: pt.MiniLM, font: int) -> N
         title=f"One token's first {shown_dims} of {cfg.d_model} numbers, before and after "
               "LayerNorm",
         x_title="dimension", y_title="value", font_size=font, height=340), key="pre_fig_ln")
-    st.caption(f"The model's own output differs from γ z + β by at most "
-               f"{np.max(np.abs(gamma * z + beta - y)):.1e}.")
+    st.caption(f"The model's own output against γ z + β: largest difference "
+               f"{difference_text(np.max(np.abs(gamma * z + beta - y)))}.")
 
 
 layer_norm_view(trace, model, font)

@@ -17,9 +17,12 @@ def seed_input(container, key: str, label: str = "Seed", **kwargs) -> int:
 
     It is a float input shown without decimals: Streamlit 1.67's integer input raises
     OverflowError when a link carries ``inf`` for it, whereas its float input falls
-    back to the default for any value that is not finite or out of range.
+    back to the default for any value that is not finite or out of range. Its default,
+    0, is the minimum, given as such: a seed a button sets (lesson 8's "Train again")
+    would otherwise make Streamlit log a warning with a stack trace, as for a widget
+    given both a default and a value set through session state.
     """
-    value = container.number_input(label, min_value=0.0, max_value=float(MAX_SEED), value=0.0,
+    value = container.number_input(label, min_value=0.0, max_value=float(MAX_SEED), value="min",
                                    step=1.0, format="%.0f", key=key, **URL, **kwargs)
     return int(round(value))
 

@@ -28,7 +28,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.colors import get_colorscale
 
-from .labels import plotly_safe, unique_labels
+from .labels import plotly_safe, split_occurrence, unique_labels
 from .numbers import cell_number
 
 MAX_CELLS = 64  # per side, on the wire
@@ -185,9 +185,10 @@ ALL_LABELS_UP_TO = 32  # categories per axis for which every label is drawn
 
 
 def _abbreviate(label: str, limit: int = LABEL_CHARS) -> str:
-    """A label (already made Plotly-safe) cut to ``limit`` characters as read."""
-    raw = html.unescape(label)
-    return label if len(raw) <= limit else plotly_safe(raw[:limit - 1] + "…")
+    """A label (already made Plotly-safe) cut to ``limit`` characters as read, not
+    counting a repeated token's occurrence mark, which is kept: "extraordi… (2nd)"."""
+    token, mark = split_occurrence(html.unescape(label))
+    return label if len(token) <= limit else plotly_safe(token[:limit - 1] + "…" + mark)
 
 
 def _top_to_bottom(n: int) -> dict:

@@ -108,15 +108,30 @@ def nav_label(number: int, title: str) -> str:
     return f"{number} · {title}"
 
 
+# The address of the home page in a link, relative as Streamlit writes the lessons' own
+# ("Masks"): from any page of the app it leads to the app's root.
+HOME_HREF = "./"
+
+
 def _navigation() -> None:
     """Our own page list (Streamlit's is hidden in .streamlit/config.toml): "Home", then
-    the lessons numbered."""
-    from streamlit.errors import StreamlitPageNotFoundError
+    the lessons numbered. No icons: a Material icon is drawn from its name, which is text
+    in the link ("home Home" when copied or read by a browser)."""
+    from streamlit.elements.lib.layout_utils import create_layout_config
+    from streamlit.proto.PageLink_pb2 import PageLink
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-    try:
-        st.page_link(HOME_SCRIPT, label="Home", icon=":material/home:")
-    except StreamlitPageNotFoundError:
+    ctx = get_script_run_ctx()
+    if ctx is None or Path(ctx.main_script_path).name != HOME_SCRIPT:
         return  # a script run on its own (a test from a string): no app pages to link
+    # st.page_link to the main script writes its URL path, "", as the link's address,
+    # and a browser resolves "" to the page it is on: "Home" opened in a new tab or
+    # copied gave the lesson. So this one link is the element st.page_link would send,
+    # with the home page's own address (private Streamlit API: the page tier's
+    # test_links_lead_where_they_say checks it).
+    home = PageLink(page=HOME_HREF, label="Home",
+                    page_script_hash=ctx.pages_manager.main_script_hash)
+    st.sidebar._enqueue("page_link", home, layout_config=create_layout_config(width="stretch"))
     for number, script, _, title in lessons():
         st.page_link(script, label=nav_label(number, title))
 

@@ -3,7 +3,9 @@
 A number is written with a fixed number of decimals while it fits (|x| < 10⁶); larger
 numbers, and nonzero numbers that would round to zero, switch to scientific notation
 with as many decimals in the mantissa, so nothing is clipped or shown as a false 0.
-Zero is never written with a minus sign.
+Zero is never written with a minus sign. A difference, deviation or error that shows
+that two computations agree is written by :func:`difference_text`: "exactly 0", or the
+small number it is in scientific notation, never a rounded 0.
 """
 
 from __future__ import annotations
@@ -40,7 +42,33 @@ def number_text(x: float, decimals: int) -> str:
     if math.isinf(x):
         return "−∞" if x < 0 else "∞"
     mantissa, exponent = number_parts(x, decimals)
-    return mantissa if exponent is None else f"{mantissa}×10{str(exponent).translate(_SUPERSCRIPT)}"
+    return mantissa if exponent is None else _times_power(mantissa, exponent)
+
+
+def _times_power(mantissa: str, exponent: int) -> str:
+    return f"{mantissa}×10{str(exponent).translate(_SUPERSCRIPT)}"
+
+
+def difference_text(x: float, digits: int = 2, *, rounding: bool = False) -> str:
+    """A difference, deviation or error, as plain text: ``exactly 0`` when it is exactly
+    zero, otherwise in scientific notation with ``digits`` significant digits, however
+    small (``4.0×10⁻⁹``, never a rounded ``0``). With ``rounding=True`` a nonzero value
+    is followed by " (rounding)", for a page that says why it is not 0.
+
+    >>> difference_text(0.0), difference_text(-0.0)
+    ('exactly 0', 'exactly 0')
+    >>> difference_text(4e-9), difference_text(-1.386e-15, 3)
+    ('4.0×10⁻⁹', '-1.39×10⁻¹⁵')
+    >>> difference_text(2.2e-16, rounding=True)
+    '2.2×10⁻¹⁶ (rounding)'
+    """
+    x = float(x)
+    if x == 0:
+        return "exactly 0"
+    if not math.isfinite(x):
+        return number_text(x, digits)
+    mantissa, exponent = f"{x:.{max(digits, 1) - 1}e}".split("e")
+    return _times_power(mantissa, int(exponent)) + (" (rounding)" if rounding else "")
 
 
 def number_latex(x: float, decimals: int) -> str:

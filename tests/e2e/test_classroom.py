@@ -18,7 +18,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from test_exports import CHECKS as EXPORT_CHECKS
 from test_pages import (
@@ -30,6 +30,8 @@ from test_pages import (
     _shot_name,
     _wait_idle,
 )
+
+from pages.ui.layout import lessons, nav_label
 
 pytestmark = pytest.mark.e2e
 
@@ -184,10 +186,13 @@ CONTROLS["Attention_that_learns"] = {
     "controls": [
         Ctl("learn_sent_text", "the movie was not bad", "text", "A sentence from the vocabulary",
             "the movie was not bad", "the acting was not very good"),
+        # the first checkpoint slider on the page: the sentiment run's, whose 300 default
+        # steps are checkpointed every 15 (attncore.train.run.checkpoint_steps)
+        Ctl("learn_sent_checkpoint", "105", "slider", "Checkpoint (training step)", "105",
+            "300"),
     ],
-    # Its sliders pick checkpoints of a run already shown, so the move is the presenter
-    # switch, as on the home page.
-    "move": Move("switch", "Presenter mode", "click", "presenter", None),
+    "move": Move("slider", "Checkpoint (training step)", "ArrowRight", "learn_sent_checkpoint",
+                 "120"),
     "nonsense": {"learn_sentiment_steps": "inf",
                  "learn_induction_seed": "-1", "learn_sent_example": "99", "zzz": "1"},
 }
@@ -459,6 +464,32 @@ def test_values_survive_sidebar_navigation(page: Page, streamlit_server):
     query = _query(page)
     assert query.get("sc_nkeys") == ["17"] and query.get("sc_dk") == ["128"], (
         f"the link no longer holds the kept values: {page.url}")
+
+
+def test_home_opens_in_a_new_tab_from_a_lesson(page: Page, streamlit_server):
+    """"Home" in the sidebar of a lesson, middle-clicked as a teacher opens a tab for later:
+    the new tab is the home page (its address used to be empty: the lesson again). Every
+    link, there and on the home page's list of lessons, reads as its label alone."""
+    mark = streamlit_server.log_mark()
+    _open(page, streamlit_server.url, "Masks", "mk_mask=causal")
+    _open_sidebar(page)
+    links = page.locator(NAV_LINKS)
+    labels = ["Home"] + [nav_label(number, title) for number, *_, title in lessons()]
+    with page.context.expect_page() as opened:
+        links.filter(has_text="Home").click(button="middle")
+    tab = opened.value
+    try:
+        tab.locator(f"{MAIN} h1").first.wait_for()
+        assert urlsplit(tab.url).path == "/", tab.url
+        assert tab.locator(f"{MAIN} h1").first.inner_text() == "Attention Lab"
+        lesson_links = tab.locator(f'{MAIN} [data-testid="stPageLink-NavLink"]')
+        expect(lesson_links).to_have_count(len(labels) - 1)  # the home page is drawn
+        assert [t.strip() for t in lesson_links.all_inner_texts()] == labels[1:]
+        _assert_no_error(tab, "home opened in a new tab", streamlit_server, mark)
+    finally:
+        tab.close()
+    assert urlsplit(page.url).path == "/Masks", f"the lesson's tab moved: {page.url}"
+    assert [t.strip() for t in links.all_inner_texts()] == labels
 
 
 # --------------------------------------------------------------------------------------

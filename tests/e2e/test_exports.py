@@ -104,12 +104,14 @@ def _choose(page: Page, prefix: str, option: str, default: str) -> None:
 
 
 def _unique(labels: list[str]) -> list[str]:
-    """The app's rule for repeated labels: 'the', 'the (2)' (pages/ui/labels.py)."""
+    """The app's rule for repeated labels: 'the', 'the (2nd)', 'the (3rd)', marked by
+    which occurrence they are (pages/ui/labels.py); up to 20 occurrences, plenty here."""
     seen: dict[str, int] = {}
     out = []
     for label in labels:
-        seen[label] = seen.get(label, 0) + 1
-        out.append(label if seen[label] == 1 else f"{label} ({seen[label]})")
+        n = seen[label] = seen.get(label, 0) + 1
+        suffix = {2: "nd", 3: "rd"}.get(n, "th")
+        out.append(label if n == 1 else f"{label} ({n}{suffix})")
     return out
 
 
@@ -214,8 +216,8 @@ def _check_masks(page: Page) -> None:
     # By hand: query i may attend key j when j <= i (causal) and j is real (padding).
     i, j = np.indices((T, T))
     by_hand = ((j <= i) & (j < length)).astype(float)
-    assert table.rows == _unique(batch[b]) == ["A", "dog", "barked", "<pad>", "<pad> (2)",
-                                                "<pad> (3)"]
+    assert table.rows == _unique(batch[b]) == ["A", "dog", "barked", "<pad>", "<pad> (2nd)",
+                                                "<pad> (3rd)"]
     np.testing.assert_array_equal(table.values, by_hand)
     np.testing.assert_array_equal(_arr(trace["mask"]), by_hand)
     weights = _arr(trace["weights"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import functools
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -206,3 +207,18 @@ def chart_array(at: AppTest, key: str, field: str = "z", trace: int = 0) -> np.n
     if isinstance(shape, str):
         shape = [int(n) for n in shape.split(",")]
     return flat.reshape(shape) if shape else flat
+
+
+_SHOWN_NUMBER = re.compile(r"exactly 0|(-?\d+(?:\.\d+)?)(?:×10([⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))?")
+_DIGITS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+
+
+def shown_number(text: str) -> float:
+    """The first number in ``text`` as the pages write one (pages/ui/numbers.py):
+    ``0.401``, ``1.4×10⁻¹⁵``, ``exactly 0``; read by these rules, not by the page's code."""
+    match = _SHOWN_NUMBER.search(text)
+    assert match, f"no number in {text[:200]!r}"
+    if match.group(0) == "exactly 0":
+        return 0.0
+    mantissa, power = match.groups()
+    return float(mantissa) * 10.0 ** int(power.translate(_DIGITS)) if power else float(mantissa)

@@ -238,6 +238,15 @@ def test_every_token_label_is_drawn_and_long_ones_are_abbreviated() -> None:
     assert fig.data[0].x[-1] == "extraordinarily"  # the hover has the full text
 
 
+def test_an_abbreviated_repeat_keeps_its_occurrence_mark() -> None:
+    """Cut to 10 characters, "extraordinarily" and its second occurrence would read the
+    same on the axis; the mark is kept, and short marked labels are not cut at all."""
+    labels = ["extraordinarily", "extraordinarily", "<pad>", "<pad>"]
+    fig = figures.matrix_heatmap(np.zeros((4, 4)), labels, labels, title="W")
+    assert list(fig.layout.xaxis.ticktext) == [
+        "extraordi…", "extraordi… (2nd)", "&lt;pad&gt;", "&lt;pad&gt; (2nd)"]
+
+
 def test_grid_has_one_colour_bar_and_all_labels_on_every_panel() -> None:
     rng = np.random.default_rng(3)
     mats = [rng.dirichlet(np.ones(11), size=11) for _ in range(8)]

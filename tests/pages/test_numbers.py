@@ -67,3 +67,49 @@ def test_cell_numbers_bound_what_they_cannot_show(x, decimals, text):
     from pages.ui.numbers import cell_number
 
     assert cell_number(x, decimals) == text
+
+
+@pytest.mark.parametrize("x, text", [
+    (0.0, "exactly 0"),
+    (-0.0, "exactly 0"),              # never "-0" nor "0.0e+00"
+    (4e-9, "4.0×10⁻⁹"),               # tiny, never a rounded 0
+    (-2.220446049250313e-16, "-2.2×10⁻¹⁶"),
+    (5e-324, "4.9×10⁻³²⁴"),           # the smallest float64 above 0 is still not 0
+    (0.35, "3.5×10⁻¹"),
+])
+def test_a_difference_is_exactly_zero_or_written_in_full(x, text):
+    from pages.ui.numbers import difference_text
+
+    assert difference_text(x) == text
+
+
+def test_a_difference_names_rounding_only_when_it_is_not_zero():
+    from pages.ui.numbers import difference_text
+
+    assert difference_text(1.1102230246251565e-15, 3, rounding=True) == "1.11×10⁻¹⁵ (rounding)"
+    assert difference_text(0.0, rounding=True) == "exactly 0"
+    assert difference_text(float("nan")) == "nan"  # shown as it is, never as 0
+
+
+@pytest.mark.parametrize("tokens, labels", [
+    (["the", "cat", "sat", "on", "the", "mat"],
+     ["the", "cat", "sat", "on", "the (2nd)", "mat"]),
+    (["A", "dog", "<pad>", "<pad>", "<pad>", "<pad>"],
+     ["A", "dog", "<pad>", "<pad> (2nd)", "<pad> (3rd)", "<pad> (4th)"]),
+    (["7", "3", "7", "3", "7"], ["7", "3", "7 (2nd)", "3 (2nd)", "7 (3rd)"]),
+])
+def test_a_repeated_token_is_marked_by_its_occurrence_not_by_a_number(tokens, labels):
+    """"the (2)" reads as position 2; "the (2nd)" says which "the" it is."""
+    from pages.ui.labels import unique_labels
+
+    assert unique_labels(tokens) == labels
+
+
+def test_occurrence_marks_count_as_english_does_and_stay_distinct():
+    from pages.ui.labels import ordinal, unique_labels
+
+    assert [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111, 112)] == [
+        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd", "101st",
+        "111th", "112th"]
+    many = unique_labels(["x"] * 30 + ["x (2nd)"])  # a token typed to look like a mark
+    assert len(set(many)) == len(many) == 31

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import open_page
+from conftest import open_page, shown_number
 from streamlit.testing.v1 import AppTest
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "7_Cost.py")
@@ -54,7 +54,7 @@ def test_the_control_says_where_the_cap_stops_n():
 def test_chunked_output_difference_and_memory_on_the_page():
     at = run(cost_heads="2", cost_rounds="3")
     metrics = {m.label: m.value for m in at.metric}
-    assert float(metrics["Largest difference in the output"]) < 1e-12
+    assert shown_number(metrics["Largest difference in the output"]) < 1e-12
     full = float(metrics["Peak memory, all rows"].split()[0])
     chunk = float(metrics["Peak memory, 64 rows at a time"].split()[0])
     assert chunk < full / 2

@@ -3,6 +3,7 @@ test trains in about a second; the page's default runs are checked by the benchm
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,61 @@ def test_checkpoint_sliders_show_the_maps_of_their_step():
         "layer 1, head 1", "layer 1, head 2", "layer 2, head 1", "layer 2, head 2"]
     at.select_slider(key="learn_ind_checkpoint").set_value(0).run()
     assert chart_spec(at, "learn_fig_ind_heads_at")["layout"]["title"]["text"] == "Step 0"
+
+
+def test_a_link_reopens_the_checkpoint_a_teacher_showed():
+    """Every checkpoint slider is in the link, as every other control is: a link with a
+    step other than the last opens at that step, for each of the three tasks."""
+    steps = [int(s) for s in train_sentiment(SentimentConfig(model="self-attention",
+                                                             steps=20)).checkpoints]
+    align = [int(s) for s in train_alignment(AlignmentConfig(steps=15)).checkpoints]
+    shown, aligned = steps[len(steps) // 3], align[len(align) // 2]
+    assert shown != steps[-1] and aligned != align[-1]  # not the slider's default
+    at = open_page(PAGE, **FAST, learn_sent_checkpoint=str(shown),
+                   learn_align_checkpoint=str(aligned), learn_induction_steps="4",
+                   learn_ind_checkpoint="0")
+    assert at.select_slider(key="learn_sent_checkpoint").value == shown
+    title = chart_spec(at, "learn_fig_selfattn_0")["layout"]["title"]["text"]
+    assert title.endswith(f"step {shown}")
+    at.button(key="learn_alignment_train").click().run()
+    assert at.select_slider(key="learn_align_checkpoint").value == aligned
+    at.button(key="learn_induction_train").click().run()
+    assert chart_spec(at, "learn_fig_ind_heads_at")["layout"]["title"]["text"] == "Step 0"
+
+
+def test_a_run_with_other_steps_shows_its_own_end():
+    """The slider's default is the last step, so it moves with the steps: a kept step
+    would then no longer be in the link. A new number of steps shows the new end."""
+    at = open_page(PAGE, **FAST, learn_sent_checkpoint="5")
+    at.number_input(key="learn_sentiment_steps").set_value(40.0)
+    at.button(key="learn_sentiment_train").click().run()
+    assert_no_exception(at, "40 steps")
+    assert at.select_slider(key="learn_sent_checkpoint").value == 40
+
+
+@pytest.fixture
+def policy_warnings(monkeypatch) -> list[logging.LogRecord]:
+    """What Streamlit's widget checks log at WARNING or above during the test (a widget
+    given a default and a value set through session state logs its stack). Streamlit logs
+    that once per process, so the flag that says it did is reset first."""
+    from streamlit.elements.lib import policies
+
+    monkeypatch.setattr(policies, "_shown_default_value_warning", False)
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append
+    logger = logging.getLogger(policies.__name__)  # Streamlit's loggers do not propagate
+    logger.addHandler(handler)
+    yield records
+    logger.removeHandler(handler)
+
+
+def test_buttons_and_checkpoints_leave_the_server_log_clean(policy_warnings):
+    at = open_page(PAGE, **FAST)
+    at.button(key="learn_sentiment_again").click().run()  # sets the seed: 0 -> 1
+    assert at.number_input(key="learn_sentiment_seed").value == 1
+    assert [r.getMessage() for r in policy_warnings] == []
+    at.number_input(key="learn_sentiment_steps").set_value(40.0)
+    at.button(key="learn_sentiment_train").click().run()  # moves the checkpoint to 40
+    assert at.select_slider(key="learn_sent_checkpoint").value == 40
+    assert [r.getMessage() for r in policy_warnings] == []

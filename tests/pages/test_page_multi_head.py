@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,15 @@ def charts(at: AppTest) -> dict:
 
 def markdown(at: AppTest) -> str:
     return " ".join(m.value for m in at.markdown)
+
+
+def test_a_heads_queries_match_its_slice_of_q_in_words():
+    """An exact 0 reads "exactly 0", never "0.0e+00"; a rounding difference says so."""
+    text = markdown(run())
+    match = re.search(r"Its queries X W_Qʰ are the head's slice of Q: the largest difference "
+                      r"is (exactly 0|\d\.\d×10⁻[⁰¹²³⁴⁵⁶⁷⁸⁹]+ \(rounding\))\.", text)
+    assert match, text[:600]
+    assert "e+00" not in text
 
 
 def test_shapes_are_written_with_the_current_numbers():

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 from conftest import PRESENTER_KEY, app_scripts, assert_no_exception, run_page, script_id
-from streamlit.testing.v1.element_tree import Dataframe, Widget
+from streamlit.testing.v1.element_tree import Button, Dataframe, DownloadButton, Widget
 
 SCRIPTS = app_scripts()
 every_script = pytest.mark.parametrize("script", SCRIPTS, ids=[script_id(p) for p in SCRIPTS])
@@ -98,3 +99,30 @@ def test_pages_have_distinct_titles_and_prefixes() -> None:
     assert not same_title, f"pages show the same title: {same_title}"
     shared = {prefix: names for prefix, names in owners.items() if len(names) > 1}
     assert not shared, f"pages share a key prefix: {shared}"
+
+
+@every_script
+def test_every_control_is_in_the_link(script: Path) -> None:
+    """SPEC 3: every control is bound to the URL, so a teacher's link reopens the view.
+    Buttons act rather than hold a value; data editors keep their edits in the link
+    through pages.ui.tables.linked_editor, and are not Widgets here."""
+    at = run_page(script)
+    assert_no_exception(at, f"{script.name} at defaults")
+    unbound = [f"{describe(w)} ({w.key})" for w in at if isinstance(w, Widget)
+               and not isinstance(w, (Button, DownloadButton)) and not w.proto.query_param_key]
+    assert not unbound, f"{script.name}: controls not in the link: {unbound}"
+
+
+# An exact zero in programmer's notation ("0.0e+00", "-0e-00"): it reads as a rounded
+# number, where the page means 0 exactly.
+ZERO_IN_E_NOTATION = re.compile(r"(?<![\d.])-?0(?:\.0+)?e[+-]?0+(?!\d)")
+
+
+@every_script
+def test_no_exact_zero_is_written_as_0e00(script: Path) -> None:
+    at = run_page(script)
+    assert_no_exception(at, f"{script.name} at defaults")
+    texts = [e.value for kind in ("markdown", "caption", "info", "success", "warning")
+             for e in getattr(at, kind)] + [str(m.value) for m in at.metric]
+    found = [t for t in texts if ZERO_IN_E_NOTATION.search(t)]
+    assert not found, f"{script.name} writes an exact 0 as e-notation: {found}"
