@@ -24,7 +24,7 @@ from pages.ui.layout import (
     show_figure,
 )
 from pages.ui.lm import load_language_model, model_note, token_strip
-from pages.ui.numbers import number_text
+from pages.ui.numbers import difference_text, number_text
 from pages.ui.tables import to_csv
 
 PAGE_MAX_TOKENS = 96  # prompt tokens read here (chat template included); the core allows 256
@@ -273,7 +273,7 @@ def leakage(trace: lm.LMTrace, m: lm.SmolLM) -> None:
         f"Token {position} “{md_escape(tokens[p])}” becomes “{md_escape(other.tokens[p])}”. "
         f"The logits of positions 1 to {p} (all {p} × {cfg.vocab_size:,} of them) are "
         f"{'**identical, bit for bit**' if before else '**not identical**'} (largest "
-        f"difference {number_text(gap_before, 2) if gap_before else '0, exactly'}); from "
+        f"difference {difference_text(gap_before)}); from "
         f"position {position} on they change by up to {gap_after:.3g}.")
     if not before:
         st.error("An earlier position changed: the mask leaks. This is a bug; please "
@@ -425,9 +425,10 @@ def head_by_hand(trace: lm.LMTrace, m: lm.SmolLM, presenter: bool) -> None:
              rf"\frac{{{num(exps[j], 4)}}}{{{num(exps.sum(), 4)}}} = {num(weight, 4)}")
     model_w = float(trace.attentions[l, h, i, j])
     st.markdown(
-        f"The model's own weight: {model_w:.6f} (difference {abs(weight - model_w):.1e}: the "
-        f"model computes in float32, this page in float64). The rotated pair matches the "
-        f"model's q and k to {check:.1e}.")
+        f"The model's own weight: {model_w:.6f} (difference "
+        f"{difference_text(weight - model_w)}: the model computes in float32, this page in "
+        f"float64). The rotated pair matches the model's q and k to "
+        f"{difference_text(check)}.")
     if not presenter:
         st.markdown(f"Every key of row {query}:")
         st.table(pd.DataFrame({"j": np.arange(1, i + 2), "key": tokens[: i + 1],
@@ -488,9 +489,12 @@ if not presenter:
     practice_questions("lm", [
         {"q": f"This model has {H} query heads and {KV} key/value heads. How many query "
               "heads read each key/value head?", "value": float(cfg.group), "tol": 0.01,
-         "a": f"{H} / {KV} = {cfg.group}."},
+         "a": f"{H} / {KV} = {cfg.group}: query heads 1–{cfg.group} read key/value head 1, "
+              f"the next {cfg.group} head 2, and so on."},
         {"q": f"By what number does each head divide its scores (head size {d_k})?",
-         "value": float(np.sqrt(d_k)), "tol": 1e-3, "a": f"√{d_k} = {np.sqrt(d_k):g}."},
+         "value": float(np.sqrt(d_k)), "tol": 1e-3,
+         "a": f"√d_k = √{d_k} = {np.sqrt(d_k):g}, so that q·k keeps a variance near 1 "
+              "(lesson 2)."},
         {"q": "Why can changing the last token of a prompt not change the logits at any "
               "earlier position?",
          "a": "Each position's query may only look at keys at or before it (causal mask), and "

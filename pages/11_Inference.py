@@ -22,7 +22,7 @@ from pages.ui.layout import (
     show_figure,
 )
 from pages.ui.lm import load_language_model, measured, model_note
-from pages.ui.numbers import number_text
+from pages.ui.numbers import difference_text, number_text
 from pages.ui.tables import scrolled_table, to_csv, to_json
 
 DEFAULT_PROMPT = "The capital of France is"
@@ -98,7 +98,7 @@ def kv_cache(presenter: bool, font: int) -> None:
         f"Written with the cache: **{md_escape(written)}**. Without it: "
         + ("**the same tokens**" if result.same_tokens else "**other tokens**")
         + f" (the largest difference of any logit over the {steps} steps: "
-        f"{number_text(result.max_logit_diff, 2)}; the two orders of float32 sums differ "
+        f"{difference_text(result.max_logit_diff)}; the two orders of float32 sums differ "
         "by rounding only).")
     st.latex(rf"2 \cdot L \cdot n_{{KV}} \cdot d_k \cdot T \cdot b = 2 \cdot {L} \cdot {KV} "
              rf"\cdot {d_k} \cdot {tokens_held} \cdot 4 = {formula:,}\ \text{{bytes}}")
@@ -443,9 +443,9 @@ def online_softmax(presenter: bool, font: int) -> None:
              r"\text{output} = o / \ell")
     st.markdown(
         f"The tiled result against plain attention, both in float64: largest difference "
-        f"{number_text(gap, 2) if gap else '0, exactly'} over all {T} × {d_k} outputs (the "
+        f"{difference_text(gap)} over all {T} × {d_k} outputs (the "
         f"same sums in another order). Against the model's own float32 weights times v: "
-        f"{number_text(float(np.max(np.abs(tiled.output - model_out))), 2)}.")
+        f"{difference_text(float(np.max(np.abs(tiled.output - model_out))))}.")
 
     st.subheader("Memory: the n × n matrix never exists")
     sram_kb = st.slider("On-chip memory M (KB) for the paper's count", 16, 256, 100, 4,
@@ -477,7 +477,7 @@ def online_softmax(presenter: bool, font: int) -> None:
         st.markdown(
             f"At n = {memory.ns[-1]:,}: plain {memory.plain_peak[-1] / MIB:.1f} MiB, tiled "
             f"{memory.tiled_peak[-1] / MIB:.2f} MiB; largest difference of the outputs "
-            f"{number_text(memory.max_difference, 1)}. Time, tiled / plain, this run: "
+            f"{difference_text(memory.max_difference)}. Time, tiled / plain, this run: "
             + ", ".join(f"n = {n}: {r:.2f}" for n, r in zip(memory.ns, ratio, strict=True))
             + ".")
     st.markdown(
@@ -518,7 +518,9 @@ if not presenter:
               f"layers, {KV} KV heads of {d_k})?", "value": float(2 * L * KV * d_k * 4),
          "tol": 0.5, "a": f"2 · {L} · {KV} · {d_k} · 4 = {2 * L * KV * d_k * 4:,} bytes."},
         {"q": f"With {H} KV heads instead of {KV}, how many times larger would the cache be?",
-         "value": float(H // KV), "tol": 0.01, "a": f"{H} / {KV} = {H // KV}."},
+         "value": float(H // KV), "tol": 0.01,
+         "a": f"{H} / {KV} = {H // KV}: the cache holds one key and one value vector per KV "
+              "head, layer and token."},
         {"q": "Why does the online softmax multiply its running sum by e^(m − m′)?",
          "a": "The terms so far were computed as e^(s − m) with the old maximum m; a new "
               "maximum m′ needs them as e^(s − m′) = e^(s − m) · e^(m − m′). The factor "
