@@ -71,7 +71,7 @@ def kv_cache(presenter: bool, font: int) -> None:
     """Greedy generation with and without the cache: same tokens, bytes held, time."""
     c1, c2 = st.columns([3, 1])
     prompt = c1.text_input("Prompt", DEFAULT_PROMPT, key="inf_prompt", max_chars=300, **URL)
-    steps = c2.slider("New tokens", 2, MAX_STEPS, 12, key="inf_steps", **URL)
+    steps = c2.slider("New tokens", 2, MAX_STEPS, 8, key="inf_steps", **URL)
     if not prompt.strip():
         st.info("Type a prompt to write from.")
         return

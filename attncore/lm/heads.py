@@ -13,6 +13,7 @@ that the model's copying goes through them.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -167,8 +168,18 @@ def induction_test(seed: int = 0, segment: int = 25, sequences: int = 3, n_top: 
     L, H = m.config.n_layers, m.config.n_heads
     n_top = whole_number(n_top, "n_top", 1, L * H)
     draws = whole_number(draws, "draws", 1, 16)
+    return _induction_test(seed, segment, sequences, n_top, draws)
+
+
+# Six passes through the model (a few seconds): a server keeps the last results, as
+# run() keeps its traces. The arrays are read-only, as every caller shares them.
+@functools.lru_cache(maxsize=16)
+def _induction_test(seed: int, segment: int, sequences: int, n_top: int, draws: int
+                    ) -> InductionTest:
+    m = model()
+    L, H = m.config.n_layers, m.config.n_heads
     ids = repeated_tokens(m, seed, segment, sequences)
-    clean = forward(m, ids, record=True, keep_cache=False)
+    clean = forward(m, ids, record=("weights", "hidden_states"), keep_cache=False)
     attentions = clean.record["weights"]  # (S, L, H, 2P, 2P)
     scores = induction_scores(attentions, segment)
     order = np.argsort(-scores, axis=None, kind="stable")[:n_top]
@@ -183,9 +194,14 @@ def induction_test(seed: int = 0, segment: int = 25, sequences: int = 3, n_top: 
     rng = np.random.default_rng([seed, 1])  # its own stream: not the segments' draws
     random_sets = [random_heads(rng, top, H) for _ in range(draws)]
     return InductionTest(
-        seed=seed, segment=segment, ids=ids, scores=scores, top_heads=top,
-        random_draws=random_sets, losses=token_losses(clean.logits, ids),
-        losses_top_off=losses_with(top),
-        losses_random_off=np.stack([losses_with(s) for s in random_sets]),
-        best_attention=attentions[0, top[0][0], top[0][1]].copy(),
+        seed=seed, segment=segment, ids=_frozen(ids), scores=_frozen(scores), top_heads=top,
+        random_draws=random_sets, losses=_frozen(token_losses(clean.logits, ids)),
+        losses_top_off=_frozen(losses_with(top)),
+        losses_random_off=_frozen(np.stack([losses_with(s) for s in random_sets])),
+        best_attention=_frozen(attentions[0, top[0][0], top[0][1]].copy()),
     )
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a

@@ -20,6 +20,7 @@ Perplexity is e^(mean cross-entropy) of each next token, over the text's tokens 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -240,10 +241,20 @@ def window_perplexities(text: str, window: int, sinks: int, tokens: int = DEFAUL
     ids = text_ids(m, text, tokens)
     window = whole_number(window, "window", 1, MAX_TOKENS)
     sinks = whole_number(sinks, "sinks", 0, MAX_TOKENS)
-    T = ids.size
-    if shift and T > MAX_SHIFT_TOKENS:
+    if shift and ids.size > MAX_SHIFT_TOKENS:
         raise ValueError(f"where the first token's attention goes is measured on at most "
-                         f"{MAX_SHIFT_TOKENS} tokens; got {T}")
+                         f"{MAX_SHIFT_TOKENS} tokens; got {ids.size}")
+    return _window_perplexities(tuple(ids.tolist()), window, sinks, bool(shift))
+
+
+# Three passes over up to 1024 tokens: a server keeps the last results (perplexities are
+# the same every time); with ``shift`` each holds 3 · L · T² float32 weights (24 MB at 256).
+@functools.lru_cache(maxsize=8)
+def _window_perplexities(token_ids: tuple[int, ...], window: int, sinks: int, shift: bool
+                         ) -> WindowResult:
+    m = model()
+    ids = np.array(token_ids, dtype=np.int64)
+    T = ids.size
     dense, a_dense = _pass(m, ids, None, shift)
     plain, a_window = _pass(m, ids, sliding_window_mask(T, window), shift)
     kept, a_sinks = _pass(m, ids, sliding_window_mask(T, window, sinks=sinks), shift)
@@ -310,6 +321,13 @@ def merged_kv_perplexity(text: str, tokens: int = DEFAULT_TOKENS) -> MergedResul
     """Perplexity with the model's 3 KV heads, and with them averaged into one."""
     m = model()
     ids = text_ids(m, text, tokens)
+    return _merged_kv_perplexity(tuple(ids.tolist()))
+
+
+@functools.lru_cache(maxsize=8)
+def _merged_kv_perplexity(token_ids: tuple[int, ...]) -> MergedResult:
+    m = model()
+    ids = np.array(token_ids, dtype=np.int64)
     return MergedResult(tokens=int(ids.size), gqa=perplexity(m, ids),
                         merged=perplexity(m, ids, weights=merge_kv_heads(m.weights, m.config)))
 
