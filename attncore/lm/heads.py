@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import analysis
 from .._checks import whole_number
+from .._installed import read_only
 from .decoder import forward
 from .files import SmolLM, model
 
@@ -194,14 +195,9 @@ def _induction_test(seed: int, segment: int, sequences: int, n_top: int, draws: 
     rng = np.random.default_rng([seed, 1])  # its own stream: not the segments' draws
     random_sets = [random_heads(rng, top, H) for _ in range(draws)]
     return InductionTest(
-        seed=seed, segment=segment, ids=_frozen(ids), scores=_frozen(scores), top_heads=top,
-        random_draws=random_sets, losses=_frozen(token_losses(clean.logits, ids)),
-        losses_top_off=_frozen(losses_with(top)),
-        losses_random_off=_frozen(np.stack([losses_with(s) for s in random_sets])),
-        best_attention=_frozen(attentions[0, top[0][0], top[0][1]].copy()),
+        seed=seed, segment=segment, ids=read_only(ids), scores=read_only(scores), top_heads=top,
+        random_draws=random_sets, losses=read_only(token_losses(clean.logits, ids)),
+        losses_top_off=read_only(losses_with(top)),
+        losses_random_off=read_only(np.stack([losses_with(s) for s in random_sets])),
+        best_attention=read_only(attentions[0, top[0][0], top[0][1]].copy()),
     )
-
-
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a.flags.writeable = False
-    return a

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._checks import whole_number
+from .._installed import read_only
 from .decoder import forward
 from .files import LMConfig, SmolLM, model
 from .tokens import encode, pieces
@@ -78,12 +79,6 @@ class LMTrace:
         """Every array of the trace by name, for saving (``np.savez``)."""
         return {name: value for name, value in vars(self).items()
                 if isinstance(value, np.ndarray)}
-
-
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    a.flags.writeable = False
-    return a
 
 
 def as_ids(m: SmolLM, text_or_ids) -> tuple[str | None, np.ndarray]:
@@ -165,4 +160,4 @@ def _run(text: str | None, ids: tuple[int, ...], max_tokens: int,
     }
     return LMTrace(text=text, tokens=pieces(m, kept), truncated=n_tokens > max_tokens,
                    n_tokens=n_tokens, max_tokens=max_tokens, config=cfg,
-                   **{name: _frozen(a) for name, a in arrays.items()})
+                   **{name: read_only(a) for name, a in arrays.items()})

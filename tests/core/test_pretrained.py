@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attncore import _installed
 from attncore import pretrained as pt
 from attncore import pretrained_files as pf
 
@@ -78,12 +79,12 @@ def test_a_missing_package_names_the_install_command():
 
 
 def test_a_missing_package_is_reported_even_when_the_finder_looks_elsewhere(monkeypatch):
-    monkeypatch.setattr(pf.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(_installed.importlib.util, "find_spec", lambda name: None)
 
     def no_distribution(name):
-        raise pf.importlib.metadata.PackageNotFoundError(name)
+        raise _installed.importlib.metadata.PackageNotFoundError(name)
 
-    monkeypatch.setattr(pf.importlib.metadata, "distribution", no_distribution)
+    monkeypatch.setattr(_installed.importlib.metadata, "distribution", no_distribution)
     with pytest.raises(pf.ModelNotInstalledError, match="requirements-model.txt"):
         pf.locate_model_zip()
 
