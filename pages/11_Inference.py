@@ -88,11 +88,13 @@ def kv_cache(presenter: bool, font: int) -> None:
         "cache_bytes": result.cache_bytes, "cache_bytes_formula": result.cache_bytes_formula}
     held, formula = result.cache_bytes, result.cache_bytes_formula
     tokens_held = int(result.contexts[-1])
-    show_figure(line_chart(result.contexts, {
-        "without the cache (reads the whole text)": result.seconds_uncached_each * 1000,
-        "with the cache (reads one token)": result.seconds_cached_each * 1000},
-        title="Time of each step of this run", x_title="tokens read so far (context)",
-        y_title="ms", font_size=font, height=320), key="inf_fig_steps")
+    step_numbers = np.arange(1, steps + 1)
+    read_with = np.where(step_numbers == 1, result.prompt_tokens, 1)  # the prompt, then 1
+    show_figure(line_chart(step_numbers, {
+        "without the cache: the whole text again": result.contexts,
+        "with the cache: the new token only": read_with},
+        title=f"Tokens run through all {L} layers at each step", x_title="step",
+        y_title="tokens", font_size=font, height=320), key="inf_fig_steps")
     written = "".join(lm.pieces(m, result.ids_cached))  # ␣ for spaces, ↵ for line breaks
     st.markdown(
         f"Written with the cache: **{md_escape(written)}**. Without it: "
