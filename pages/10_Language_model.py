@@ -131,23 +131,23 @@ def sampling_section(probs: np.ndarray, top: np.ndarray, top_tokens: list[str],
 
 def show_generation(steps: list, presenter: bool) -> None:
     """The written tokens, each with its probability and the model's runner-ups."""
-    written = "".join(s.token for s in steps)
+    written = lm.decode(m, [s.id for s in steps]).replace("\n", " ↵ ")
     st.markdown("**Written:** " + md_escape(written))
     if steps and steps[-1].id in lm.generation.stop_ids(m):
         st.caption(f"Stopped at {steps[-1].token}, the model's end-of-text token.")
     rows = {"step": np.arange(1, len(steps) + 1), "token": [s.token for s in steps],
-            "drawn with probability": [f"{s.probability:.3f}" for s in steps],
-            "model's probability": [f"{s.model_probability:.3f}" for s in steps]}
+            "drawn with probability": [number_text(s.probability, 3) for s in steps],
+            "model's probability": [number_text(s.model_probability, 3) for s in steps]}
     if not presenter:
         rows["runner-ups (model's probability)"] = [
-            ", ".join(f"{t} {p:.2f}" for t, p in zip(s.runner_up_tokens[:4],
-                                                     s.runner_up_probs[:4], strict=True))
-            for s in steps]
+            " · ".join(f"{t} {number_text(p, 2)}" for t, p in zip(
+                s.runner_up_tokens[:4], s.runner_up_probs[:4], strict=True)) for s in steps]
     st.table(pd.DataFrame(rows).set_index("step"))
     seconds = np.array([s.seconds for s in steps])
     st.caption(f"Each token is one pass through the model with the KV cache (lesson 11): "
                f"median {np.median(seconds) * 1000:.0f} ms a token here, the first (the "
-               f"whole prompt) {seconds[0] * 1000:.0f} ms.")
+               f"whole prompt) {seconds[0] * 1000:.0f} ms (this run, on a machine others "
+               "may share).")
 
 
 sampling_section(probs, top, top_tokens, text, presenter, font)
