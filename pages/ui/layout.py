@@ -69,6 +69,62 @@ _PRESENTER_CSS = """
 </style>
 """
 
+# Every page, in both modes (WCAG 2.1 AA, checked by tests/e2e/test_accessibility.py):
+# - text at least 4.5:1 against its background. Streamlit draws captions at 60% of its
+#   text colour (#828180 on white, 3.9:1) and the labels of disabled controls at 40%
+#   (#acabaa, 2.3:1); the grey here is 6.3:1 on white and 5.6:1 on the sidebar's grey;
+# - a visible focus ring on the boxes that scroll, made focusable by _SCROLLERS_JS.
+# Constant CSS, no user text.
+CAPTION_GREY = "#62605d"
+_ACCESSIBLE_CSS = f"""
+<style>
+[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p,
+[data-testid="stWidgetLabel"][disabled], [data-testid="stWidgetLabel"][disabled] p,
+[data-testid="stSliderThumbValue"][disabled] p {{
+  color: {CAPTION_GREY} !important; opacity: 1 !important; }}
+[data-scrolls]:focus-visible {{ outline: 2px solid #1c5fb8; outline-offset: 2px; }}
+</style>
+"""
+# A box that scrolls (a long table in a box of fixed height, a formula wider than its
+# column) can be scrolled with the keyboard only if it can take the focus (WCAG 2.1.1):
+# each one that overflows gets tabindex 0 and a name that says so, and loses them when it
+# no longer overflows. Checked after the page changes, at most every 150 ms. A constant
+# script, no user text.
+_SCROLLERS_JS = """
+<script>
+(() => {
+  if (window.__attentionLabScrollers) return;
+  window.__attentionLabScrollers = true;
+  const boxes = '[data-testid="stMain"] :is(.katex-display, [data-testid="stVerticalBlock"]'
+    + '[overflow="auto"], [data-testid="stTable"], pre)';
+  const mark = () => {
+    for (const el of document.querySelectorAll(boxes)) {
+      const scrolls = el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1;
+      if (scrolls && !el.hasAttribute("data-scrolls")) {
+        el.setAttribute("data-scrolls", "");
+        el.setAttribute("tabindex", "0");
+        el.setAttribute("role", "region");
+        el.setAttribute("aria-label", el.classList.contains("katex-display")
+          ? "Formula, wider than the page: scroll with the arrow keys"
+          : "Box that scrolls: scroll with the arrow keys");
+      } else if (!scrolls && el.hasAttribute("data-scrolls")) {
+        for (const name of ["data-scrolls", "tabindex", "role", "aria-label"]) {
+          el.removeAttribute(name);
+        }
+      }
+    }
+  };
+  let pending = null;
+  const later = () => {
+    if (!pending) pending = setTimeout(() => { pending = null; mark(); }, 150);
+  };
+  new MutationObserver(later).observe(document.body, {childList: true, subtree: true});
+  window.addEventListener("resize", later);
+  mark();
+})();
+</script>
+"""
+
 
 PAGES_DIR = Path(__file__).resolve().parents[1]
 HOME_SCRIPT = "dashboard.py"
@@ -176,8 +232,8 @@ def setup_page(title: str, icon: str = "🔎") -> bool:
         )
     turned_on = presenter and (_opening_run() or not st.session_state.get("_presenter_before"))
     st.session_state["_presenter_before"] = bool(presenter)
-    if presenter:
-        st.html(_PRESENTER_CSS)
+    st.html(_ACCESSIBLE_CSS + (_PRESENTER_CSS if presenter else ""))
+    st.sidebar.html(_SCROLLERS_JS, unsafe_allow_javascript=True)
     if turned_on:
         st.sidebar.html(_CLOSE_SIDEBAR_JS, unsafe_allow_javascript=True)
     _watch_link()

@@ -17,7 +17,13 @@ from .axes import (
     tick_chars,
     upright_chars,
 )
-from .colours import SERIES_COLOURS
+from .colours import (
+    REFERENCE_GREY,
+    SERIES_COLOURS,
+    SERIES_DASHES,
+    SERIES_MARKERS,
+    THEORY_BLACK,
+)
 
 
 def _legend_rows(names: list[str], font_size: int, width_px: int = 480) -> int:
@@ -69,16 +75,19 @@ def line_chart(x, series: dict, *, title: str, x_title: str, y_title: str,
                log_x: bool = False, log_y: bool = False, dashed: tuple = (),
                font_size: int = 14, height: int = 360) -> go.Figure:
     """Lines of ``series`` (name -> y values) against ``x``; names in ``dashed`` are
-    reference lines (theory), drawn dashed."""
+    reference lines (theory), drawn dashed in grey without markers. Each other series has
+    its own colour, line style and marker, so that no series is told apart by colour alone."""
     x = np.asarray(x, dtype=np.float64)
     traces = []
     for n, (name, y) in enumerate(series.items()):
         ref = name in dashed
+        style = n % len(SERIES_COLOURS)
         traces.append(dict(
             type="scatter", x=x, y=np.asarray(y, dtype=np.float64), name=plotly_safe(name),
             mode="lines" if ref else "lines+markers",
-            line={"color": "#555555" if ref else SERIES_COLOURS[n % len(SERIES_COLOURS)],
-                  "dash": "dash" if ref else "solid", "width": 2},
+            line={"color": REFERENCE_GREY if ref else SERIES_COLOURS[style],
+                  "dash": "dash" if ref else SERIES_DASHES[style], "width": 2},
+            marker=None if ref else {"symbol": SERIES_MARKERS[style], "size": 7},
             hovertemplate=f"{plotly_safe(name)}<br>{x_title} %{{x:.4g}}<br>"
                           f"{y_title} %{{y:.4g}}<extra></extra>",
         ))
@@ -129,7 +138,7 @@ def histogram(samples, *, title: str, x_title: str, bins: int = 40, reference_pd
     if reference_pdf is not None:
         xs = np.linspace(edges[0], edges[-1], 200)
         traces.append(dict(type="scatter", x=xs, y=reference_pdf(xs), name="theory",
-                           mode="lines", line={"color": "#222222", "dash": "dash", "width": 2}))
+                           mode="lines", line={"color": THEORY_BLACK, "dash": "dash", "width": 2}))
     layout = _axes_layout(title, x_title, "density", font_size, height,
                           legend=["samples", "theory"] if reference_pdf is not None else [],
                           y_values=np.concatenate([[0.0], density, *(

@@ -23,7 +23,14 @@ from .axes import (
     top_to_bottom,
     upright_chars,
 )
-from .colours import MASKED_GREY, WEIGHTS_SCALE, grid_colours, heatmap_colours
+from .colours import (
+    MASKED_GREY,
+    WEIGHTS_SCALE,
+    cell_fills,
+    grid_colours,
+    heatmap_colours,
+    text_on,
+)
 
 MAX_CELLS = 64  # per side, on the wire
 TEXT_CELLS = 12  # numbers printed in cells up to this size
@@ -128,6 +135,7 @@ def matrix_heatmap(
     cell_font = _cell_font(font_size, shown.shape, row_names, text if small else None)
     if small and font_size >= PRESENTER_MIN_FONT and cell_font < PRESENTER_MIN_FONT:
         small = False  # on a projector: no number rather than a tiny one (hover has it)
+    colour = heatmap_colours(shown, kind, compact)
     traces = [
         dict(
             type="heatmap",
@@ -136,17 +144,18 @@ def matrix_heatmap(
             x=cols,
             y=rows,
             text=text,
-            texttemplate="%{text}" if small else None,
-            textfont={"size": cell_font, **({"color": "#ffffff"} if kind == "mask" else {})},
             hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>value {value}<extra></extra>",
             colorbar={"thickness": 12, "tickfont": {"size": font_size}},
             xgap=1 if small else 0,
             ygap=1 if small else 0,
-            **heatmap_colours(shown, kind, compact),
+            **colour,
         )
     ]
     if masked.any():
-        traces.append(_masked_layer(masked, cols, rows, small, font_size))
+        traces.append(_masked_layer(masked, cols, rows))
+    if small:
+        traces.append(_text_layer(_printed(text, masked), cell_fills(shown, colour), cols, rows,
+                                  cell_font))
     if block > 1:
         title += _pooling_note(block)
     layout = _heatmap_layout(title, x_title, y_title, font_size, rows, cols, height,
@@ -179,9 +188,8 @@ def _cell_font(font_size: int, shape: tuple[int, int], row_names: list[str],
         max((len(t) for row in printed for t in row), default=1)))
 
 
-def _masked_layer(masked: np.ndarray, cols: list[str], rows: list[str], small: bool,
-                  font_size: int) -> dict:
-    """Masked cells: a grey layer under the heatmap's gaps and NaNs ("−∞" on small maps)."""
+def _masked_layer(masked: np.ndarray, cols: list[str], rows: list[str]) -> dict:
+    """Masked cells: a grey layer under the heatmap's gaps and NaNs."""
     return dict(
         type="heatmap",
         z=np.where(masked, 1.0, np.nan).astype(np.float32),
@@ -190,12 +198,29 @@ def _masked_layer(masked: np.ndarray, cols: list[str], rows: list[str], small: b
         colorscale=[[0, MASKED_GREY], [1, MASKED_GREY]],
         showscale=False,
         hoverinfo="skip",
-        text=[["−∞" if cell else "" for cell in row] for row in masked] if small else None,
-        texttemplate="%{text}" if small else None,
-        textfont={"size": font_size, "color": "#333"},
         xgap=1,
         ygap=1,
     )
+
+
+def _printed(text: list[list[str]], masked: np.ndarray) -> list[list[str]]:
+    """The text printed in each cell: its number (or ✓/✗), "−∞" when masked."""
+    return [["−∞" if m else t for t, m in zip(row, mask_row, strict=True)]
+            for row, mask_row in zip(text, masked, strict=True)]
+
+
+def _text_layer(text: list[list[str]], fills: np.ndarray, cols: list[str], rows: list[str],
+                font_size: int) -> dict:
+    """The numbers printed in the cells, each in black or white, whichever contrasts more
+    with its cell's colour (WCAG's 4.5:1 at least; Plotly's own choice gave white on
+    mid-Viridis cells, 3.8:1, and on the grey of masked cells, 1.5:1). Text on a scatter
+    trace over the heatmap: a heatmap's text has one colour for all its cells."""
+    cells = [(c, r, t, fills[i, j]) for i, (r, row) in enumerate(zip(rows, text, strict=True))
+             for j, (c, t) in enumerate(zip(cols, row, strict=True)) if t]
+    return dict(type="scatter", mode="text", x=[c for c, *_ in cells],
+                y=[r for _, r, *_ in cells], text=[t for *_, t, _ in cells],
+                textfont={"size": font_size, "color": [text_on(f) for *_, f in cells]},
+                hoverinfo="skip", showlegend=False)
 
 
 def _heatmap_layout(title: str, x_title: str, y_title: str, font_size: int, rows: list[str],
@@ -304,16 +329,18 @@ def heatmap_grid(mats, row_labels, col_labels, titles, *, kind: str = "weights",
         traces.append(dict(
             type="heatmap", xaxis=f"x{axis}", yaxis=f"y{axis}", coloraxis="coloraxis",
             z=np.clip(np.where(masked, np.nan, m), -1e38, 1e38).astype(np.float32),
-            x=cols, y=rows, text=text, texttemplate="%{text}" if printed else None,
-            textfont={"size": cell_font, **({"color": "#ffffff"} if kind == "mask" else {})},
+            x=cols, y=rows, text=text,
             hovertemplate=f"{plotly_safe(name)}<br>{y_title} %{{y}}<br>{x_title} %{{x}}<br>"
                           + ("value %{text}" if printed else f"value %{{z:.{decimals}f}}")
                           + "<extra></extra>",
             xgap=1, ygap=1,
         ))
+        on_axes = {"xaxis": f"x{axis}", "yaxis": f"y{axis}"}
         if masked.any():
-            traces.append(_masked_layer(masked, cols, rows, printed, cell_font)
-                          | {"xaxis": f"x{axis}", "yaxis": f"y{axis}"})
+            traces.append(_masked_layer(masked, cols, rows) | on_axes)
+        if printed:
+            traces.append(_text_layer(_printed(text, masked), cell_fills(m, colour), cols, rows,
+                                      cell_font) | on_axes)
         x_axis = category_axis(cols, x_title, font_size)
         x_axis |= {"domain": [left, min(left + width_frac, 1.0)], "anchor": f"y{axis}",
                    "tickangle": -90 if upright else 0, "automargin": False}

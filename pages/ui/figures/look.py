@@ -22,7 +22,11 @@ LOOK = {"data": {"heatmap": {"xgap": 1, "ygap": 1}}, "layout": {
     "plot_bgcolor": "#FFFFFF",
     "colorway": SERIES_COLOURS,
     "title": {"x": 0, "xanchor": "left", "font": {"weight": "bold"}},
-    "hoverlabel": {"font": {"family": '"Source Sans", "Source Sans Pro", sans-serif'}},
+    # Hover labels dark on white: Plotly's own take the colour of the cell or line
+    # hovered, with a text colour that can fall below 4.5:1 on mid-scale cells.
+    "hoverlabel": {"bgcolor": "#FFFFFF", "bordercolor": TEXT_COLOUR,
+                   "font": {"family": '"Source Sans", "Source Sans Pro", sans-serif',
+                            "color": TEXT_COLOUR}},
 }, "axis": {"gridcolor": GRID_COLOUR, "zerolinecolor": "#C5CAD3", "ticks": ""}}
 _AXIS = re.compile(r"[xy]axis\d*")
 pio.templates.default = None  # no template in any figure: see with_look
