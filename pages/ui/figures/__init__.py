@@ -12,7 +12,12 @@ A package by concept:
 - ``look``: the look written into every figure and ``figure``, the fast build;
 - ``axes``: category and log axes, and the margins planned in pixels from the labels;
 - ``heatmaps``: ``matrix_heatmap``, ``heatmap_grid``, ``head_thumbnails``;
-- ``charts``: ``line_chart``, ``bar_chart``, ``histogram``.
+- ``charts``: ``line_chart``, ``bar_chart``, ``histogram``;
+- ``access``: what a figure says without being seen: a describer per kind of figure
+  (``describe_matrix``, ``describe_grid``, ``describe_heads``, ``describe_lines``,
+  ``describe_bars``, ``describe_samples``) for the text alternative that
+  ``pages.ui.layout.show_figure`` requires, and ``figure_table`` / ``figure_csv``, the
+  data a figure draws.
 
 Builders call ``figure`` through this package (``package.figure``), so that one name is
 the figure's only way out: tests/pages/test_figures.py swaps it for Plotly's validated
@@ -30,6 +35,19 @@ from __future__ import annotations
 # tests/pages/test_first_runs_at_once.py makes the race certain.
 import pandas  # noqa: F401  (isort: the first import of the package)
 
+from .access import (
+    describe_bars,
+    describe_grid,
+    describe_heads,
+    describe_lines,
+    describe_matrix,
+    describe_samples,
+    figure_csv,
+    figure_table,
+    figure_title,
+    said_number,
+    spoken_token,
+)
 from .axes import ALL_LABELS_UP_TO, CHAR_EM, FIGURE_PX, LABEL_CHARS
 from .charts import bar_chart, histogram, line_chart
 from .colours import (
@@ -59,6 +77,9 @@ __all__ = [
     "ALL_LABELS_UP_TO", "CHAR_EM", "FIGURE_PX", "GRID_COLOUR", "GRID_GAP_PX", "GRID_WIDTH_PX",
     "LABEL_CHARS", "LOOK", "MAX_CELLS", "MIN_CELL_FONT", "PRESENTER_MIN_FONT", "SCORES_SCALE",
     "SERIES_COLOURS", "TEXT_CELLS", "TEXT_COLOUR", "VALUES_SCALE", "WEIGHTS_SCALE",
-    "bar_chart", "figure", "fitting_cell_font", "head_thumbnails", "heatmap_grid",
-    "histogram", "line_chart", "matrix_heatmap", "pool_matrix", "revision", "with_look",
+    "bar_chart", "describe_bars", "describe_grid", "describe_heads", "describe_lines",
+    "describe_matrix", "describe_samples", "figure", "figure_csv", "figure_table",
+    "figure_title", "fitting_cell_font", "head_thumbnails", "heatmap_grid",
+    "histogram", "line_chart", "matrix_heatmap", "pool_matrix", "revision", "said_number",
+    "spoken_token", "with_look",
 ]

@@ -328,6 +328,7 @@ def heatmap_grid(mats, row_labels, col_labels, titles, *, kind: str = "weights",
         text = _cell_text(m, kind, decimals) if printed else None
         traces.append(dict(
             type="heatmap", xaxis=f"x{axis}", yaxis=f"y{axis}", coloraxis="coloraxis",
+            name=plotly_safe(name),  # the panel's name in its data (access.figure_table)
             z=np.clip(np.where(masked, np.nan, m), -1e38, 1e38).astype(np.float32),
             x=cols, y=rows, text=text,
             hovertemplate=f"{plotly_safe(name)}<br>{y_title} %{{y}}<br>{x_title} %{{x}}<br>"
@@ -366,7 +367,8 @@ def heatmap_grid(mats, row_labels, col_labels, titles, *, kind: str = "weights",
     return package.figure(traces, layout)
 
 
-def head_thumbnails(a, labels, *, font_size: int = 14, max_cells: int = 16) -> go.Figure:
+def head_thumbnails(a, labels, *, font_size: int = 14, max_cells: int = 16,
+                    title: str = "Every head's attention weights") -> go.Figure:
     """A model view: every head's weights (L, H, T, T) as a thumbnail, a row per layer and a
     column per head, with one colour bar (0..1) and no tick labels (hover names the cell).
 
@@ -378,8 +380,11 @@ def head_thumbnails(a, labels, *, font_size: int = 14, max_cells: int = 16) -> g
     gap, traces = 0.006, []
     bare = {"type": "category", "showticklabels": False, "ticks": "", "showgrid": False,
             "zeroline": False, "showline": False}
-    layout = {"height": 62 * n_layers + 60,
-              "margin": {"l": 50, "r": colourbar_px(font_size, len("weight")), "t": 40, "b": 10},
+    title_px = int(1.5 * (font_size + 2))  # the title's line, above the heads' names
+    layout = {"height": 62 * n_layers + 60 + title_px,
+              "title": {"text": plotly_safe(title), "font": {"size": font_size + 2}},
+              "margin": {"l": 50, "r": colourbar_px(font_size, len("weight")),
+                         "t": 40 + title_px, "b": 10},
               "font": {"size": font_size}, "annotations": [],
               "coloraxis": {"colorscale": WEIGHTS_SCALE, "cmin": 0.0, "cmax": 1.0,
                             "colorbar": {"thickness": 12,
@@ -395,6 +400,7 @@ def head_thumbnails(a, labels, *, font_size: int = 14, max_cells: int = 16) -> g
             traces.append(dict(
                 type="heatmap", z=shown.astype(np.float32), x=names, y=names,
                 xaxis=f"x{n}", yaxis=f"y{n}", coloraxis="coloraxis",
+                name=f"layer {r + 1}, head {c + 1}",
                 hovertemplate=f"layer {r + 1}, head {c + 1}<br>query %{{y}}<br>key %{{x}}<br>"
                               "weight %{z:.3f}<extra></extra>"))
             x0, y1 = c / n_heads, 1 - r / n_layers
