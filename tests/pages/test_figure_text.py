@@ -179,9 +179,9 @@ def test_heads_name_the_strongest_sink() -> None:
     # 1 layer, 2 heads, 2 tokens: head 2 puts 0.8 of every row on "[SEP]".
     a = np.array([[[[0.5, 0.5], [0.5, 0.5]], [[0.2, 0.8], [0.2, 0.8]]]])
     text = figures.describe_heads(a, ["[CLS]", "[SEP]"])
-    assert "Layer 1, head 2 puts the most on one key: 80 % of its weight on [SEP]" in text
+    assert "Layer 1, head 2 puts the most on one key: 80% of its weight on [SEP]" in text
     # the heads' top columns: 0.5 and 0.8, mean 0.65
-    assert text.endswith("takes 65 % of its weight on average.")
+    assert text.endswith("takes 65% of its weight on average.")
 
 
 def test_repeated_tokens_are_told_apart() -> None:

@@ -80,8 +80,8 @@ def said_number(x: float) -> str:
 
 
 def _share(x: float) -> str:
-    """A share of 1 as a percentage: 0.642 -> "64 %"."""
-    return f"{100 * float(x):.0f} %"
+    """A share of 1 as a percentage: 0.642 -> "64%"."""
+    return f"{100 * float(x):.0f}%"
 
 
 def _listed(items: list[str], limit: int) -> str:
