@@ -120,7 +120,8 @@ def shapes_and_slices(number: int, x: np.ndarray, params: mh.MultiHeadParams,
                     key="mha_fig_slice",
                     alt=f"Columns {columns[0]} to {columns[-1]} of {name}, the ones head "
                         f"{head + 1} owns. " + describe_matrix(m, dims, columns, kind="values",
-                                                               rows="row", cols="column"))
+                                                               rows="input dimension",
+                                                               cols="output column"))
 
 
 SIMILARITY = "similarity between heads"

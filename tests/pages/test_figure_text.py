@@ -121,7 +121,7 @@ def test_weights_name_each_querys_strongest_keys_with_ties() -> None:
     a = np.exp(1 / np.sqrt(2))
     w = np.array([[a, 1, a]]) / (2 * a + 1)
     text = figures.describe_matrix(w, ["x1"], ["x1", "x2", "x3"])
-    assert text == ("1 × 3 weights (query rows, key columns). query “x1”: most on “x1” and "
+    assert text == ("1 × 3 weights (rows: query, columns: key). query “x1”: most on “x1” and "
                     "“x3” (0.401 each).")
 
 
@@ -144,7 +144,7 @@ def test_many_rows_are_summarised() -> None:
 def test_scores_give_their_range_and_masked_cells() -> None:
     s = np.array([[1.5, -np.inf], [-2.0, 0.25]])
     text = figures.describe_matrix(s, ["a", "b"], ["a", "b"], kind="scores")
-    assert text == ("2 × 2 scores (query rows, key columns): from −2 (query “b”, key “a”) to "
+    assert text == ("2 × 2 scores (rows: query, columns: key): from −2 (query “b”, key “a”) to "
                     "1.5 (query “a”, key “a”); 1 of 4 cells masked (−∞).")
 
 

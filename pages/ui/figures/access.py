@@ -101,7 +101,7 @@ def describe_matrix(m, row_labels, col_labels, *, kind: str = "weights",
     m = np.asarray(m, dtype=np.float64)
     row_labels, col_labels = unique_labels(row_labels), unique_labels(col_labels)
     T_r, T_c = m.shape
-    head = f"{T_r} × {T_c} {kind} ({rows} rows, {cols} columns)"
+    head = f"{T_r} × {T_c} {kind} (rows: {rows}, columns: {cols})"
     if kind == "mask":
         allowed = int(np.count_nonzero(m >= 0.5))
         return (f"{head}: {allowed} of {m.size} cells may attend (✓), "
