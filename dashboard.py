@@ -5,7 +5,7 @@ import streamlit as st
 
 from attncore import scaled_dot_product_attention
 from attncore.text import worked_example
-from pages.ui.figures import matrix_heatmap
+from pages.ui.figures import describe_matrix, matrix_heatmap
 from pages.ui.layout import figure_font, finish_page, lessons, nav_label, setup_page, show_figure
 from pages.ui.numbers import difference_text
 
@@ -39,6 +39,8 @@ with right:
                        title="Attention weights, textbook example", decimals=3,
                        font_size=figure_font(presenter)),
         key="home_fig_weights",
+        alt="Attention weights of the textbook example. " + describe_matrix(
+            trace.weights, example.tokens, example.tokens),
     )
 
 st.header("The lessons")

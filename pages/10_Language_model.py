@@ -11,7 +11,15 @@ from attncore.lm import heads as lm_heads
 from attncore.pretrained_files import EXPECTED_CONFIG as MINILM
 from pages.ui.arithmetic import num
 from pages.ui.controls import URL, bounded_slider, seed_input
-from pages.ui.figures import bar_chart, line_chart, matrix_heatmap
+from pages.ui.figures import (
+    bar_chart,
+    describe_bars,
+    describe_lines,
+    describe_matrix,
+    line_chart,
+    matrix_heatmap,
+    said_number,
+)
 from pages.ui.labels import md_escape, plotly_safe
 from pages.ui.layout import (
     bad_input_stops_page,
@@ -97,7 +105,9 @@ def sampling_section(probs: np.ndarray, top: np.ndarray, top_tokens: list[str],
                               title=f"The {TOP_SHOWN} most likely next tokens",
                               x_title="next token", y_title="probability",
                               y_range=(0, 1.05), decimals=2, font_size=font),
-                    key="lm_fig_top")
+                    key="lm_fig_top",
+                    alt=describe_bars(top_tokens, probs[top], what=f"The model's probability "
+                                      f"of each of the {TOP_SHOWN} most likely next tokens"))
     best = int(top[0])
     st.markdown(f"Most likely next token: **{md_escape(top_tokens[0])}** (id {best}) with "
                 f"probability {probs[best]:.3f}. With τ = {temperature:g}, top-k "
@@ -180,7 +190,10 @@ def newest_token(trace: lm.LMTrace, presenter: bool, font: int) -> None:
                                y_title="query head · the KV head it reads",
                                decimals=1 if presenter else 2, font_size=font,
                                height=170 + 2 * font * H),
-                key="lm_fig_newest")
+                key="lm_fig_newest",
+                alt=f"Layer {layer}, the newest token's row in each of the {H} heads. "
+                    + describe_matrix(rows, [kv_label(h) for h in range(H)], tokens,
+                                      rows="head", cols="key"))
     groups = "; ".join(f"KV head {g + 1} serves H{g * cfg.group + 1}–H{(g + 1) * cfg.group}"
                        for g in range(KV))
     strongest = np.argmax(rows, axis=1)
@@ -195,6 +208,16 @@ newest_token(trace, presenter, font)
 stats = statistics(text)
 
 
+def head_map_text(values: np.ndarray, stat: str) -> str:
+    """The text alternative of an (L, H) map of one statistic per head."""
+    (hl, hh), (ll, lh) = (np.unravel_index(f(values), values.shape)
+                          for f in (np.argmax, np.argmin))
+    return (f"{stat} of all {L * H} heads (rows: head, columns: layer): highest "
+            f"{said_number(values[hl, hh])} at layer {hl + 1}, head {hh + 1}; lowest "
+            f"{said_number(values[ll, lh])} at layer {ll + 1}, head {lh + 1}; mean "
+            f"{said_number(values.mean())}.")
+
+
 @st.fragment
 def model_view(stats: dict[str, np.ndarray], presenter: bool, font: int) -> None:
     """One statistic of all 270 heads, layers down and heads across."""
@@ -205,7 +228,7 @@ def model_view(stats: dict[str, np.ndarray], presenter: bool, font: int) -> None
                                kind="weights" if "mass" in stat else "values",
                                decimals=1, x_title="layer", y_title="head",
                                font_size=font, height=200 + 2 * font * H),
-                key="lm_fig_stats")
+                key="lm_fig_stats", alt=head_map_text(stats[stat], stat))
     st.caption("Each head's statistic is averaged over the query rows 2 to T: row 1 can only "
                "attend to itself. Hover for the numbers; the table below has them all.")
 
@@ -218,7 +241,10 @@ with left:
     show_figure(line_chart(np.arange(1, L + 1), {
         "on the first token": first, "on the previous token": prev},
         title="Share of attention, averaged over heads", x_title="layer",
-        y_title="mean weight", font_size=font), key="lm_fig_sink")
+        y_title="mean weight", font_size=font), key="lm_fig_sink",
+        alt=describe_lines(np.arange(1, L + 1), {"on the first token": first,
+                                                 "on the previous token": prev},
+                           x_title="layer", y_title="mean weight"))
 with right:
     sink_layer = int(np.argmax(first))
     st.markdown(f"The first token “{md_escape(tokens[0])}” takes up to {first.max():.0%} of "
@@ -312,17 +338,22 @@ def induction_section(presenter: bool, font: int) -> None:
                                [str(r + 1) for r in range(L)],
                                title="Induction score of every head", decimals=1,
                                x_title="layer", y_title="head", font_size=font,
-                               height=200 + 2 * font * H), key="lm_fig_ind_scores")
+                               height=200 + 2 * font * H), key="lm_fig_ind_scores",
+                alt=head_map_text(test.scores, "Induction score"))
     left, right = st.columns(2)
     with right:
         labels = [f"t{n + 1}" if n < P else f"t{n - P + 1}′" for n in range(2 * P)]
         show_figure(matrix_heatmap(test.best_attention, labels, labels,
                                    title=f"Layer {bl + 1}, head {bh + 1} on the first sequence",
-                                   font_size=font, height=620), key="lm_fig_ind_map")
+                                   font_size=font, height=620), key="lm_fig_ind_map",
+                    alt=f"Layer {bl + 1}, head {bh + 1} on the first sequence: on average "
+                        f"{best:.0%} of a second-copy token's weight goes to the token that "
+                        f"followed its first occurrence. "
+                        + describe_matrix(test.best_attention, labels, labels))
     with left:
         st.markdown(f"tₙ′ is the second copy of tₙ. The bright stripe runs {P - 1} cells left "
                     "of the diagonal, in the lower half: from each token of the second copy to "
-                    "the token that followed it the first time (from t5′ to t6).")
+                    "the token that followed it the first time (from t2′ to t3).")
         st.markdown("The strongest: " + ", ".join(
         f"layer {l + 1} head {h + 1} ({test.scores[l, h]:.2f})" for l, h in test.top_heads)
         + f". The best puts {best:.0%} of its attention where an induction head should, "
@@ -335,16 +366,20 @@ def induction_section(presenter: bool, font: int) -> None:
         show_figure(bar_chart(list(losses), list(losses.values()),
                               title="Loss on the random tokens (nats a token)",
                               x_title="tokens predicted", y_title="cross-entropy (nats)",
-                              decimals=2, font_size=font), key="lm_fig_ind_loss")
+                              decimals=2, font_size=font), key="lm_fig_ind_loss",
+                    alt=describe_bars(list(losses), list(losses.values()),
+                                      what="Loss on the random tokens, nats a token"))
         st.caption("Copy 2 with the 5 best induction heads switched off, and with 5 random "
                    "heads of the same layers off (the worst of 4 draws).")
     with right:
         positions = np.arange(2, 2 * P + 1)
-        show_figure(line_chart(positions, {
-            "all heads on": test.losses.mean(axis=0),
-            "top 5 induction heads off": test.losses_top_off.mean(axis=0)},
-            title="Loss of each token, mean of the 3 sequences", x_title="position",
-            y_title="nats", font_size=font), key="lm_fig_ind_curve")
+        curves = {"all heads on": test.losses.mean(axis=0),
+                  "top 5 induction heads off": test.losses_top_off.mean(axis=0)}
+        show_figure(line_chart(positions, curves,
+                               title="Loss of each token, mean of the 3 sequences",
+                               x_title="position", y_title="nats", font_size=font),
+                    key="lm_fig_ind_curve",
+                    alt=describe_lines(positions, curves, x_title="position", y_title="nats"))
     st.markdown(
         f"Random tokens cost {test.loss_first:.1f} nats each the first time (a guess among "
         f"{cfg.vocab_size:,} tokens would cost ln {cfg.vocab_size:,} = "

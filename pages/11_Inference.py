@@ -9,7 +9,14 @@ from attncore import cost, lm, scaled_dot_product_attention
 from attncore.lm import inference as inf
 from attncore.masks import causal_mask, sliding_window_mask
 from pages.ui.controls import URL, bounded_slider
-from pages.ui.figures import bar_chart, line_chart, matrix_heatmap
+from pages.ui.figures import (
+    bar_chart,
+    describe_bars,
+    describe_lines,
+    describe_matrix,
+    line_chart,
+    matrix_heatmap,
+)
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
     bad_input_stops_page,
@@ -90,11 +97,13 @@ def kv_cache(presenter: bool, font: int) -> None:
     tokens_held = int(result.contexts[-1])
     step_numbers = np.arange(1, steps + 1)
     read_with = np.where(step_numbers == 1, result.prompt_tokens, 1)  # the prompt, then 1
-    show_figure(line_chart(step_numbers, {
-        "without the cache: the whole text again": result.contexts,
-        "with the cache: the new token only": read_with},
-        title=f"Tokens run through all {L} layers at each step", x_title="step",
-        y_title="tokens", font_size=font, height=320), key="inf_fig_steps")
+    work = {"without the cache: the whole text again": result.contexts,
+            "with the cache: the new token only": read_with}
+    show_figure(line_chart(step_numbers, work,
+                           title=f"Tokens run through all {L} layers at each step",
+                           x_title="step", y_title="tokens", font_size=font, height=320),
+                key="inf_fig_steps",
+                alt=describe_lines(step_numbers, work, x_title="step", y_title="tokens read"))
     written = "".join(lm.pieces(m, result.ids_cached))  # ␣ for spaces, ↵ for line breaks
     st.markdown(
         f"Written with the cache: **{md_escape(written)}**. Without it: "
@@ -143,11 +152,12 @@ def kv_cache(presenter: bool, font: int) -> None:
     if times is None:
         return
     ctx = times.contexts
-    show_figure(line_chart(ctx, {"without the cache": times.uncached.min(axis=0) * 1000,
-                                 "with the cache": times.cached.min(axis=0) * 1000},
-                           title="Time of one new token (best of the rounds)",
+    best_ms = {"without the cache": times.uncached.min(axis=0) * 1000,
+               "with the cache": times.cached.min(axis=0) * 1000}
+    show_figure(line_chart(ctx, best_ms, title="Time of one new token (best of the rounds)",
                            x_title="context (tokens)", y_title="ms", log_x=True, log_y=True,
-                           font_size=font), key="inf_fig_times")
+                           font_size=font), key="inf_fig_times",
+                alt=describe_lines(ctx, best_ms, x_title="context", y_title="milliseconds"))
     lo_c, hi_c = times.cached_exponents.min(), times.cached_exponents.max()
     lo_u, hi_u = times.uncached_exponents.min(), times.uncached_exponents.max()
     st.markdown(
@@ -253,7 +263,9 @@ def perplexity_sections(presenter: bool, font: int) -> None:
         show_figure(matrix_heatmap(preview, labels, labels, kind="mask",
                                    title=f"The mask, W = {window}, S = {sinks}: first "
                                          f"{shown} tokens", font_size=font - 2, height=440),
-                    key="inf_fig_mask")
+                    key="inf_fig_mask",
+                    alt=f"The mask for W = {window} and S = {sinks} on the first {shown} "
+                        "tokens. " + describe_matrix(preview, labels, labels, kind="mask"))
         if window >= shown:
             st.caption(f"Within the first {shown} tokens a window of {window} is the causal "
                        "mask: the window shows further on.")
@@ -266,11 +278,12 @@ def perplexity_sections(presenter: bool, font: int) -> None:
             note="Three passes over the text (full attention, window, window + sinks): press "
                  "to measure.")
         if result is not None:
-            show_figure(bar_chart(["full", f"window {window}", f"+ {sinks} sinks"],
-                                  [result.dense, result.window, result.window_sinks],
-                                  title=f"Perplexity of {N} tokens", x_title="attention",
-                                  y_title="perplexity", decimals=1, font_size=font),
-                        key="inf_fig_window")
+            kinds = ["full", f"window {window}", f"+ {sinks} sinks"]
+            values = [result.dense, result.window, result.window_sinks]
+            show_figure(bar_chart(kinds, values, title=f"Perplexity of {N} tokens",
+                                  x_title="attention", y_title="perplexity", decimals=1,
+                                  font_size=font), key="inf_fig_window",
+                        alt=describe_bars(kinds, values, what=f"Perplexity of {N} tokens"))
     if result is None:
         return
     results["window"] = {"tokens": N, "window": window, "sinks": sinks,
@@ -288,12 +301,15 @@ def perplexity_sections(presenter: bool, font: int) -> None:
         s = result.shift
         layer = st.selectbox("Layer shown", list(range(1, L + 1)), index=int(np.argmax(
             s.dense_first)), key="inf_map_layer", **URL)
-        show_figure(line_chart(np.arange(1, L + 1), {
-            "full: on token 1": s.dense_first,
-            "window: on the oldest token it keeps": s.window_oldest,
-            f"window + sinks: on the {sinks} sinks": s.sinks_on_sinks},
-            title=f"Where attention goes, rows {N - s.rows + 1} to {N} (mean over heads)",
-            x_title="layer", y_title="mean weight", font_size=font), key="inf_fig_shift")
+        where = {"full: on token 1": s.dense_first,
+                 "window: on the oldest token it keeps": s.window_oldest,
+                 f"window + sinks: on the {sinks} sinks": s.sinks_on_sinks}
+        show_figure(line_chart(np.arange(1, L + 1), where,
+                               title=f"Where attention goes, rows {N - s.rows + 1} to {N} "
+                                     "(mean over heads)", x_title="layer",
+                               y_title="mean weight", font_size=font), key="inf_fig_shift",
+                    alt=describe_lines(np.arange(1, L + 1), where, x_title="layer",
+                                       y_title="mean weight"))
         top = int(np.argmax(s.dense_first))
         st.markdown(
             f"For the {s.rows} queries whose window has lost the first tokens: with full "
@@ -311,7 +327,9 @@ def perplexity_sections(presenter: bool, font: int) -> None:
         show_figure(line_chart(back, by_distance, title=f"Layer {layer}: weight by distance "
                                "back, mean over heads and rows", x_title="distance back "
                                "(0 = the token itself)", y_title="mean weight",
-                               font_size=font), key="inf_fig_distance")
+                               font_size=font), key="inf_fig_distance",
+                    alt=describe_lines(back, by_distance, x_title="distance back",
+                                       y_title="mean weight"))
         lost = by_distance[f"window {window}"].sum() - by_distance["full"].sum()
         st.markdown(f"In layer {layer} the window's tokens get {lost:.0%} more of the weight "
                     "than with full attention, spread over them: the weight that had no "
@@ -323,12 +341,15 @@ def perplexity_sections(presenter: bool, font: int) -> None:
                           f"{', '.join(map(str, CURVE_WINDOWS))}, without and with {sinks} "
                           "sinks): about 10 s here.")
     if curve is not None:
-        show_figure(line_chart(curve.windows, {
-            "window": curve.window, f"window + {curve.sinks} sinks": curve.window_sinks,
-            "full attention": np.full(curve.windows.size, curve.dense)},
-            title=f"Perplexity of {curve.tokens} tokens against W", x_title="window W",
-            y_title="perplexity", log_x=True, log_y=True, dashed=("full attention",),
-            font_size=font), key="inf_fig_curve")
+        lines = {"window": curve.window, f"window + {curve.sinks} sinks": curve.window_sinks,
+                 "full attention": np.full(curve.windows.size, curve.dense)}
+        show_figure(line_chart(curve.windows, lines,
+                               title=f"Perplexity of {curve.tokens} tokens against W",
+                               x_title="window W", y_title="perplexity", log_x=True,
+                               log_y=True, dashed=("full attention",), font_size=font),
+                    key="inf_fig_curve", alt=describe_lines(curve.windows, lines,
+                                                            x_title="window W",
+                                                            y_title="perplexity"))
 
 
 @st.cache_data(show_spinner=False)
@@ -454,14 +475,15 @@ def online_softmax(presenter: bool, font: int) -> None:
                         key="inf_sram", **URL)
     ns = np.array([256, 1024, 4096, 16384, 65536])
     sram = sram_kb * 1024 // 2  # numbers of 2 bytes (fp16), as on a GPU
-    show_figure(line_chart(ns, {
-        "standard: 4nd + 4n²": [cost.hbm_accesses_standard(int(n), d_k) for n in ns],
-        "FlashAttention (Algorithm 1)": [cost.hbm_accesses_flash(int(n), d_k, sram)
-                                         for n in ns]},
-        title=f"Slow-memory reads and writes, one head, d = {d_k}, M = {sram_kb} KB",
-        x_title="sequence length n", y_title="numbers moved", log_x=True, log_y=True,
-        font_size=font), key="inf_fig_hbm")
-    memory = measured("memory", (block_q,), lambda: with_spinner(
+    counts = {"standard: 4nd + 4n²": [cost.hbm_accesses_standard(int(n), d_k) for n in ns],
+              "FlashAttention (Algorithm 1)": [cost.hbm_accesses_flash(int(n), d_k, sram)
+                                               for n in ns]}
+    show_figure(line_chart(ns, counts, title=f"Slow-memory reads and writes, one head, "
+                           f"d = {d_k}, M = {sram_kb} KB", x_title="sequence length n",
+                           y_title="numbers moved", log_x=True, log_y=True, font_size=font),
+                key="inf_fig_hbm", alt=describe_lines(ns, counts, x_title="n",
+                                                      y_title="numbers moved"))
+    memory = measured("memory", (), lambda: with_spinner(
         "Measuring…", lambda: cost.tiled_memory(MEMORY_NS, d_k, 128,
                                                 np.random.default_rng(0))),
         automatic=False, label="Measure memory and time", key="inf_measure_memory",
@@ -469,12 +491,12 @@ def online_softmax(presenter: bool, font: int) -> None:
                            f"{d_k}) inputs for n = {', '.join(map(str, MEMORY_NS))}, "
                            "measuring the peak memory allocated and the time: about 2 s.")
     if memory is not None:
-        show_figure(line_chart(memory.ns, {"plain (keeps the n × n weights)":
-                                           memory.plain_peak / MIB,
-                                           "tiled (blocks of 128)": memory.tiled_peak / MIB},
-                               title="Peak memory allocated, one head", x_title="n",
-                               y_title="MiB", log_x=True, log_y=True, font_size=font),
-                    key="inf_fig_memory")
+        peaks = {"plain (keeps the n × n weights)": memory.plain_peak / MIB,
+                 "tiled (blocks of 128)": memory.tiled_peak / MIB}
+        show_figure(line_chart(memory.ns, peaks, title="Peak memory allocated, one head",
+                               x_title="n", y_title="MiB", log_x=True, log_y=True,
+                               font_size=font), key="inf_fig_memory",
+                    alt=describe_lines(memory.ns, peaks, x_title="n", y_title="MiB"))
         ratio = memory.tiled_seconds / memory.plain_seconds
         st.markdown(
             f"At n = {memory.ns[-1]:,}: plain {memory.plain_peak[-1] / MIB:.1f} MiB, tiled "

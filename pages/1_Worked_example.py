@@ -9,7 +9,7 @@ from attncore.exercise import STEPS, check_work
 from attncore.text import PRESETS, check_matrix, worked_example
 from pages.ui.arithmetic import cell_lines, matrix_latex, output_row_lines
 from pages.ui.controls import URL, seed_input
-from pages.ui.figures import matrix_heatmap
+from pages.ui.figures import describe_matrix, matrix_heatmap
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
     bullet_list,
@@ -166,7 +166,9 @@ def scores_figure() -> None:
         show_figure(matrix_heatmap(trace.raw_scores, tokens, tokens,
                                    title="Scores S = Q Kᵀ", kind="scores",
                                    decimals=FIXED_DECIMALS, font_size=font),
-                    key="we_fig_scores")
+                    key="we_fig_scores",
+                    alt="Scores S = QKᵀ. " + describe_matrix(trace.raw_scores, tokens, tokens,
+                                                             kind="scores"))
 
 
 if presenter:
@@ -222,7 +224,9 @@ with right:
         show_figure(matrix_heatmap(trace.masked_scores, tokens, tokens,
                                    title="Scaled scores" + (" (masked)" if causal else ""),
                                    kind="scores", decimals=FIXED_DECIMALS, font_size=font),
-                    key="we_fig_scaled")
+                    key="we_fig_scaled",
+                    alt="Scaled scores. " + describe_matrix(trace.masked_scores, tokens, tokens,
+                                                            kind="scores"))
 
 
 @st.fragment
@@ -320,7 +324,9 @@ def softmax_onwards(inputs: dict, problems: dict, tokens: list[str], v_cols: lis
             show_figure(matrix_heatmap(trace.weights, tokens, tokens,
                                        title="Attention weights W (rows sum to 1)",
                                        kind="weights", decimals=FIXED_DECIMALS,
-                                       font_size=font), key="we_fig_weights")
+                                       font_size=font), key="we_fig_weights",
+                        alt="Attention weights W, each row summing to 1. "
+                            + describe_matrix(trace.weights, tokens, tokens))
     if trace is not None:
         # Full width: in the narrow column a 6-token table lost its last columns.
         st.markdown("Exponentials and row sums:")

@@ -7,7 +7,15 @@ import streamlit as st
 from attncore import scaling as ex
 from attncore.analysis import effective_keys, entropy, max_weight
 from pages.ui.controls import URL, seed_input
-from pages.ui.figures import SERIES_COLOURS, bar_chart, histogram, line_chart
+from pages.ui.figures import (
+    SERIES_COLOURS,
+    bar_chart,
+    describe_bars,
+    describe_lines,
+    describe_samples,
+    histogram,
+    line_chart,
+)
 from pages.ui.layout import (
     bad_input_stops_page,
     bullet_list,
@@ -75,13 +83,17 @@ def temperature_section(sweep: np.ndarray, results: dict) -> None:
         show_figure(bar_chart(keys, at_t, title=f"softmax(s / τ) at τ = {temperature:g}",
                               x_title="key", y_title="weight", y_range=(0, 1.1),
                               colour=COLOUR["sqrt_dk"], decimals=2, font_size=font),
-                    key="sc_fig_temperature_weights")
+                    key="sc_fig_temperature_weights",
+                    alt=describe_bars(keys, at_t, what=f"Weights of the {n_keys} keys at "
+                                                       f"τ = {temperature:g}"))
     with right:
-        show_figure(line_chart(
-            TEMPERATURES, {"max weight": max_weight(sweep),
-                           "effective keys / n": effective_keys(sweep) / n_keys},
-            title="Against τ (log axis)", x_title="τ", y_title="fraction", log_x=True,
-            font_size=font), key="sc_fig_temperature")
+        against_t = {"max weight": max_weight(sweep),
+                     "effective keys / n": effective_keys(sweep) / n_keys}
+        show_figure(line_chart(TEMPERATURES, against_t, title="Against τ (log axis)",
+                               x_title="τ", y_title="fraction", log_x=True, font_size=font),
+                    key="sc_fig_temperature",
+                    alt=describe_lines(TEMPERATURES, against_t, x_title="τ",
+                                       y_title="Max weight and effective keys / n"))
     st.markdown(
         f"One query against {n_keys} keys at d_k = {TEMPERATURE_D_K} (σ² = 1), its scores "
         f"scaled by 1/√d_k as in section 2, then divided by τ. At τ = {TEMPERATURES[0]} the "
@@ -109,7 +121,9 @@ def keys_and_curves(d_k: int, sigma2: float, seed: int, results: dict) -> None:
     show_figure(side_by_side([
         bar_chart(keys, sat[name].weights, title=LABEL[name], x_title="key", y_title="weight",
                   y_range=(0, 1.1), colour=COLOUR[name], decimals=2, font_size=font)
-        for name in ex.SCALINGS], font_size=font), key="sc_fig_saturation")
+        for name in ex.SCALINGS], font_size=font), key="sc_fig_saturation",
+        alt=" ".join(describe_bars(keys, sat[name].weights, what=f"{LABEL[name]}: weights")
+                     for name in ex.SCALINGS))
     summary = pd.DataFrame(
         # number_text: a saturated entropy of 1e-10 reads 1.000×10⁻¹⁰, never "0.000"
         {LABEL[n]: [number_text(sat[n].max_weight, 3),
@@ -130,16 +144,20 @@ def keys_and_curves(d_k: int, sigma2: float, seed: int, results: dict) -> None:
     with bad_input_stops_page():
         cv = curves(n_keys, trials, sigma2, seed)
     named = lambda d: {LABEL[k]: v for k, v in d.items()}  # noqa: E731
+    panels = {  # title: (series, y title, dashed)
+        "Mean max weight": (named(cv.max_weight), "max weight", ()),
+        "Mean entropy": (named(cv.entropy) | {"log n (uniform)": np.full(
+            len(D_KS), cv.max_entropy)}, "nats", ("log n (uniform)",)),
+        "Mean ‖softmax Jacobian‖": (named(cv.jacobian_norm), "Frobenius norm", ()),
+    }
     # Three panels of one figure, for the same reason; one legend names the scalings.
     show_figure(side_by_side([
-        line_chart(D_KS, named(cv.max_weight), title="Mean max weight", x_title="d_k",
-                   y_title="max weight", log_x=True, font_size=font),
-        line_chart(D_KS, named(cv.entropy) | {"log n (uniform)": np.full(
-            len(D_KS), cv.max_entropy)}, title="Mean entropy", x_title="d_k", y_title="nats",
-            log_x=True, dashed=("log n (uniform)",), font_size=font),
-        line_chart(D_KS, named(cv.jacobian_norm), title="Mean ‖softmax Jacobian‖",
-                   x_title="d_k", y_title="Frobenius norm", log_x=True, font_size=font),
-    ], font_size=font), key="sc_fig_curves")
+        line_chart(D_KS, series, title=title, x_title="d_k", y_title=y_title, log_x=True,
+                   dashed=dashed, font_size=font)
+        for title, (series, y_title, dashed) in panels.items()], font_size=font),
+        key="sc_fig_curves",
+        alt=" ".join(describe_lines(D_KS, series, x_title="d_k", y_title=title)
+                     for title, (series, _, _) in panels.items()))
     st.markdown(
         f"Without scaling the mean max weight climbs from {cv.max_weight['none'][0]:.2f} to "
         f"{cv.max_weight['none'][-1]:.2f} and the gradient signal falls from "
@@ -188,7 +206,10 @@ def sections_1_to_3(results: dict) -> None:
         histogram(stats.scaled, title=f"qᵀk / √d_k at d_k = {d_k}", x_title="qᵀk / √d_k",
                   colour=SERIES_COLOURS[1], font_size=font,
                   reference_pdf=normal_density(sd_scaled)),
-    ], font_size=font), key="sc_fig_histograms")
+    ], font_size=font), key="sc_fig_histograms",
+        alt=f"{describe_samples(stats.raw, what=f'qᵀk at d_k = {d_k}')} "
+            f"{describe_samples(stats.scaled, what='qᵀk / √d_k')} Dashed: normal densities "
+            f"of variance {stats.theory_var:.3g} and {stats.theory_scaled_var:.3g} (theory).")
     moments = pd.DataFrame(
         {"empirical mean": [stats.mean, stats.scaled_mean], "theory mean": [0.0, 0.0],
          "empirical variance": [stats.var, stats.scaled_var],
@@ -203,13 +224,15 @@ def sections_1_to_3(results: dict) -> None:
                    f"{100 * np.sqrt(2 / (n_samples - 1)):.0f}% at {n_samples} samples.")
 
     var_raw, var_scaled = variance_curve(sigma2, seed)
+    variances = {"Var[qᵀk], sampled": var_raw, "Var[qᵀk/√d_k], sampled": var_scaled,
+                 "d_k·σ⁴ (theory)": np.array(D_KS) * sigma2**2,
+                 "σ⁴ (theory)": np.full(len(D_KS), sigma2**2)}
     show_figure(line_chart(
-        D_KS, {"Var[qᵀk], sampled": var_raw, "Var[qᵀk/√d_k], sampled": var_scaled,
-               "d_k·σ⁴ (theory)": np.array(D_KS) * sigma2**2,
-               "σ⁴ (theory)": np.full(len(D_KS), sigma2**2)},
-        title="Variance against d_k (400 samples per point)", x_title="d_k", y_title="variance",
-        log_x=True, log_y=True, dashed=("d_k·σ⁴ (theory)", "σ⁴ (theory)"), font_size=font,
-    ), key="sc_fig_variance")
+        D_KS, variances, title="Variance against d_k (400 samples per point)", x_title="d_k",
+        y_title="variance", log_x=True, log_y=True, dashed=("d_k·σ⁴ (theory)", "σ⁴ (theory)"),
+        font_size=font,
+    ), key="sc_fig_variance", alt=describe_lines(D_KS, variances, x_title="d_k",
+                                                 y_title="Variance"))
 
     results |= {"stats": stats, "moments": moments,
                 "settings": {"d_k": d_k, "samples": n_samples, "sigma2": sigma2, "seed": seed}}

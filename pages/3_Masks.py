@@ -12,7 +12,7 @@ from attncore.softmax import softmax_with_fill
 from attncore.text import PAD, pad_batch, tokenize, toy_embeddings
 from pages.ui.choices import keep_offered
 from pages.ui.controls import URL, bounded_slider
-from pages.ui.figures import heatmap_grid, matrix_heatmap
+from pages.ui.figures import describe_grid, describe_matrix, heatmap_grid, matrix_heatmap
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
     bullet_list,
@@ -256,8 +256,11 @@ def lesson(results: dict) -> None:
     mask = chosen[kind]
     shown = ["padding", "causal", "padding+causal", kind if kind not in
              ("padding", "causal", "padding+causal", "none") else "window"]
-    show_figure(heatmap_grid([chosen[name] for name in shown], tokens, tokens, shown,
-                             kind="mask", font_size=font - 2), key="mk_fig_masks")
+    masks = [chosen[name] for name in shown]
+    show_figure(heatmap_grid(masks, tokens, tokens, shown, kind="mask", font_size=font - 2),
+                key="mk_fig_masks",
+                alt="Masks, query rows and key columns; ✓ may attend, ✗ masked. "
+                    + describe_grid(masks, shown, tokens, tokens, kind="mask"))
 
     rng = np.random.default_rng(0)
     w_q, w_k, w_v = (normal_weights(rng, (D_MODEL, D_MODEL)) for _ in range(3))
@@ -275,11 +278,15 @@ def lesson(results: dict) -> None:
     with c1:
         show_figure(matrix_heatmap(trace.masked_scores, tokens, tokens,
                                    title="Scores QKᵀ/√d_k, −∞ where masked", kind="scores",
-                                   decimals=2, font_size=font), key="mk_fig_masked")
+                                   decimals=2, font_size=font), key="mk_fig_masked",
+                    alt="Scores, −∞ where masked. " + describe_matrix(
+                        trace.masked_scores, tokens, tokens, kind="scores"))
     with c2:
         show_figure(matrix_heatmap(trace.weights, tokens, tokens, title="Weights",
                                    kind="weights", decimals=2, font_size=font),
-                    key="mk_fig_weights")
+                    key="mk_fig_weights",
+                    alt="Weights: masked cells exactly 0. "
+                        + describe_matrix(trace.weights, tokens, tokens))
     sums = trace.weights.sum(axis=1)
     masked_values = trace.weights[~mask]
     st.markdown(

@@ -10,7 +10,15 @@ from attncore.positional import sinusoidal
 from attncore.text import SENTENCES, toy_embeddings
 from pages.ui.choices import keep_offered
 from pages.ui.controls import URL, capped_tokens, seed_input
-from pages.ui.figures import SERIES_COLOURS, bar_chart, heatmap_grid, matrix_heatmap
+from pages.ui.figures import (
+    SERIES_COLOURS,
+    bar_chart,
+    describe_bars,
+    describe_grid,
+    describe_matrix,
+    heatmap_grid,
+    matrix_heatmap,
+)
 from pages.ui.layout import (
     bullet_list,
     figure_font,
@@ -105,12 +113,16 @@ def shapes_and_slices(number: int, x: np.ndarray, params: mh.MultiHeadParams,
     # A whole number of pixels wide: in a column two thirds of the page wide the figure's
     # width came out fractional, Streamlit measured it twice (538.672 then 538.671875 px)
     # and Plotly.js drew the figure a second time for the difference.
+    columns = [f"{head * d_k + c + 1}" for c in range(d_k)]
     with right, st.container(width=SLICE_FIGURE_PX):
-        show_figure(matrix_heatmap(m, dims, [f"{head * d_k + c + 1}" for c in range(d_k)],
-                                   title=f"{name} columns of head {head + 1}",
+        show_figure(matrix_heatmap(m, dims, columns, title=f"{name} columns of head {head + 1}",
                                    kind="values", decimals=2, x_title="column",
                                    y_title="row", font_size=font),
-                    key="mha_fig_slice")
+                    key="mha_fig_slice",
+                    alt=f"Columns {columns[0]} to {columns[-1]} of {name}, the ones head "
+                        f"{head + 1} owns. " + describe_matrix(m, dims, columns, kind="values",
+                                                               rows="input dimension",
+                                                               cols="output column"))
 
 
 SIMILARITY = "similarity between heads"
@@ -131,11 +143,14 @@ def head_chart(stats: dict[str, np.ndarray], similarity: np.ndarray, font: int) 
             show_figure(matrix_heatmap(similarity, heads, heads,
                                        title="Similarity between heads (cosine)", decimals=2,
                                        x_title="head", y_title="head", font_size=font),
-                        key="mha_fig_similarity")
+                        key="mha_fig_similarity",
+                        alt="Cosine similarity between the heads' weight maps. " + describe_matrix(
+                            similarity, heads, heads, kind="values", rows="head", cols="head"))
         else:
             show_figure(bar_chart(heads, stats[chart], title=chart, x_title="head",
                                   y_title=chart, colour=SERIES_COLOURS[2], font_size=font),
-                        key="mha_fig_stat")
+                        key="mha_fig_stat",
+                        alt=describe_bars(heads, stats[chart], what=f"{chart}, per head"))
     right.caption("The similarity of two heads is the cosine between their weight maps: "
                   "1 when they attend alike, near 0 when they look at different tokens.")
 
@@ -179,7 +194,9 @@ def cross_attention(H: int, seed: int, font: int) -> None:
         show_figure(matrix_heatmap(cross[h], tgt, src, title=f"Cross-attention, head {h + 1}",
                                    decimals=2, x_title="source (key)",
                                    y_title="target (query)", font_size=font),
-                    key="mha_fig_cross")
+                    key="mha_fig_cross",
+                    alt=f"Cross-attention of head {h + 1}: target tokens look at source "
+                        "tokens. " + describe_matrix(cross[h], tgt, src))
     right.markdown(f"Queries come from the target ({len(tgt)} tokens), keys and values from "
                    f"the source ({len(src)} tokens): each head's map is {len(tgt)} × "
                    f"{len(src)}, one row per target token. Rows still sum to 1, over the "
@@ -280,11 +297,13 @@ def lesson(results: dict) -> None:
     if shown < H:
         st.caption(f"Showing the first {shown} of {H} heads; the statistics below cover all.")
     # The average is the grid's last panel: one figure for d_model, H and the seed to redraw.
-    show_figure(heatmap_grid(
-        [*(w[h] for h in range(shown)), w.mean(axis=0)], tokens, tokens,
-        [f"head {h + 1}" + (f": {patterns[h]}" if patterns else "") for h in range(shown)]
-        + [f"average of the {H} heads"],
-        decimals=2, font_size=font - 2, columns=2 if presenter else 4), key="mha_fig_heads")
+    maps = [*(w[h] for h in range(shown)), w.mean(axis=0)]
+    names = ([f"head {h + 1}" + (f": {patterns[h]}" if patterns else "") for h in range(shown)]
+             + [f"average of the {H} heads"])
+    show_figure(heatmap_grid(maps, tokens, tokens, names, decimals=2, font_size=font - 2,
+                             columns=2 if presenter else 4), key="mha_fig_heads",
+                alt="Each head's weights, queries by keys, and their average. "
+                    + describe_grid(maps, names, tokens, tokens))
     if patterns:
         rows = [(f"head {h + 1}", patterns[h],
                  "✓" if mh.pattern_holds(w[h], patterns[h], tokens) else "✗ (masked)")

@@ -9,7 +9,7 @@ from attncore.init import normal_weights
 from attncore.positional import permutation_test
 from attncore.text import SENTENCES, toy_embeddings
 from pages.ui.controls import URL, bounded_slider, capped_tokens, seed_input
-from pages.ui.figures import line_chart, matrix_heatmap
+from pages.ui.figures import describe_lines, describe_matrix, line_chart, matrix_heatmap
 from pages.ui.layout import (
     bullet_list,
     figure_font,
@@ -66,7 +66,8 @@ def sample_note(row_step: int, pair_step: int, examples: bool = False) -> str:
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def table_figures(T: int, d: int, base: float, font: int) -> dict:
-    """The three large heatmaps depend only on these settings: build them once each."""
+    """The three large heatmaps depend only on these settings: build them once each, with
+    their text alternatives; each entry is (figure, text alternative)."""
     pe, sim = encodings(T, d, base)
     cosine = sim / np.outer(np.linalg.norm(pe, axis=1), np.linalg.norm(pe, axis=1))
     positions = [f"{p + 1}" for p in range(T)]
@@ -82,19 +83,32 @@ def table_figures(T: int, d: int, base: float, font: int) -> dict:
     # The similarities swing as fast as the fastest pair: sampled like the table's rows.
     drawn = [positions[r] for r in rows]
     note = f" ({sample_note(row_step, 1)} drawn)" if row_step > 1 else ""
+    lengths = pos.wavelengths(d, base)
+    table_alt = (f"The sinusoidal table, {T} positions down and {d} dimensions across, values "
+                 f"from {pe.min():.3f} to {pe.max():.3f}: dimension 2i is a sine and 2i + 1 a "
+                 f"cosine of the position; pair 0 repeats every {lengths[0]:.3g} positions, "
+                 f"pair {d // 2 - 1} every {lengths[-1]:.3g}.")
+    distances = sorted({1, min(5, T - 1), T - 1})
+    along = lambda m: "; ".join(f"at distance {k}: {m[0, k]:.3g}" for k in distances)  # noqa: E731
     return {
-        "table": table,
-        "similarity": matrix_heatmap(sim[np.ix_(rows, rows)], drawn, drawn,
-                                     title="PE · PEᵀ" + note, kind="scores", decimals=1,
-                                     x_title="position", y_title="position", font_size=font),
-        "cosine": matrix_heatmap(cosine[np.ix_(rows, rows)], drawn, drawn,
-                                 title="Cosine similarity" + note, kind="scores", decimals=2,
-                                 x_title="position", y_title="position", font_size=font),
+        "table": (table, table_alt),
+        "similarity": (
+            matrix_heatmap(sim[np.ix_(rows, rows)], drawn, drawn, title="PE · PEᵀ" + note,
+                           kind="scores", decimals=1, x_title="position", y_title="position",
+                           font_size=font),
+            f"PE · PEᵀ between every two positions: {sim[0, 0]:.3g} on the diagonal, "
+            f"{along(sim)}; the same along each diagonal."),
+        "cosine": (
+            matrix_heatmap(cosine[np.ix_(rows, rows)], drawn, drawn,
+                           title="Cosine similarity" + note, kind="scores", decimals=2,
+                           x_title="position", y_title="position", font_size=font),
+            f"Cosine similarity between every two positions: 1 on the diagonal, "
+            f"{along(cosine)}; the same along each diagonal."),
     }
 
 
 @st.fragment
-def table_section(pe: np.ndarray, base: float, table, font: int) -> None:
+def table_section(pe: np.ndarray, base: float, table: tuple, font: int) -> None:
     """The table, chosen sin/cos pairs against position, or every pair's wavelength.
 
     One figure at a time: T, d_model and the base change all three, and every figure a
@@ -106,7 +120,7 @@ def table_section(pe: np.ndarray, base: float, table, font: int) -> None:
                          "wavelength of every sin/cos pair.")
     lengths = pos.wavelengths(d, base)
     if view == "Table":
-        show_figure(table, key="pe_fig_table")
+        show_figure(table[0], key="pe_fig_table", alt=table[1])
         _, _, row_step, pair_step = table_sample(T, d)
         if row_step > 1 or pair_step > 1:
             st.caption(f"The table has {T * d:,} entries: it draws "
@@ -127,14 +141,19 @@ def table_section(pe: np.ndarray, base: float, table, font: int) -> None:
         if series:
             show_figure(line_chart(np.arange(1, T + 1), series, title="Chosen dimensions",
                                    x_title="position", y_title="PE", font_size=font),
-                        key="pe_fig_dims")
+                        key="pe_fig_dims",
+                        alt=describe_lines(np.arange(1, T + 1), series, x_title="position",
+                                           y_title="Chosen dimensions of PE"))
         else:
             st.info("Choose at least one pair to plot.")
     elif len(lengths) > 1:  # one pair is one number, said below
-        show_figure(line_chart(np.arange(d // 2), {"wavelength 2π·b^(2i/d)": lengths},
+        wavelength = {"wavelength 2π·b^(2i/d)": lengths}
+        show_figure(line_chart(np.arange(d // 2), wavelength,
                                title="Wavelength of each pair", x_title="pair i",
                                y_title="positions (log)", log_y=True, font_size=font),
-                    key="pe_fig_wavelengths")
+                    key="pe_fig_wavelengths",
+                    alt=describe_lines(np.arange(d // 2), wavelength, x_title="pair i",
+                                       y_title="Wavelength in positions (log axis)"))
     if len(lengths) == 1:
         st.caption(f"A single pair, pair 0: its wavelength is 2π ≈ {lengths[0]:.2f} positions.")
     else:
@@ -151,9 +170,10 @@ def similarity_section(figures: dict, note: str) -> None:
                        key="pe_similarity", **URL)
     with left:
         if name == "Cosine":
-            show_figure(figures["cosine"], key="pe_fig_cosine")
+            show_figure(figures["cosine"][0], key="pe_fig_cosine", alt=figures["cosine"][1])
         else:
-            show_figure(figures["similarity"], key="pe_fig_similarity")
+            show_figure(figures["similarity"][0], key="pe_fig_similarity",
+                        alt=figures["similarity"][1])
     right.markdown(note)
 
 
@@ -174,7 +194,11 @@ def shift_section(pe: np.ndarray, base: float, results: dict) -> None:
                                                                if shown < d else ""),
                                    kind="scores", decimals=2, x_title="dimension",
                                    y_title="dimension", font_size=font),
-                    key="pe_fig_rotation")
+                    key="pe_fig_rotation",
+                    alt=f"R_k for k = {k}: block diagonal, one 2 × 2 rotation per sin/cos "
+                        "pair. " + describe_matrix(R[:shown, :shown], dims[:shown],
+                                                  dims[:shown], kind="values",
+                                                  rows="dimension", cols="dimension"))
     with right:
         st.latex(r"PE(p + k) = R_k\, PE(p)\quad\text{for every } p")
         st.markdown(f"R_k is block diagonal: one 2×2 rotation by k·ωᵢ per pair, the same for "
@@ -233,7 +257,9 @@ def relative_figure(small: int, results: dict) -> None:
     rel = pos.relative_positions(small, clip=clip)
     show_figure(matrix_heatmap(rel, labels, labels, title=f"Relative j − i, clipped at "
                                f"±{clip}", kind="scores", decimals=0, x_title="key j",
-                               y_title="query i", font_size=font - 2), key="pe_fig_relative")
+                               y_title="query i", font_size=font - 2), key="pe_fig_relative",
+                alt=f"Relative positions j − i, clipped at ±{clip}. " + describe_matrix(
+                    rel, labels, labels, kind="values", rows="query i", cols="key j"))
     st.caption(f"{2 * clip + 1} distance vectors serve any length.")
     keep(results, "relative", rel)
 
@@ -250,7 +276,10 @@ def alibi_figure(small: int, results: dict) -> None:
     show_figure(matrix_heatmap(bias[head - 1], labels, labels,
                                title=f"ALiBi bias, head {head} (slope {slopes[head - 1]:.4g})",
                                kind="scores", decimals=2, x_title="key j",
-                               y_title="query i", font_size=font - 2), key="pe_fig_alibi")
+                               y_title="query i", font_size=font - 2), key="pe_fig_alibi",
+                alt=f"ALiBi bias of head {head}, slope {slopes[head - 1]:.4g}: "
+                    + describe_matrix(bias[head - 1], labels, labels, kind="scores",
+                                      rows="query i", cols="key j"))
     st.caption("Slopes: " + ", ".join(f"{s:.4g}" for s in slopes) + " (a geometric sequence).")
     keep(results, "alibi", bias[head - 1])
     keep(results, "alibi_slopes", slopes)
@@ -365,7 +394,10 @@ def lesson(results: dict) -> None:
         show_figure(matrix_heatmap(learned, labels, dims[:learned.shape[1]],
                                    title="Learned table (random here)", kind="scores",
                                    decimals=2, x_title="dimension", y_title="position",
-                                   font_size=font - 2), key="pe_fig_learned")
+                                   font_size=font - 2), key="pe_fig_learned",
+                    alt="A learned table (random here), one vector per position. "
+                        + describe_matrix(learned, labels, dims[:learned.shape[1]],
+                                          kind="values", rows="position", cols="dimension"))
         st.caption(f"One trained vector per position: nothing for positions beyond {small}.")
     with c2:
         relative_figure(small, results)
@@ -375,7 +407,11 @@ def lesson(results: dict) -> None:
                                    title=f"RoPE (base {ROPE_BASE:g}): the same q and k at m, n",
                                    kind="scores", decimals=1, x_title="key position n",
                                    y_title="query position m", font_size=font - 2),
-                    key="pe_fig_rope")
+                    key="pe_fig_rope",
+                    alt="RoPE scores of one query and one key vector placed at every m and n: "
+                        + describe_matrix(rope_scores, labels, labels, kind="scores",
+                                          rows="query position", cols="key position")
+                        + " The same along each diagonal: the score depends on m − n only.")
         st.caption(f"The score depends on m − n only (largest spread along a diagonal: "
                    f"{difference_text(pos.offset_spread(rope_scores), rounding=True)}).")
     with c2:

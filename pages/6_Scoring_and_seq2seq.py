@@ -9,7 +9,14 @@ from attncore.scores import SCORE_LABELS, SCORE_NAMES
 from attncore.softmax import softmax
 from attncore.text import SENTENCES
 from pages.ui.controls import URL, bounded_slider, capped_tokens, seed_input
-from pages.ui.figures import SERIES_COLOURS, bar_chart, matrix_heatmap
+from pages.ui.figures import (
+    SERIES_COLOURS,
+    bar_chart,
+    describe_bars,
+    describe_matrix,
+    matrix_heatmap,
+    spoken_token,
+)
 from pages.ui.labels import md_escape, plotly_safe
 from pages.ui.layout import (
     bad_input_stops_page,
@@ -72,13 +79,17 @@ def scores_section(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqParams, src:
                for name in SCORE_NAMES}
     counts = params.parameter_counts()
     left, right = st.columns([3, 2])
+    by_score = np.stack(list(weights.values()))
+    score_labels = [SCORE_LABELS[n] for n in weights]
     with left:
-        show_figure(matrix_heatmap(np.stack(list(weights.values())),
-                                   [SCORE_LABELS[n] for n in weights], src,
+        show_figure(matrix_heatmap(by_score, score_labels, src,
                                    title=f"Weights of “{plotly_safe(tgt[t])}” over the source",
                                    decimals=2, x_title="source token (key)",
                                    y_title="score", font_size=font),
-                    key="s2s_fig_scores")
+                    key="s2s_fig_scores",
+                    alt=f"Weights of {spoken_token(tgt[t])} over the source, one row per "
+                        "scoring function. " + describe_matrix(by_score, score_labels, src,
+                                                              rows="score", cols="source"))
     with right:
         st.markdown("| score | formula | parameters |\n|---|---|---|\n" + "\n".join(
             f"| {SCORE_LABELS[n]} | {FORMULAS[n]} | {counts[n]:,} |" for n in SCORE_NAMES))
@@ -119,15 +130,23 @@ def alignment_section(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqParams,
         show_figure(bar_chart(src, align.weights[t], title=f"α_{t + 1} over the source",
                               x_title="source token", y_title="weight", y_range=(0, 1.1),
                               colour=SERIES_COLOURS[0], decimals=2, font_size=font),
-                    key="s2s_fig_alpha")
+                    key="s2s_fig_alpha",
+                    alt=describe_bars(src, align.weights[t],
+                                      what=f"Weights α_{t + 1} over the source tokens"))
         show_figure(bar_chart([f"{i + 1}" for i in range(D)], align.contexts[t],
                               title=f"Context vector c_{t + 1} = Σ α h_s", x_title="dimension",
                               y_title="value", colour=SERIES_COLOURS[1], decimals=2,
-                              font_size=font), key="s2s_fig_context")
+                              font_size=font), key="s2s_fig_context",
+                    alt=describe_bars([f"dimension {i + 1}" for i in range(D)],
+                                      align.contexts[t],
+                                      what=f"Context vector c_{t + 1}, {D} dimensions"))
     with right:
         show_figure(matrix_heatmap(filled, tgt, src, title=f"Alignment after step {t + 1}",
                                    decimals=2, x_title="source", y_title="target",
-                                   font_size=font), key="s2s_fig_alignment")
+                                   font_size=font), key="s2s_fig_alignment",
+                    alt=f"Alignment filled up to step {t + 1}, target rows and source columns."
+                        " " + describe_matrix(align.weights[:t + 1], tgt[:t + 1], src,
+                                              rows="target", cols="source"))
     st.markdown(f"α_{t + 1} sums to {align.weights[t].sum():.6f}; move the step slider to fill "
                 "the alignment matrix row by row. The dot score finds the translation because "
                 "our toy decoder reads each word through a small lexicon; the random additive "
@@ -170,7 +189,10 @@ for col, (kind, res) in zip(cols, trained.items(), strict=True):
         show_figure(matrix_heatmap(res["weights"], res["french"], res["english"],
                                    title=f"{names[kind]}, trained", decimals=2,
                                    x_title="English", y_title="French", font_size=font - 2),
-                    key=f"s2s_fig_trained_{kind}")
+                    key=f"s2s_fig_trained_{kind}",
+                    alt=f"{names[kind]}, trained: French rows, English columns. "
+                        + describe_matrix(res["weights"], res["french"], res["english"],
+                                          rows="French", cols="English"))
         st.caption(f"Held-out token accuracy {res['accuracy']:.3f}; alignment score "
                    f"{res['score']:.3f} (target words whose largest weight is on their source "
                    "word).")
@@ -213,13 +235,18 @@ def local_and_hard_sections(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqPar
                               title=f"Global (dot score), step {t + 1}",
                               x_title="source token", y_title="weight", y_range=(0, 1.1),
                               colour=SERIES_COLOURS[0], decimals=2, font_size=font),
-                    key="s2s_fig_global")
+                    key="s2s_fig_global",
+                    alt=describe_bars(src, softmax(dot_scores),
+                                      what=f"Global weights at step {t + 1}"))
     with right:
         show_figure(bar_chart(src, local.weights,
                               title=f"Local, p_t = {centre:.2f}, D = {half}",
                               x_title="source token", y_title="weight", y_range=(0, 1.1),
                               colour=SERIES_COLOURS[2], decimals=2, font_size=font),
-                    key="s2s_fig_local")
+                    key="s2s_fig_local",
+                    alt=describe_bars(src, local.weights,
+                                      what=f"Local weights around p_t = {centre:.2f}, D = "
+                                           f"{half}"))
     rule = ("Monotonic: p_t = t, the decoding step (at most S)" if mode == "monotonic"
             else "Predictive: p_t = 1 + S·σ(v_pᵀ tanh(W_p sₜ)), anywhere from 1 to S + 1")
     st.markdown(

@@ -8,7 +8,7 @@ import streamlit as st
 
 from attncore import cost
 from pages.ui.controls import URL
-from pages.ui.figures import line_chart
+from pages.ui.figures import describe_lines, line_chart
 from pages.ui.layout import (
     bad_input_stops_page,
     bullet_list,
@@ -101,18 +101,23 @@ def growth_section(heads: int, d_k: int, rounds: int, presenter: bool, font: int
     ms = growth.seconds * 1e3
     ref = ms[-1] * (n_arr / n_arr[-1]) ** 2  # an n² line through the last point
     left, right = st.columns(2)
+    times = {"measured (best)": ms, "∝ n² (reference)": ref}
+    memory = {"peak, measured": growth.peak_bytes / MIB,
+              "weights H·n²·8 bytes": growth.weights_bytes / MIB}
     with left:
-        show_figure(line_chart(n_arr, {"measured (best)": ms, "∝ n² (reference)": ref},
-                               title="Time of one attention call", x_title="n",
+        show_figure(line_chart(n_arr, times, title="Time of one attention call", x_title="n",
                                y_title="milliseconds", log_x=True, log_y=True,
                                dashed=("∝ n² (reference)",), font_size=font),
-                    key="cost_fig_time")
+                    key="cost_fig_time",
+                    alt=describe_lines(n_arr, times, x_title="n",
+                                       y_title="Time of one call in milliseconds (log axes)"))
     with right:
-        show_figure(line_chart(n_arr, {"peak, measured": growth.peak_bytes / MIB,
-                                       "weights H·n²·8 bytes": growth.weights_bytes / MIB},
-                               title="Memory of one call", x_title="n", y_title="MiB",
-                               log_x=True, log_y=True, dashed=("weights H·n²·8 bytes",),
-                               font_size=font), key="cost_fig_memory")
+        show_figure(line_chart(n_arr, memory, title="Memory of one call", x_title="n",
+                               y_title="MiB", log_x=True, log_y=True,
+                               dashed=("weights H·n²·8 bytes",), font_size=font),
+                    key="cost_fig_memory",
+                    alt=describe_lines(n_arr, memory, x_title="n",
+                                       y_title="Memory of one call in MiB (log axes)"))
     table = pd.DataFrame({
         "n": growth.ns,
         "best time (ms)": ms,

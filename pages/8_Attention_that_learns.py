@@ -18,7 +18,16 @@ from attncore.train import (
 from attncore.train import alignment as al
 from attncore.train import sentiment as sa
 from pages.ui.controls import URL, seed_input
-from pages.ui.figures import bar_chart, heatmap_grid, line_chart, matrix_heatmap
+from pages.ui.figures import (
+    bar_chart,
+    describe_bars,
+    describe_grid,
+    describe_lines,
+    describe_matrix,
+    heatmap_grid,
+    line_chart,
+    matrix_heatmap,
+)
 from pages.ui.layout import (
     bullet_list,
     figure_font,
@@ -155,16 +164,22 @@ def curves_chart(runs: dict, key: str, title: str) -> None:
     """Held-out accuracy at the checkpoints of each run, and the training loss."""
     left, right = st.columns(2)
     first = next(iter(runs.values()))
+    accuracy = {n: r.accuracy for n, r in runs.items()}
+    loss = {n: r.loss for n, r in runs.items()}
+    steps = np.arange(1, len(first.loss) + 1)
     with left:
-        show_figure(line_chart(first.checkpoints, {n: r.accuracy for n, r in runs.items()},
+        show_figure(line_chart(first.checkpoints, accuracy,
                                title=f"{title}: held-out accuracy", x_title="step",
-                               y_title="accuracy", font_size=font), key=f"{key}_acc")
+                               y_title="accuracy", font_size=font), key=f"{key}_acc",
+                    alt=describe_lines(first.checkpoints, accuracy, x_title="step",
+                                       y_title=f"{title}: held-out accuracy"))
     with right:
-        steps = np.arange(1, len(first.loss) + 1)
-        show_figure(line_chart(steps, {n: r.loss for n, r in runs.items()},
+        show_figure(line_chart(steps, loss,
                                title=f"{title}: training loss (one batch per step)",
                                x_title="step", y_title="cross-entropy", font_size=font),
-                    key=f"{key}_loss")
+                    key=f"{key}_loss",
+                    alt=describe_lines(steps, loss, x_title="step",
+                                       y_title=f"{title}: training loss"))
 
 
 def checkpoint_slider(run, key: str) -> int:
@@ -256,14 +271,19 @@ for col, (name, run) in zip((left, right), runs.items(), strict=True):
                                    title=f"{name}: pooling weights over training",
                                    x_title="word", y_title="checkpoint", decimals=2,
                                    font_size=font - 2),
-                    key=f"learn_fig_pool_{name[:4]}")
+                    key=f"learn_fig_pool_{name[:4]}",
+                    alt=f"{name}: pooling weights over the words at {len(shown)} checkpoints."
+                        " " + describe_matrix(pool[shown], [rows[i] for i in shown], words,
+                                              rows="at", cols="word"))
 share = {"B: sentiment + negation words": attn_run.scores,
          "B: filler words": attn_run.curves["filler_share"],
          "A: sentiment + negation words": pool_run.scores,
          "A: filler words": pool_run.curves["filler_share"]}
 show_figure(line_chart(attn_run.checkpoints, share, title="Share of pooling weight, "
                        "held-out sentences", x_title="step", y_title="share of weight",
-                       font_size=font), key="learn_fig_share")
+                       font_size=font), key="learn_fig_share",
+            alt=describe_lines(attn_run.checkpoints, share, x_title="step",
+                               y_title="Share of pooling weight on held-out sentences"))
 st.caption("A and B start from the same numbers, and B's layer is off for its first "
            f"{SentimentConfig.pool_first} steps, so where a line of B is missing it lies "
            "under A's.")
@@ -295,7 +315,10 @@ def negation_heads(attn_run, font: int) -> None:
             show_figure(matrix_heatmap(attn[h], neg_words, neg_words, decimals=2,
                                        title=f"B's self-attention, head {h + 1}, step "
                                              f"{attn_run.checkpoints[k]}", font_size=font - 2),
-                        key=f"learn_fig_selfattn_{h}")
+                        key=f"learn_fig_selfattn_{h}",
+                        alt=f"B's self-attention, head {h + 1}, step "
+                            f"{attn_run.checkpoints[k]}. "
+                            + describe_matrix(attn[h], neg_words, neg_words))
     not_row = neg_words.index("not")
     best = [int(np.argmax(a[not_row])) for a in attn]
     st.caption("Row *not*: the word each head's query at *not* attends to most — "
@@ -333,7 +356,9 @@ else:
             show_figure(bar_chart(known, out["pool"][0], title="pooling weights",
                                   x_title="word", y_title="weight", y_range=(0, 1.1),
                                   decimals=2, font_size=font - 2),
-                        key=f"learn_fig_yours_{name[:4]}")
+                        key=f"learn_fig_yours_{name[:4]}",
+                        alt=describe_bars(known, out["pool"][0],
+                                          what=f"{name}: pooling weights over your words"))
 
 
 # ---- 2 · alignment ----------------------------------------------------------------------
@@ -369,7 +394,10 @@ def show_alignment_checkpoints(align_run, snap: np.ndarray, tgt_labels: list[str
             show_figure(matrix_heatmap(snap[index], tgt_labels, src_labels, decimals=2,
                                        title=f"Alignment, {label}", x_title="English (key)",
                                        y_title="French (query)", font_size=font - 2),
-                        key=f"learn_fig_align_{name}")
+                        key=f"learn_fig_align_{name}",
+                        alt=f"Alignment, {label}: French rows, English columns. "
+                            + describe_matrix(snap[index], tgt_labels, src_labels,
+                                              rows="French", cols="English"))
 
 
 chosen, pressed = settings_form("alignment", AlignmentConfig.steps, alignment_extra)
@@ -420,12 +448,13 @@ def induction_heads(ind_run, font: int, presenter: bool) -> None:
     k = checkpoint_slider(ind_run, "learn_ind_checkpoint")
     labels = [str(t) for t in ind_run.examples["ids"]]
     panels = [(layer, h) for layer in ("L1", "L2") for h in range(2)]
-    show_figure(heatmap_grid([ind_run.snapshots[layer][k, h] for layer, h in panels],
-                             labels, labels,
-                             [f"layer {layer[1]}, head {h + 1}" for layer, h in panels],
-                             columns=2 if presenter else 4, font_size=font - 4,
-                             title=f"Step {ind_run.checkpoints[k]}"),
-                key="learn_fig_ind_heads_at")
+    maps = [ind_run.snapshots[layer][k, h] for layer, h in panels]
+    names = [f"layer {layer[1]}, head {h + 1}" for layer, h in panels]
+    show_figure(heatmap_grid(maps, labels, labels, names, columns=2 if presenter else 4,
+                             font_size=font - 4, title=f"Step {ind_run.checkpoints[k]}"),
+                key="learn_fig_ind_heads_at",
+                alt=f"The four heads at step {ind_run.checkpoints[k]} on one held-out "
+                    "sequence of token ids. " + describe_grid(maps, names, labels, labels))
     st.caption(f"One held-out sequence (period {ind_run.examples['period']}), step "
                f"{ind_run.checkpoints[k]}. A previous-token head is a line just below the "
                "diagonal; an induction head is a line one place to the right of the earlier "
@@ -455,7 +484,9 @@ if key in trained_settings() or pressed:
     show_figure(line_chart(ind_run.checkpoints, ind_run.curves,
                            title="Each head's score over training", x_title="step",
                            y_title="score (weight on the pattern's key)", font_size=font),
-                key="learn_fig_ind_heads")
+                key="learn_fig_ind_heads",
+                alt=describe_lines(ind_run.checkpoints, ind_run.curves, x_title="step",
+                                   y_title="Each head's score (weight on its pattern's key)"))
     induction_heads(ind_run, font, presenter)
 else:
     ind_run = None
@@ -480,16 +511,21 @@ if run_collapse or collapse_key in trained_settings():
     trained_settings().add(collapse_key)
     steps = next(iter(bad.values())).checkpoints
     left, right = st.columns(2)
+    entropies = {n: r.curves["pool_entropy"] for n, r in bad.items()}
+    accuracies = {n: r.accuracy for n, r in bad.items()}
     with left:
-        show_figure(line_chart(steps, {n: r.curves["pool_entropy"] for n, r in bad.items()},
+        show_figure(line_chart(steps, entropies,
                                title="Normalised entropy of the pooling weights",
                                x_title="step", y_title="entropy (0 one-hot, 1 uniform)",
-                               font_size=font, height=420), key="learn_fig_entropy")
+                               font_size=font, height=420), key="learn_fig_entropy",
+                    alt=describe_lines(steps, entropies, x_title="step",
+                                       y_title="Normalised entropy of the pooling weights"))
     with right:
-        show_figure(line_chart(steps, {n: r.accuracy for n, r in bad.items()},
-                               title="Held-out accuracy", x_title="step",
+        show_figure(line_chart(steps, accuracies, title="Held-out accuracy", x_title="step",
                                y_title="accuracy", font_size=font, height=420),
-                    key="learn_fig_collapse_acc")
+                    key="learn_fig_collapse_acc",
+                    alt=describe_lines(steps, accuracies, x_title="step",
+                                       y_title="Held-out accuracy"))
 else:
     bad = None
     st.info("Press the button to train the five settings.")

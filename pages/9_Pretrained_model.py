@@ -13,9 +13,14 @@ from pages.ui.controls import URL, bounded_slider
 from pages.ui.figures import (
     SERIES_COLOURS,
     bar_chart,
+    describe_bars,
+    describe_heads,
+    describe_lines,
+    describe_matrix,
     head_thumbnails,
     line_chart,
     matrix_heatmap,
+    spoken_token,
 )
 from pages.ui.labels import md_escape, plotly_safe
 from pages.ui.layout import (
@@ -116,11 +121,17 @@ def statistic_map(stats: dict[str, np.ndarray], presenter: bool, font: int) -> N
                                [f"H{c + 1}" for c in range(n_heads)], title=stat,
                                decimals=1 if presenter else 2,
                                x_title="head", y_title="layer", font_size=font - 2),
-                key="pre_fig_stats")
+                key="pre_fig_stats",
+                alt=f"{stat}, for each of the {n_layers * n_heads} heads. " + describe_matrix(
+                    stats[stat], [f"L{r + 1}" for r in range(n_layers)],
+                    [f"H{c + 1}" for c in range(n_heads)], kind="values", rows="layer",
+                    cols="head"))
 
 
 show_figure(head_thumbnails(trace.attentions, tokens, font_size=font,
-                            max_cells=GRID_CELLS), key="pre_fig_grid")
+                            max_cells=GRID_CELLS), key="pre_fig_grid",
+            alt="Every head's weights on your sentence. " + describe_heads(trace.attentions,
+                                                                          tokens))
 pooled = "" if T <= GRID_CELLS else (f" With {T} tokens each small map is average-pooled to "
                                      f"at most {GRID_CELLS} × {GRID_CELLS} cells.")
 st.caption(f"Rows L1–L{L} are layers, columns H1–H{H} heads; each small map is T × T (queries "
@@ -133,10 +144,14 @@ left, right = st.columns(2)
 with left:
     statistic_map(stats, presenter, font)
 with right:
-    show_figure(line_chart(np.arange(1, L + 1), {
-        "[CLS] + [SEP]": layer_sink.sum(axis=1), "[CLS]": layer_sink[:, 0],
-        "[SEP]": layer_sink[:, 1]}, title="Attention sinks: share on [CLS] and [SEP]",
-        x_title="layer", y_title="mean weight", font_size=font), key="pre_fig_sinks")
+    sink_curves = {"[CLS] + [SEP]": layer_sink.sum(axis=1), "[CLS]": layer_sink[:, 0],
+                   "[SEP]": layer_sink[:, 1]}
+    show_figure(line_chart(np.arange(1, L + 1), sink_curves,
+                           title="Attention sinks: share on [CLS] and [SEP]",
+                           x_title="layer", y_title="mean weight", font_size=font),
+                key="pre_fig_sinks",
+                alt=describe_lines(np.arange(1, L + 1), sink_curves, x_title="layer",
+                                   y_title="Mean weight on [CLS] and [SEP]"))
 shares = ", ".join(f"L{r + 1} {layer_sink[r].sum():.0%}" for r in range(L))
 st.markdown(f"Share of all attention that lands on [CLS] or [SEP], per layer (averaged over "
             f"heads and query rows): {shares}. {n_special} tokens out of {T} get up to "
@@ -158,7 +173,9 @@ def row_view(w: np.ndarray, tokens: list[str], font: int) -> None:
     i = int(query) - 1
     show_figure(bar_chart(tokens, w[i], title=f"Row {query}: where “{plotly_safe(tokens[i])}” "
                           "looks", x_title="key", y_title="weight", y_range=(0, 1.05),
-                          decimals=2, font_size=font), key="pre_fig_row")
+                          decimals=2, font_size=font), key="pre_fig_row",
+                alt=describe_bars(tokens, w[i], what=f"Row {query}: where "
+                                                     f"{spoken_token(tokens[i])} looks"))
     top = np.argsort(w[i])[::-1][:3]
     st.markdown(f"Row {query} (“{md_escape(tokens[i])}”) puts most weight on " + ", ".join(
         f"“{md_escape(tokens[j])}” ({w[i, j]:.4g})" for j in top) + ".")
@@ -250,14 +267,19 @@ def explanation(trace: pt.PretrainedTrace, text: str, l: int, h: int, font: int)
         show_figure(bar_chart([f"H{n + 1}" for n in range(H)], focus,
                               title=f"Layer {layer}: how sharply each head attends",
                               x_title="head", y_title="mean largest weight", y_range=(0, 1.05),
-                              decimals=2, font_size=font), key="pre_fig_focus")
+                              decimals=2, font_size=font), key="pre_fig_focus",
+                    alt=describe_bars([f"H{n + 1}" for n in range(H)], focus,
+                                      what=f"Layer {layer}: each head's mean largest weight"))
     with right:
         if moved is not None:
             show_figure(bar_chart([f"H{n + 1}" for n in range(H)], moved,
                                   title=f"Layer {layer}: 1 − cosine after switching each head "
                                         "off", x_title="head switched off", y_title="1 − cosine",
                                   decimals=4, colour=SERIES_COLOURS[5], font_size=font),
-                        key="pre_fig_ablation")
+                        key="pre_fig_ablation",
+                        alt=describe_bars([f"H{n + 1}" for n in range(H)], moved,
+                                          what=f"Layer {layer}: how far the sentence embedding "
+                                               "moves (1 − cosine) with each head off"))
         else:
             st.caption(f"Switching off each of the {H} heads in turn is drawn for sentences of "
                        f"up to {ABLATE_ALL_MAX_TOKENS} WordPieces ({H} more passes through the "
@@ -287,6 +309,9 @@ def one_head(trace: pt.PretrainedTrace, text: str, presenter: bool, font: int) -
                         **URL)
     l, h = int(layer) - 1, int(head) - 1
     w = trace.attentions[l, h]  # (T, T)
+    special = [j for j, t in enumerate(tokens) if t in ("[CLS]", "[SEP]")]
+    sink_share = w[:, special].sum(axis=-1).mean()  # averaged over the query rows
+    previous = analysis.previous_token_mass(w).mean()
 
     st.header(f"2 · Head view: layer {layer}, head {head}")
     left, right = st.columns([3, 2])
@@ -295,7 +320,10 @@ def one_head(trace: pt.PretrainedTrace, text: str, presenter: bool, font: int) -
         show_figure(matrix_heatmap(w, tokens, tokens, title=f"Layer {layer}, head {head}: "
                                    "attention weights", decimals=1 if presenter else 2,
                                    font_size=font, height=160 + 3 * font * min(len(tokens), 20)),
-                    key="pre_fig_head")
+                    key="pre_fig_head",
+                    alt=f"Layer {layer}, head {head} puts {sink_share:.0%} of its attention on "
+                        f"[CLS] and [SEP], {previous:.0%} on the token just before. "
+                        + describe_matrix(w, tokens, tokens))
     with right:
         # The query token is picked inside a fragment of its own: it reruns the row only.
         row_view(w, tokens, font)
@@ -328,12 +356,17 @@ with left:
     show_figure(bar_chart(names, stream_norm,
                           title="Residual stream: mean norm per token", x_title="step",
                           y_title="‖x‖", decimals=1, font_size=font),
-                key="pre_fig_stream")
+                key="pre_fig_stream",
+                alt=describe_bars(names, stream_norm,
+                                  what="Mean norm of a token's vector at each step"))
 with right:
-    show_figure(line_chart(np.arange(1, L + 1), {
-        "attention update ‖W_O output‖": attn_norm, "feed-forward update ‖FFN output‖": ffn_norm},
-        title="Size of what each sublayer adds", x_title="layer", y_title="mean norm",
-        font_size=font), key="pre_fig_updates")
+    updates = {"attention update ‖W_O output‖": attn_norm,
+               "feed-forward update ‖FFN output‖": ffn_norm}
+    show_figure(line_chart(np.arange(1, L + 1), updates,
+                           title="Size of what each sublayer adds", x_title="layer",
+                           y_title="mean norm", font_size=font), key="pre_fig_updates",
+                alt=describe_lines(np.arange(1, L + 1), updates, x_title="layer",
+                                   y_title="Mean norm of what each sublayer adds"))
 share = ffn_norm / (attn_norm + ffn_norm)
 st.markdown("The feed-forward network's share of the change, ‖FFN‖ / (‖attention‖ + ‖FFN‖), "
             "per layer: " + ", ".join(f"L{r + 1} {share[r]:.0%}" for r in range(L)) + ".")
@@ -363,12 +396,16 @@ def layer_norm_view(trace: pt.PretrainedTrace, model: pt.MiniLM, font: int) -> N
     st.markdown(f"z has mean {difference_text(z.mean(), 1, rounding=True)} and variance "
                 f"{z.var():.6f}; ε = {cfg.layer_norm_eps:g} only guards against dividing by 0.")
     shown_dims = 48  # of 384: enough to see the shift and the rescaling, few enough to read
-    show_figure(line_chart(np.arange(1, shown_dims + 1), {
-        "x: residual sum (input)": x[:shown_dims], "z: mean 0, variance 1": z[:shown_dims],
-        "y = γ z + β (output)": y[:shown_dims]},
+    steps = {"x: residual sum (input)": x[:shown_dims], "z: mean 0, variance 1": z[:shown_dims],
+             "y = γ z + β (output)": y[:shown_dims]}
+    show_figure(line_chart(
+        np.arange(1, shown_dims + 1), steps,
         title=f"One token's first {shown_dims} of {cfg.d_model} numbers, before and after "
               "LayerNorm",
-        x_title="dimension", y_title="value", font_size=font, height=340), key="pre_fig_ln")
+        x_title="dimension", y_title="value", font_size=font, height=340), key="pre_fig_ln",
+        alt=f"The first {shown_dims} numbers of {spoken_token(tokens[i])}'s vector. x has mean "
+            f"{x.mean():.3g} and variance {x.var():.3g}, z mean 0 and variance "
+            f"{z.var():.3g}, y mean {y.mean():.3g} and variance {y.var():.3g}.")
     st.caption(f"The model's own output against γ z + β: largest difference "
                f"{difference_text(np.max(np.abs(gamma * z + beta - y)))}.")
 

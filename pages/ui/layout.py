@@ -10,9 +10,11 @@ from pathlib import Path
 import streamlit as st
 
 from .controls import URL
+from .figures.access import figure_csv
 from .labels import md_escape
 
 PRESENTER_KEY = "presenter"
+ALT_KEY_PREFIX = "alt_"  # the container of a figure's text alternative: alt_<figure key>
 
 # Presenter mode for a projector at 1280 × 720: every text a student reads is at least
 # 18 px (the browser test tests/e2e/test_presenter.py measures it), captions are dark, and
@@ -66,7 +68,74 @@ _PRESENTER_CSS = """
 [data-testid="stMain"] .katex { font-size: 1.35em !important; }
 /* st.dataframe and st.data_editor draw their cells on a canvas at 14 px: zoom them. */
 [data-testid="stMain"] [data-testid="stDataFrame"] { zoom: 1.3; }
+/* A figure's text alternative (show_figure) stays for screen readers, out of sight: on a
+   projector the figure speaks for itself. */
+[data-testid="stMain"] [class*="st-key-alt_"] {
+  position: absolute !important; width: 1px !important; height: 1px !important;
+  overflow: hidden !important; clip-path: inset(50%) !important;
+  white-space: nowrap !important; }
 </style>
+"""
+
+# Every page, in both modes (WCAG 2.1 AA, checked by tests/e2e/test_accessibility.py):
+# - text at least 4.5:1 against its background. Streamlit draws captions at 60% of its
+#   text colour (#828180 on white, 3.9:1) and the labels of disabled controls at 40%
+#   (#acabaa, 2.3:1); the grey here is 6.3:1 on white and 5.6:1 on the sidebar's grey;
+# - a clear focus ring on buttons, links and expanders (Streamlit's is a faint tint of
+#   the border) and on the boxes that scroll, made focusable by _SCROLLERS_JS.
+# Constant CSS, no user text.
+CAPTION_GREY = "#62605d"
+FOCUS_BLUE = "#1c5fb8"  # 6.1:1 on white: a focus ring is seen on any background here
+_ACCESSIBLE_CSS = f"""
+<style>
+[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p,
+[data-testid="stWidgetLabel"][disabled], [data-testid="stWidgetLabel"][disabled] p,
+[data-testid="stSliderThumbValue"][disabled] p {{
+  color: {CAPTION_GREY} !important; opacity: 1 !important; }}
+[data-scrolls]:focus-visible,
+:is([data-testid="stMain"], [data-testid="stSidebar"])
+  :is(button, a, summary):focus-visible {{
+  outline: 2px solid {FOCUS_BLUE} !important; outline-offset: 2px; }}
+</style>
+"""
+# A box that scrolls (a long table in a box of fixed height, a formula wider than its
+# column) can be scrolled with the keyboard only if it can take the focus (WCAG 2.1.1):
+# each one that overflows gets tabindex 0 and a name that says so, and loses them when it
+# no longer overflows. Checked after the page changes, at most every 150 ms. A constant
+# script, no user text.
+_SCROLLERS_JS = """
+<script>
+(() => {
+  if (window.__attentionLabScrollers) return;
+  window.__attentionLabScrollers = true;
+  const boxes = '[data-testid="stMain"] :is(.katex-display, [data-testid="stVerticalBlock"]'
+    + '[overflow="auto"], [data-testid="stTable"], pre)';
+  const mark = () => {
+    for (const el of document.querySelectorAll(boxes)) {
+      const scrolls = el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1;
+      if (scrolls && !el.hasAttribute("data-scrolls")) {
+        el.setAttribute("data-scrolls", "");
+        el.setAttribute("tabindex", "0");
+        el.setAttribute("role", "region");
+        el.setAttribute("aria-label", el.classList.contains("katex-display")
+          ? "Formula, wider than the page: scroll with the arrow keys"
+          : "Box that scrolls: scroll with the arrow keys");
+      } else if (!scrolls && el.hasAttribute("data-scrolls")) {
+        for (const name of ["data-scrolls", "tabindex", "role", "aria-label"]) {
+          el.removeAttribute(name);
+        }
+      }
+    }
+  };
+  let pending = null;
+  const later = () => {
+    if (!pending) pending = setTimeout(() => { pending = null; mark(); }, 150);
+  };
+  new MutationObserver(later).observe(document.body, {childList: true, subtree: true});
+  window.addEventListener("resize", later);
+  mark();
+})();
+</script>
 """
 
 
@@ -193,8 +262,8 @@ def setup_page(title: str, icon: str = "🔎") -> bool:
         )
     turned_on = presenter and (_opening_run() or not st.session_state.get("_presenter_before"))
     st.session_state["_presenter_before"] = bool(presenter)
-    if presenter:
-        st.html(_PRESENTER_CSS)
+    st.html(_ACCESSIBLE_CSS + (_PRESENTER_CSS if presenter else ""))
+    st.sidebar.html(_SCROLLERS_JS, unsafe_allow_javascript=True)
     if turned_on:
         st.sidebar.html(_CLOSE_SIDEBAR_JS, unsafe_allow_javascript=True)
     _watch_link()
@@ -299,13 +368,35 @@ def figure_font(presenter: bool) -> int:
     return 20 if presenter else 14
 
 
-def show_figure(fig, *, key: str | None = None) -> None:
-    """Draw a figure from pages.ui.figures, in the look written into it (figures.with_look).
+def show_figure(fig, *, key: str, alt: str) -> None:
+    """Draw a figure from pages.ui.figures with its text alternative and, off the
+    projector, a download of its data.
 
-    Streamlit's chart theme is off: it would restyle the figure in the browser on every
-    draw, which is most of a redraw's cost on a slow classroom machine. A figure whose
-    JSON is unchanged since the last run is not drawn again (Streamlit compares it)."""
+    ``key``: the figure's page-prefixed key (``we_fig_weights``); the download button's
+    is ``<key>_csv``. ``alt``: what the figure shows, with its key numbers, computed like
+    every other number (``pages.ui.figures`` has a describer per kind of figure:
+    ``describe_matrix``, ``describe_lines``, ...; a page may put its own sentence first).
+    It is written right after the figure, as a caption, where a screen reader meets it
+    (in presenter mode out of sight, for screen readers only), always as plain text.
+    The data is ``figures.figure_csv(fig)``, built when the button is clicked: Plotly's
+    charts cannot be reached by keyboard (plotly.js issue #562), a button can.
+
+    The figure is drawn in the look written into it (figures.with_look): Streamlit's chart
+    theme is off, as it would restyle the figure in the browser on every draw, most of a
+    redraw's cost on a slow classroom machine. A figure whose JSON is unchanged since the
+    last run is not drawn again (Streamlit compares it).
+    """
+    if not str(alt).strip():
+        raise ValueError(f"show_figure({key!r}) needs a text alternative (alt): what the "
+                         "figure shows, with its key numbers")
     st.plotly_chart(fig, theme=None, key=key)
+    with st.container(key=f"{ALT_KEY_PREFIX}{key}"):
+        st.caption(md_escape(alt))
+        if not presenter_mode():
+            st.download_button(
+                "Data of this figure (CSV)", lambda: figure_csv(fig), file_name=f"{key}.csv",
+                mime="text/csv", key=f"{key}_csv", on_click="ignore", type="tertiary",
+                icon=":material/download:", width="content")
 
 
 def lesson_header(title: str, goal: str) -> None:
@@ -375,7 +466,9 @@ def practice_questions(prefix: str, questions: list[dict]) -> None:
         st.markdown(f"**{n}.** {item['q']}")
         if "value" in item:
             guess = st.number_input(
-                "Your answer",
+                # Said in full: a screen reader announces the label alone, and a page has
+                # several of these.
+                f"Your answer to question {n}",
                 key=f"{prefix}_pq{n}",
                 value=None,
                 format="%.4f",

@@ -1,7 +1,8 @@
 """A day in class, in a real browser: the teacher's link in presenter mode on a 1280 × 720
 projector (it holds the settings, and follows a moved control), nonsense links (the page
 opens at its defaults, and its downloads match it), values kept across pages, and
-untrusted text. Screenshots: ``screenshots/presenter_720_*.png``.
+untrusted text; on the way, axe-core's WCAG 2.1 AA audit of every page at its defaults and
+after a control moved (``axe_audit.py``). Screenshots: ``screenshots/presenter_720_*.png``.
 
 Pages are found as ``test_pages.py`` finds them (``pages/*.py``), and its helpers are
 reused: ``_open`` (load a page and wait until its first run is drawn), ``_wait_idle``
@@ -18,6 +19,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
+from axe_audit import audit
 from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from test_exports import CHECKS as EXPORT_CHECKS
@@ -348,7 +350,8 @@ def test_teachers_link_on_the_projector(page: Page, streamlit_server, screenshot
     It shows the linked settings (items 1 and 7 of the brief share this page load: a
     load costs seconds on 2 cores): a screenshot, the presenter switch on, every linked
     control showing its value; then a control moved changes the link accordingly and
-    keeps the other settings (presenter mode included) in it.
+    keeps the other settings (presenter mode included) in it, and axe-core's WCAG 2.1 AA
+    audit of the page after that interaction finds nothing (``axe_audit.py``).
     """
     spec = _spec(path)
     query = _link_query(spec, presenter=True)
@@ -367,6 +370,8 @@ def test_teachers_link_on_the_projector(page: Page, streamlit_server, screenshot
     move = spec["move"]
     _move(page, move)
     _assert_no_error(page, f"/{path} after moving {move.label!r}", streamlit_server, mark)
+    found = audit(page)  # WCAG 2.1 AA after an interaction (axe_audit.py)
+    assert not found, f"/{path} after moving {move.label!r}:\n" + "\n".join(found)
     query_now = _query(page)
     kept = [c.param for c in spec["controls"]
             if c.param and c.param != move.param and c.param not in query_now]
@@ -402,12 +407,15 @@ def _check_nonsense(page: Page, server, path: str, nonsense: dict) -> None:
 @pytest.mark.parametrize("path", PAGE_PARAMS)
 def test_nonsense_link_opens_defaults_and_downloads_match(
         page: Page, streamlit_server, screenshot_dir: Path, path: str):
-    """A link with nonsense opens the page at its defaults; there, every download is
-    parsed back and compared with the page (``test_exports.CHECKS``; one page load
-    serves both, as a load costs seconds on 2 cores)."""
+    """A link with nonsense opens the page at its defaults; there, axe-core's WCAG 2.1 AA
+    audit finds nothing (``axe_audit.py``), and every download is parsed back and
+    compared with the page (``test_exports.CHECKS``; one page load serves all three, as a
+    load costs seconds on 2 cores)."""
     mark = streamlit_server.log_mark()
     _check_nonsense(page, streamlit_server, path, _spec(path)["nonsense"])
     page.screenshot(path=screenshot_dir / f"{_shot_name(path)}.png")  # the page at defaults
+    found = audit(page)  # WCAG 2.1 AA at the defaults (axe_audit.py)
+    assert not found, f"/{path} at its defaults:\n" + "\n".join(found)
     if path:  # every lesson has downloads; the home page has none
         EXPORT_CHECKS[path](page)
         _assert_no_error(page, f"/{path} after the downloads", streamlit_server, mark)

@@ -116,13 +116,12 @@ def _unique(labels: list[str]) -> list[str]:
 
 
 def _heatmap_cells(page: Page, title: str) -> list[str]:
-    """The numbers Plotly printed in the cells of the heatmap titled ``title``."""
+    """The numbers Plotly printed in the cells of the heatmap titled ``title``, row by row
+    (a text layer over the heatmap prints them, each in black or white for contrast)."""
     chart = page.locator('[data-testid="stPlotlyChart"]').filter(has_text=title)
     assert chart.count() == 1, f"{chart.count()} charts titled {title!r}"
     return chart.evaluate(
-        """(el) => [...el.querySelectorAll('text')]
-                 .filter((t) => t.parentNode.classList.contains('heatmap-label'))
-                 .map((t) => t.textContent)"""
+        """(el) => [...el.querySelectorAll('.textpoint text')].map((t) => t.textContent)"""
     )
 
 

@@ -1,7 +1,8 @@
 """Presenter mode on a 1280 × 720 projector, for every page (home and every ``pages/*.py``,
 so a new lesson is covered the day it lands): the sidebar is collapsed, no text a student
 reads in the main area is smaller than 18 px, and a Plotly figure starts on the first
-screen (its top within 720 px of the top of the page).
+screen (its top within 720 px of the top of the page); and axe-core's WCAG 2.1 AA audit
+finds nothing, nor the headings check (``axe_audit.py``).
 
 How text is measured, and what is left out and why, is said in ``presenter_metrics.py``
 (the same JavaScript serves this test and the hand tool there). One page load serves the
@@ -12,6 +13,7 @@ page still needs.
 from __future__ import annotations
 
 import pytest
+from axe_audit import audit
 from playwright.sync_api import Page
 from presenter_metrics import MEASURE_JS, describe
 from test_pages import PAGES, _assert_no_error, _open, _shot_name
@@ -42,6 +44,7 @@ def test_presenter_mode_fits_a_projector(page: Page, streamlit_server, screensho
     if small:
         problems.append("text below 18 px: " + "; ".join(
             f"{s['size']} px in {s['path']} ({s['text']!r})" for s in small))
+    problems += [f"axe-core or the headings:\n{found}" for found in audit(page)]
     top = measured["first_figure_top"]
     if top is None:
         problems.append("no Plotly figure on the page")

@@ -185,8 +185,14 @@ def test_an_invalid_property_would_be_caught() -> None:
         _validated(bad, {})
 
 
+def _printed_cells(fig: go.Figure) -> dict | None:
+    """The trace that prints the numbers in the cells (text over the heatmap), if any."""
+    layers = [t for t in fig.to_dict()["data"] if t.get("mode") == "text"]
+    return layers[0] if layers else None
+
+
 def _cell_font(fig: go.Figure) -> int:
-    return fig.to_dict()["data"][0]["textfont"]["size"]
+    return _printed_cells(fig)["textfont"]["size"]
 
 
 def test_long_cell_numbers_get_a_smaller_font() -> None:
@@ -208,9 +214,11 @@ def test_long_cell_numbers_get_a_smaller_font() -> None:
     # columns of "-0.72" (5): left int(90 + 8 + 28 + 4) + 1 = 131, right int(52 + 36) + 1
     # = 89, plot 400 - 131 - 89 = 180 px; 180 / (0.6·6·5) = 10.
     labels = ["A", "dog", "barked", "<pad>", "<pad> (2)", "<pad> (3)"]
+    assert figures.fitting_cell_font(20, len("<pad> (3)"), 6, len("-0.72")) == 10
+    # 10 px is below presenter mode's 18: the numbers are not printed at all (hover has them).
     masks = figures.matrix_heatmap(np.full((6, 6), -0.72), labels, labels, title="S",
                                    kind="scores", decimals=2, font_size=20)
-    assert _cell_font(masks) == 10
+    assert _printed_cells(masks) is None
 
 
 def test_cell_fonts_never_go_below_the_floor() -> None:
@@ -269,11 +277,11 @@ def test_on_a_projector_numbers_too_long_for_their_cells_are_not_printed() -> No
     # 12 columns of "-3.190000" at font 20 would need a 5 px font: no text at all.
     fig = figures.matrix_heatmap(np.full((12, 12), -3.19), _labels(12), _labels(12),
                                  title="S", kind="scores", decimals=6, font_size=20)
-    assert fig.data[0].texttemplate is None
+    assert _printed_cells(fig) is None
     # 3 × 3 at 3 decimals fit at 20 px: printed.
     fits = figures.matrix_heatmap(np.full((3, 3), 0.401), TOKENS[:3], TOKENS[:3], title="W",
                                   font_size=20)
-    assert fits.data[0].texttemplate == "%{text}" and _cell_font(fits) == 20
+    assert _printed_cells(fits)["text"] == ["0.401"] * 9 and _cell_font(fits) == 20
 
 
 def test_log_axes_label_powers_of_ten_only() -> None:

@@ -4,8 +4,9 @@ Streamlit runs each browser session's script in its own thread. On a freshly sta
 server the load test saw the home page fail with "partially initialized module 'pandas'
 has no attribute 'Series'": one session was still importing pandas while another built
 a Plotly figure, and Plotly looks pandas up in ``sys.modules`` without waiting for its
-import to finish. ``pages/ui/figures.py``, the one module that calls Plotly, now imports
-pandas in full first.
+import to finish. The package ``pages/ui/figures/``, the only code that calls Plotly,
+now imports pandas in full first (in its ``__init__``, which runs before any of its
+modules).
 
 The race is made certain here, in a fresh interpreter: thread A imports pandas (directly,
 as a lesson page does, or through ``pages.ui.figures``, as the home page does)
@@ -80,7 +81,7 @@ SCRIPT = textwrap.dedent("""
 
 
 # "pandas": a lesson page importing pandas while the home page draws (fails without the
-# import in figures.py). "pages.ui.figures": the home page's own first import under way
+# import in figures/__init__.py). "pages.ui.figures": the home page's own first import under way
 # in the other thread, paused inside pandas; the second thread must wait for it.
 @pytest.mark.parametrize("first_import", ["pandas", "pages.ui.figures"])
 def test_a_page_waits_for_a_half_imported_pandas(first_import: str) -> None:
