@@ -227,7 +227,9 @@ def perplexity_sections(presenter: bool, font: int) -> None:
     defaults = source != TEXTS[2] and N == PAGE_TOKENS
     st.caption(f"Perplexity = e^(mean cross-entropy) of the model's prediction of each of "
                f"tokens 2 to {N}: how many tokens it is, on average, as unsure between. "
-               f"Every measurement is one pass over the {N} tokens (about a second here).")
+               f"Every measurement is one pass over the {N} tokens (about a second here); "
+               f"the page reads at most {PAGE_TOKENS} tokens, to keep a shared server free "
+               f"(the command line reads up to {inf.MAX_TOKENS}).")
     with bad_input_stops_page():
         merged = measured("merge", (text, N), lambda: with_spinner(
             "Two passes: the model as trained, then with its KV heads averaged…",
