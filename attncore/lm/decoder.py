@@ -88,13 +88,17 @@ def repeat_kv(x: np.ndarray, group: int) -> np.ndarray:
     return np.repeat(x, group, axis=-3)
 
 
-def masked_softmax(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def masked_softmax(scores: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
     """Softmax over the last axis where ``mask`` is True ("may attend"), in float32.
 
     Masked weights are exactly 0. The policy of :mod:`attncore.softmax` for a row with no
     allowed key (all-zero weights, never NaN) holds here too; the causal mask never
-    makes one, as every token may attend to itself.
+    makes one, as every token may attend to itself. ``mask`` None: every key (one new
+    token reading the cache).
     """
+    if mask is None:
+        exps = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        return exps / exps.sum(axis=-1, keepdims=True)
     allowed_any = mask.any(axis=-1, keepdims=True)
     masked = np.where(mask, scores, F32(-np.inf))
     shift = np.where(allowed_any, masked.max(axis=-1, keepdims=True), F32(0))
@@ -136,9 +140,9 @@ def attention(x: np.ndarray, n: int, w: LMWeights, cfg: LMConfig, cos: np.ndarra
     """Layer n's grouped-query self-attention on the normed stream x (..., T, d).
 
     ``past`` is this layer's cached (keys, values) of earlier positions, or None; ``mask``
-    is (T, Tk) with Tk = past length + T; ``keep`` (H,) of 0/1 switches heads off
-    (their outputs times 0, before W_O). Returns q, k, v (k, v including the past), the
-    weights and the output (..., T, d).
+    is (T, Tk) with Tk = past length + T, or None when every key may be read; ``keep``
+    (H,) of 0/1 switches heads off (their outputs times 0, before W_O). Returns q, k, v
+    (k, v including the past), the weights and the output (..., T, d).
     """
     *lead, T, _ = x.shape
     H, KV, d_k = cfg.n_heads, cfg.n_kv_heads, cfg.d_head
@@ -147,30 +151,37 @@ def attention(x: np.ndarray, n: int, w: LMWeights, cfg: LMConfig, cos: np.ndarra
     def heads(y: np.ndarray, count: int) -> np.ndarray:
         return y.reshape(*lead, T, count, d_k).swapaxes(-2, -3)  # (..., count, T, d_k)
 
-    q_raw = heads(qkv[..., : H * d_k], H)
-    k_raw = heads(qkv[..., H * d_k: (H + KV) * d_k], KV)
+    q = rope(heads(qkv[..., : H * d_k], H), cos, sin)  # (..., H, T, d_k), turned
+    k = rope(heads(qkv[..., H * d_k: (H + KV) * d_k], KV), cos, sin)  # (..., KV, T, d_k)
     v = heads(qkv[..., (H + KV) * d_k:], KV)
-    q, k = rope(q_raw, cos, sin), rope(k_raw, cos, sin)
     if past is not None:
         k = np.concatenate([past[0], k], axis=-2)  # (..., KV, Tk, d_k)
         v = np.concatenate([past[1], v], axis=-2)
     scale = F32(1.0 / np.sqrt(d_k))  # 1/8, as float32 (see the module's note)
-    scores = (q @ repeat_kv(k, cfg.group).swapaxes(-1, -2)) * scale  # (..., H, T, Tk)
-    weights = masked_softmax(scores, mask)
-    head_outputs = weights @ repeat_kv(v, cfg.group)  # (..., H, T, Tk) x (..., H, Tk, d_k)
+    # The group query heads that read one KV head are stacked as rows, so that each KV
+    # head takes one product: the same numbers as q @ repeat_kv(k)ᵀ, without copying k
+    # and v group times (the copies cost a generated token about 1.5 ms).
+    Tk, G = k.shape[-2], cfg.group
+    grouped = q.reshape(*lead, KV, G * T, d_k)  # (..., H, T, d_k) -> (..., KV, G·T, d_k)
+    scores = (grouped @ k.swapaxes(-1, -2) * scale).reshape(*lead, H, T, Tk)
+    weights = masked_softmax(scores, mask)  # (..., H, T, Tk)
+    # (..., KV, G·T, Tk) x (..., KV, Tk, d_k) -> (..., KV, G·T, d_k) -> (..., H, T, d_k)
+    head_outputs = (weights.reshape(*lead, KV, G * T, Tk) @ v).reshape(*lead, H, T, d_k)
     if keep is not None:
         head_outputs = head_outputs * keep[:, None, None].astype(F32)
     concat = head_outputs.swapaxes(-2, -3).reshape(*lead, T, H * d_k)  # heads side by side
-    return {"q_raw": q_raw, "k_raw": k_raw, "q": q, "k": k, "v": v, "weights": weights,
-            "output": concat @ w.attn_output[n]}
+    return {"q": q, "k": k, "v": v, "weights": weights, "output": concat @ w.attn_output[n]}
 
 
 def feed_forward(x: np.ndarray, n: int, w: LMWeights, cfg: LMConfig) -> np.ndarray:
     r"""SwiGLU: :math:`W_2(\mathrm{SiLU}(W_g x) \odot W_u x)`, SiLU(z) = z·sigmoid(z)."""
     gate_up = x @ w.ffn_gate_up[n]  # (..., T, 2 d_ff)
     gate, up = gate_up[..., : cfg.d_ff], gate_up[..., cfg.d_ff:]
-    silu = gate / (F32(1) + np.exp(-gate))
-    return (silu * up) @ w.ffn_down[n]  # (..., T, d)
+    h = np.exp(-gate)  # SiLU(gate) · up, in place: one (T, d_ff) array, not four
+    h += F32(1)
+    np.divide(gate, h, out=h)
+    h *= up
+    return h @ w.ffn_down[n]  # (..., T, d)
 
 
 @dataclass(frozen=True)
@@ -214,7 +225,7 @@ def forward(m: SmolLM, ids: np.ndarray, *, cache: KVCache | None = None,
     cfg, w = m.config, weights if weights is not None else m.weights
     ids = np.asarray(ids)
     T, past = ids.shape[-1], cache.length if cache is not None else 0
-    if mask is None:
+    if mask is None and T > 1:  # one new token may read every key: no mask needed
         mask = causal_mask(T, past + T)
     cos, sin = rope_angles(np.arange(past, past + T), cfg.d_head, cfg.rope_base)
     if from_layer:
@@ -224,7 +235,7 @@ def forward(m: SmolLM, ids: np.ndarray, *, cache: KVCache | None = None,
         x = np.asarray(stream, dtype=F32)
     else:
         x = np.asarray(w.token_embd[ids], dtype=F32)  # (..., T, d)
-    kept: dict[str, list[np.ndarray]] = {}
+    kept = _Record(record, cfg.n_layers)
     keys, values = [], []
     with _blas().limit(limits=1, user_api="blas"):  # small products: threads only spin
         for n in range(from_layer, cfg.n_layers):
@@ -236,26 +247,40 @@ def forward(m: SmolLM, ids: np.ndarray, *, cache: KVCache | None = None,
                 keys.append(a["k"])
                 values.append(a["v"])
             for name, value in {"hidden_states": x, "attn_norm_output": h, **a}.items():
-                if record is True or (record and name in record):
-                    kept.setdefault(name, []).append(value)
+                kept.add(name, n, value)
             x = x + a["output"]
             f = feed_forward(rms_norm(x, w.ffn_norm[n], cfg.rms_eps), n, w, cfg)
-            if record is True or (record and "ffn_output" in record):
-                kept.setdefault("ffn_output", []).append(f)
+            kept.add("ffn_output", n, f)
             x = x + f
+        kept.add("hidden_states", cfg.n_layers, x)  # the last layer's output: L + 1 states
         final = rms_norm(x[..., -1:, :] if last_only else x, w.output_norm, cfg.rms_eps)
         logits = final @ w.output  # (..., T, d) x (d, V): the embedding, tied
     if last_only:
         logits = logits[..., 0, :]
-    stacked = {name: np.stack(values_, axis=-4 if name in _PER_HEAD else -3)
-               for name, values_ in kept.items()}
-    if "hidden_states" in stacked:
-        stacked["hidden_states"] = np.concatenate(
-            [stacked["hidden_states"], x[..., None, :, :]], axis=-3)  # L + 1 states
     if record is True:
-        stacked["final_norm_output"] = final
+        kept.arrays["final_norm_output"] = final
     return Pass(logits=logits, cache=KVCache(tuple(keys), tuple(values)) if keep_cache
-                else None, record=stacked)
+                else None, record=kept.arrays)
 
 
-_PER_HEAD = {"q_raw", "k_raw", "q", "k", "v", "weights"}  # (..., heads, T, ·) per layer
+class _Record:
+    """The intermediates a pass keeps, each written into one array with a layer axis as
+    the layers go (stacking 30 arrays afterwards cost about 5% of a 100-token pass): a
+    per-head value (..., heads, T, ·) goes to (..., L, heads, T, ·), any other (..., T, ·)
+    to (..., L, T, ·); hidden_states holds L + 1 states."""
+
+    PER_HEAD = {"q", "k", "v", "weights"}
+
+    def __init__(self, record: bool | Collection[str], n_layers: int) -> None:
+        self.record, self.n_layers = record, n_layers
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def add(self, name: str, layer: int, value: np.ndarray) -> None:
+        if not (self.record is True or (self.record and name in self.record)):
+            return
+        axis = value.ndim - (3 if name in self.PER_HEAD else 2)  # where the layer axis goes
+        if name not in self.arrays:
+            depth = self.n_layers + (name == "hidden_states")
+            shape = (*value.shape[:axis], depth, *value.shape[axis:])
+            self.arrays[name] = np.empty(shape, dtype=value.dtype)
+        np.moveaxis(self.arrays[name], axis, 0)[layer] = value

@@ -33,7 +33,6 @@ class LMTrace:
     hidden_states : (L + 1, T, d) the residual stream: the token embeddings, then each
         layer's output (before the final RMSNorm)
     attn_norm_output : (L, T, d) each layer's RMSNorm of the stream, the input of attention
-    q_unrotated, k_unrotated : (L, H, T, d_k) and (L, KV, T, d_k), before RoPE
     q, k, v : (L, H, T, d_k), (L, KV, T, d_k), (L, KV, T, d_k); q and k after RoPE
     attentions : (L, H, T, T) each query head's weights; exactly 0 above the diagonal
     attention_output : (L, T, d) the heads' outputs concatenated, times W_O
@@ -51,8 +50,6 @@ class LMTrace:
     config: LMConfig
     hidden_states: np.ndarray
     attn_norm_output: np.ndarray
-    q_unrotated: np.ndarray
-    k_unrotated: np.ndarray
     q: np.ndarray
     k: np.ndarray
     v: np.ndarray
@@ -152,8 +149,7 @@ def _run(text: str | None, ids: tuple[int, ...], max_tokens: int,
     r = p.record
     arrays = {
         "ids": kept, "hidden_states": r["hidden_states"],
-        "attn_norm_output": r["attn_norm_output"], "q_unrotated": r["q_raw"],
-        "k_unrotated": r["k_raw"], "q": r["q"], "k": r["k"], "v": r["v"],
+        "attn_norm_output": r["attn_norm_output"], "q": r["q"], "k": r["k"], "v": r["v"],
         "attentions": r["weights"], "attention_output": r["output"],
         "ffn_output": r["ffn_output"], "final_norm_output": r["final_norm_output"],
         "logits": p.logits, "kv_head": np.arange(cfg.n_heads) // cfg.group,

@@ -194,6 +194,34 @@ def test_rms_norm_by_hand():
     assert out.dtype == np.float32
 
 
+def test_grouped_heads_read_their_kv_head_as_repeat_kv_says():
+    """The attention stacks a group's query heads as rows of one product per KV head;
+    the textbook form copies each KV head to its group (repeat_kv) and takes one product
+    per query head: the same weights."""
+    rng = np.random.default_rng(2)
+    cfg = files.LMConfig(n_layers=1, n_heads=6, n_kv_heads=2, d_model=24, d_ff=8,
+                         vocab_size=5, context_length=16, rms_eps=1e-5, rope_base=1e4)
+    T, d = 5, 24
+    w = files.LMWeights(token_embd=np.zeros((5, d), np.float32),
+                        output=np.zeros((d, 5), np.float32),
+                        attn_norm=np.ones((1, d), np.float32),
+                        attn_qkv=rng.normal(size=(1, d, (6 + 4) * 4)).astype(np.float32),
+                        attn_output=np.eye(d, dtype=np.float32)[None],
+                        ffn_norm=np.ones((1, d), np.float32),
+                        ffn_gate_up=np.zeros((1, d, 16), np.float32),
+                        ffn_down=np.zeros((1, 8, d), np.float32),
+                        output_norm=np.ones(d, np.float32))
+    x = rng.normal(size=(T, d)).astype(np.float32)
+    cos, sin = decoder.rope_angles(np.arange(T), 4, 1e4)
+    a = decoder.attention(x, 0, w, cfg, cos, sin, decoder.causal_mask(T, T))
+    textbook = decoder.masked_softmax(
+        a["q"] @ decoder.repeat_kv(a["k"], 3).swapaxes(-1, -2) / np.float32(2),  # √4 = 2
+        decoder.causal_mask(T, T))
+    assert np.allclose(a["weights"], textbook, atol=1e-6)
+    assert np.allclose(a["output"], (textbook @ decoder.repeat_kv(a["v"], 3)).swapaxes(0, 1)
+                       .reshape(T, d), atol=1e-5)
+
+
 def test_the_masked_softmax_matches_the_core_softmax():
     from attncore.softmax import softmax
 
