@@ -267,7 +267,23 @@ def setup_page(title: str, icon: str = "🔎") -> bool:
     if turned_on:
         st.sidebar.html(_CLOSE_SIDEBAR_JS, unsafe_allow_javascript=True)
     _watch_link()
+    _rerun_after_reconnect()
     return bool(presenter)
+
+
+@st.fragment(run_every=3600)
+def _rerun_after_reconnect() -> None:
+    """Draws nothing; its timer makes a reconnected browser run the page again.
+
+    When its WebSocket reconnects, Streamlit's browser code (1.67) asks for a new run only
+    if a fragment of the page reruns on a timer (or a run was under way); otherwise it
+    trusts the server to have kept the session. Behind HAProxy (deploy/), a student whose
+    server process died reconnects to another process, which never saw that session: the
+    page would stay drawn but dead (its downloads failing) until the next click. With a
+    timed fragment on every page, the new process runs the page at once, from the link's
+    settings and the browser's widget values. The timer reruns this empty fragment once an
+    hour, nothing else; ``tests/e2e/test_course.py`` checks the reconnection.
+    """
 
 
 # Settings a link can carry that are not widgets (read with st.query_params), and
