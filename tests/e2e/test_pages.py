@@ -167,7 +167,9 @@ def watch_script_runs(page, on_finished: Callable[[str], None]) -> None:
 _RUNS: weakref.WeakKeyDictionary[Page, list[str]] = weakref.WeakKeyDictionary()
 
 
-def _open(page: Page, base_url: str, path: str, query: str = "") -> None:
+def _watch(page: Page) -> None:
+    """Count the page's finished script runs (``_runs_finished``) and time its DOM changes
+    (``_INSTRUMENT_JS``) from its next navigation on; once per page."""
     if page not in _RUNS:
         runs: list[str] = []
         _RUNS[page] = runs
@@ -178,6 +180,10 @@ def _open(page: Page, base_url: str, path: str, query: str = "") -> None:
 
         watch_script_runs(page, finished)
         page.add_init_script(_INSTRUMENT_JS)
+
+
+def _open(page: Page, base_url: str, path: str, query: str = "") -> None:
+    _watch(page)
     before = _runs_finished(page)
     url = f"{base_url}/{path}" + (f"?{query}" if query else "")
     page.goto(url, wait_until="domcontentloaded")
