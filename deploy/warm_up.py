@@ -96,9 +96,11 @@ def warm_up(base_url: str, only: list[str] | None = None, timeout_s: float = 300
     for page, page_hash in home.pages.items():
         if page and (only is None or page in only):
             visits.append(visit(base_url, page, page_hash, timeout_s))
-    for v in visits:
-        problem = f", {v.exceptions} exception(s): see the server's log" if v.exceptions else ""
-        print(f"/{v.page}: first run {v.seconds:.2f} s{problem}", file=out, flush=True)
+    lines = [f"  /{v.page}: first run {v.seconds:.2f} s"
+             + (f", {v.exceptions} exception(s): see the server's log" if v.exceptions else "")
+             for v in visits]
+    # in one piece, named: the processes of a server warm up side by side
+    print("\n".join([f"{base_url}:"] + lines), file=out, flush=True)
     return visits
 
 
