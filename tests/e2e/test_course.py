@@ -312,7 +312,7 @@ def test_three_students_three_processes_and_a_process_stopped_under_one(
     # reconnecting (see pages.ui.layout._rerun_after_reconnect).
     students = enrol(browser, course, ["Worked_example?we_temp=1.05"] * 3)
     try:
-        # leastconn: each new student goes to the process with fewest open connections
+        # round robin: new students are dealt to the processes in turn
         assert sorted(s.replica() for s in students) == ["r1", "r2", "r3"]
         for s in students:
             _assert_no_error(s.page, "the worked example through the proxy")
