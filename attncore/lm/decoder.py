@@ -99,12 +99,17 @@ def masked_softmax(scores: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
     if mask is None:
         exps = np.exp(scores - scores.max(axis=-1, keepdims=True))
         return exps / exps.sum(axis=-1, keepdims=True)
-    allowed_any = mask.any(axis=-1, keepdims=True)
-    masked = np.where(mask, scores, F32(-np.inf))
-    shift = np.where(allowed_any, masked.max(axis=-1, keepdims=True), F32(0))
-    exps = np.exp(masked - shift)
-    sums = exps.sum(axis=-1, keepdims=True)
-    return exps / np.where(sums > 0, sums, F32(1))
+    weights = np.where(mask, scores, F32(-np.inf))  # the one array this makes
+    shift = weights.max(axis=-1, keepdims=True)
+    some_key = mask.any(axis=-1, keepdims=True)  # (Tq, 1): rows with a key to read
+    every_row = bool(some_key.all())
+    if not every_row:
+        shift = np.where(some_key, shift, F32(0))
+    weights -= shift
+    np.exp(weights, out=weights)  # exactly 0 where masked: e^−∞
+    sums = weights.sum(axis=-1, keepdims=True)
+    weights /= sums if every_row else np.where(sums > 0, sums, F32(1))
+    return weights
 
 
 def causal_mask(t_q: int, t_k: int) -> np.ndarray:
