@@ -31,9 +31,9 @@ from pages.ui.layout import (
     setup_page,
     show_figure,
 )
-from pages.ui.lm import load_language_model, model_note, token_strip
+from pages.ui.lm import load_language_model, measured, model_note, token_strip
 from pages.ui.numbers import difference_text, number_text
-from pages.ui.tables import to_csv
+from pages.ui.tables import scrolled_table, to_csv
 
 PAGE_MAX_TOKENS = 96  # prompt tokens read here (chat template included); the core allows 256
 MAX_CHARS = 600
@@ -42,6 +42,7 @@ TOP_SHOWN = 10
 DEFAULT_PROMPT = "The capital of France is"
 DEFAULT_LAYER = 19  # the model's strongest induction heads sit in layers 18 and 19
 DEFAULT_CHANGE = " dog"
+DEFAULT_SEGMENT = 25  # tokens in each random segment of the induction test
 
 presenter = setup_page("A real language model", "✍️")
 font = figure_font(presenter)
@@ -180,8 +181,7 @@ def kv_label(h: int) -> str:
 def newest_token(trace: lm.LMTrace, presenter: bool, font: int) -> None:
     """The last row of every head of one layer, grouped by the KV head they share."""
     tokens = list(trace.tokens)
-    layer = st.selectbox("Layer", list(range(1, L + 1)), index=DEFAULT_LAYER - 1,
-                         key="lm_layer", **URL)
+    layer = st.slider("Layer", 1, L, DEFAULT_LAYER, key="lm_layer", **URL)
     rows = trace.attentions[layer - 1, :, -1, :]  # (H, T): the newest token's row
     show_figure(matrix_heatmap(rows, [kv_label(h) for h in range(H)], tokens,
                                title=f"Layer {layer}: where “{plotly_safe(tokens[-1])}” "
@@ -252,12 +252,17 @@ with right:
                 "**attention sink**, where a head puts weight it has no use for. Layer 1's "
                 f"heads put {prev[0]:.0%} of theirs on the previous token.")
 if not presenter:
-    with st.expander(f"Every head's statistics, as a table ({L * H} rows)"):
-        st.dataframe(pd.DataFrame({
+    # A file rather than a grid on the page: 270 rows drawn again on every new prompt cost
+    # the redraw more than the figures above it.
+    st.download_button(
+        f"Every head's statistics, {L * H} rows (CSV)",
+        lambda: pd.DataFrame({
             "layer": np.repeat(np.arange(1, L + 1), H), "head": np.tile(np.arange(1, H + 1), L),
             "KV head": np.tile(trace.kv_head + 1, L),
-            **{k: v.ravel() for k, v in stats.items()}}).style.format(precision=3),
-            hide_index=True, width="stretch")
+            **{k: v.ravel() for k, v in stats.items()}}).to_csv(index=False,
+                                                                float_format="%.17g"),
+        file_name="lm_head_statistics.csv", mime="text/csv", key="lm_dl_stats",
+        on_click="ignore")
 
 st.header("3 · Causal, checked on the real model")
 above = np.triu(np.ones((T, T), dtype=bool), k=1)
@@ -314,21 +319,33 @@ st.markdown("Lesson 8 grew an **induction head** in a 2-layer toy: to continue a
             "current token. The same test on SmolLM2: random tokens, written twice.")
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
 def induction(seed: int, segment: int) -> lm.InductionTest:
-    """The repeated-tokens test (six passes through the model, 2 to 4 s here: cached)."""
+    """The repeated-tokens test (six passes through the model; attncore.lm keeps the last
+    results)."""
     return lm.induction_test(seed=seed, segment=segment, sequences=3, n_top=5, draws=4)
+
+
+def with_spinner(message: str, compute):
+    with st.spinner(message):
+        return compute()
 
 
 @st.fragment
 def induction_section(presenter: bool, font: int) -> None:
     c1, c2 = st.columns(2)
     seed = seed_input(c1, "lm_ind_seed", label="Seed of the random tokens")
-    segment = c2.slider("Tokens in each random segment", 5, lm_heads.MAX_SEGMENT, 25,
-                        key="lm_ind_len", **URL)
-    with st.spinner("Running the model on the repeated tokens, then with heads switched "
-                    "off…"):
-        test = induction(seed, segment)
+    segment = c2.slider("Tokens in each random segment", 5, lm_heads.MAX_SEGMENT,
+                        DEFAULT_SEGMENT, key="lm_ind_len", **URL)
+    # The test is six passes through the model (2 to 4 s here): it runs by itself at the
+    # defaults, and on request at other settings, as no control may start seconds of work.
+    test = measured("induction", (seed, segment), lambda: with_spinner(
+        "Running the model on the repeated tokens, then with heads switched off…",
+        lambda: induction(seed, segment)), automatic=(seed, segment) == (0, DEFAULT_SEGMENT),
+        label="Run the test", key="lm_ind_run",
+        note="Six passes through the model over the repeated tokens (2 to 4 s here): press "
+             "to run the test with this seed and length.")
+    if test is None:
+        return
     P = segment
     shown = lm.pieces(m, test.ids[0])
     st.markdown(f"Three sequences of {P} random tokens, each written twice ({2 * P} tokens). "
@@ -400,8 +417,8 @@ def head_by_hand(trace: lm.LMTrace, m: lm.SmolLM, presenter: bool) -> None:
     tokens, T = list(trace.tokens), len(trace.tokens)
     w = m.weights
     c1, c2, c3 = st.columns(3)
-    layer = c1.selectbox("Layer of the head worked by hand", list(range(1, L + 1)),
-                         index=DEFAULT_LAYER - 1, key="lm_hand_layer", **URL)
+    layer = c1.slider("Layer of the head worked by hand", 1, L, DEFAULT_LAYER,
+                      key="lm_hand_layer", **URL)
     head = c2.selectbox("Query head worked by hand", list(range(1, H + 1)), index=6,
                         key="lm_hand_head", **URL)
     with c3:
@@ -440,11 +457,13 @@ def head_by_hand(trace: lm.LMTrace, m: lm.SmolLM, presenter: bool) -> None:
         x0, x1 = v[2 * pair], v[2 * pair + 1]
         return a, x0 * np.cos(a) - x1 * np.sin(a), x0 * np.sin(a) + x1 * np.cos(a)
 
+    turns = []
     for name, v, pos in (("q", q_raw, i), ("k", k_raw, j)):
         a, r0, r1 = rotated(v, pos)
-        st.latex(rf"{name}:\ ({num(v[2 * pair], 4)},\ {num(v[2 * pair + 1], 4)})"
-                 rf"\ \xrightarrow{{\ \phi = {pos} \times {theta:.4g} = {a:.4g}\ }}\ "
-                 rf"({num(r0, 4)},\ {num(r1, 4)})")
+        turns.append(rf"{name}:\ ({num(v[2 * pair], 4)},\ {num(v[2 * pair + 1], 4)})"
+                     rf"\ \xrightarrow{{\ \phi = {pos} \times {theta:.4g} = {a:.4g}\ }}\ "
+                     rf"({num(r0, 4)},\ {num(r1, 4)})")
+    st.latex(r"\begin{gathered}" + r" \\ ".join(turns) + r"\end{gathered}")  # one block
     q = trace.q[l, h, i].astype(np.float64)  # the model's, after RoPE
     k = trace.k[l, g].astype(np.float64)  # (T, d_k) every key of KV head g
     check = max(abs(rotated(q_raw, i)[1] - q[2 * pair]),
@@ -466,10 +485,10 @@ def head_by_hand(trace: lm.LMTrace, m: lm.SmolLM, presenter: bool) -> None:
         f"{difference_text(check)}.")
     if not presenter:
         st.markdown(f"Every key of row {query}:")
-        st.table(pd.DataFrame({"j": np.arange(1, i + 2), "key": tokens[: i + 1],
-                               "s = q·k / √d_k": [f"{s:.4f}" for s in scores],
-                               "weight": [number_text(e / exps.sum(), 4) for e in exps]}
-                              ).set_index("j"))
+        scrolled_table(pd.DataFrame({"j": np.arange(1, i + 2), "key": tokens[: i + 1],
+                                     "s = q·k / √d_k": [f"{s:.4f}" for s in scores],
+                                     "weight": [number_text(e / exps.sum(), 4) for e in exps]}),
+                       height=240)
 
 
 head_by_hand(trace, m, presenter)
@@ -548,8 +567,7 @@ if not presenter:
         return buffer.getvalue()
 
     c1, c2, c3 = st.columns([1, 1, 1])
-    csv_layer = c1.selectbox("Layer for the CSV", list(range(1, L + 1)),
-                             index=DEFAULT_LAYER - 1, key="lm_dl_layer", **URL)
+    csv_layer = c1.slider("Layer for the CSV", 1, L, DEFAULT_LAYER, key="lm_dl_layer", **URL)
 
     def attention_csv() -> str:
         rows = [f"layer {csv_layer}, head {n + 1} | {t}" for n in range(H) for t in tokens]

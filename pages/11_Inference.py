@@ -301,8 +301,8 @@ def perplexity_sections(presenter: bool, font: int) -> None:
         "StreamingLLM also renumbers the positions inside its cache.")
     if result.shift is not None:
         s = result.shift
-        layer = st.selectbox("Layer shown", list(range(1, L + 1)), index=int(np.argmax(
-            s.dense_first)), key="inf_map_layer", **URL)
+        layer = st.slider("Layer shown", 1, L, int(np.argmax(s.dense_first)) + 1,
+                          key="inf_map_layer", **URL)
         where = {"full: on token 1": s.dense_first,
                  "window: on the oldest token it keeps": s.window_oldest,
                  f"window + sinks: on the {sinks} sinks": s.sinks_on_sinks}
@@ -408,8 +408,7 @@ def online_softmax(presenter: bool, font: int) -> None:
         Q[first_layer - 1, h].astype(np.float64), K[first_layer - 1, h // cfg.group],
         V[first_layer - 1, h // cfg.group], first_row - 1, first_block))
     c1, c2, c3 = st.columns(3)
-    layer = c1.selectbox("Layer of the head", list(range(1, L + 1)), index=first_layer - 1,
-                         key="inf_fa_layer", **URL)
+    layer = c1.slider("Layer of the head", 1, L, first_layer, key="inf_fa_layer", **URL)
     head = c2.selectbox("Query head", list(range(1, H + 1)), index=default_head,
                         key="inf_fa_head", **URL)
     with c3:

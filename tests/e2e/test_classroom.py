@@ -214,7 +214,7 @@ CONTROLS["Language_model"] = {
     "controls": [
         Ctl("lm_temp", "1.2", "slider", "Temperature τ (0 = always the most likely)", "1.20",
             "0.80"),
-        Ctl("lm_layer", "3", "select", "Layer", "3", "19"),
+        Ctl("lm_layer", "3", "slider", "Layer", "3", "19"),
         Ctl(None, None, "contains", "", "With τ = 1.2,", "With τ = 0.8,"),
     ],
     "move": Move("slider", "Top-k (0 = off)", "ArrowRight", "lm_topk", "1"),

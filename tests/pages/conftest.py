@@ -36,6 +36,7 @@ NOT_FUZZED: dict[str, str] = {
        for task in ("sentiment", "alignment", "induction") for button in ("train", "again")},
     "learn_collapse_train": "trains five models (seconds); tests/pages/test_page_learning.py",
     "lm_generate": "writes up to 32 tokens (seconds); tests/pages/test_page_language_model.py",
+    "lm_ind_run": "six passes through the model (seconds); tests/pages/test_page_language_model.py",
     **{f"inf_{button}": "runs the model over hundreds of tokens or times it (seconds); "
                         "tests/pages/test_page_inference.py"
        for button in ("measure_times", "measure_merge", "measure_window", "curve",

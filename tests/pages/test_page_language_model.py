@@ -104,6 +104,9 @@ def test_the_causal_check_and_a_changed_token():
 def test_the_induction_section_names_the_heads_and_losses():
     at = run(lm_ind_len="10", lm_ind_seed="2")
     assert_no_exception(at)
+    assert "press to run the test" in text_of(at, "caption")  # not the defaults: on request
+    at.button(key="lm_ind_run").click().run()
+    assert_no_exception(at)
     test = lm.induction_test(seed=2, segment=10, sequences=3, n_top=5, draws=4)
     layer, head = test.top_heads[0]
     assert f"layer {layer + 1} head {head + 1} ({test.scores[layer, head]:.2f})" in text_of(at)
