@@ -33,6 +33,10 @@ LARGEST = {
                                  "pe_sentence": LONG},
     "6_Scoring_and_seq2seq.py": {"s2s_source": LONG, "s2s_target": LONG, "s2s_window": "20"},
     "7_Cost.py": {"cost_max_n": "2048", "cost_heads": "4", "cost_repeats": "3"},
+    # Lessons 10 and 11: the longest prompts their text boxes take (96 prompt tokens are
+    # read on lesson 10) and the most tokens lesson 11 writes twice.
+    "10_Language_model.py": {"lm_prompt": ((LONG + " ") * 4)[:600]},
+    "11_Inference.py": {"inf_prompt": ((LONG + " ") * 2)[:300], "inf_steps": "24"},
 }
 
 

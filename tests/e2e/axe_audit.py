@@ -8,9 +8,9 @@ switched off: ``RULES_OFF`` would say why one cannot apply.
 
 Where it runs, on every page (one page load serves it and the test it sits in, as a load
 costs seconds on 2 cores): at the defaults in ``test_classroom.py``'s nonsense-link test
-(the page ignores the link's settings and says so), in presenter mode in
-``test_presenter.py``, and after the teacher's link and a moved control in
-``test_classroom.py``. ``test_accessibility.py`` shows it can fail.
+(the page ignores the link's settings and says so), and in presenter mode at 1280 × 720
+after the teacher's link and a moved control in ``test_classroom.py``.
+``test_accessibility.py`` shows it can fail.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""What a projector shows of a page: measured in the browser, shared by the presenter test
-(``test_presenter.py``) and by anyone measuring by hand (``python tests/e2e/presenter_metrics.py``).
+"""What a projector shows of a page: measured in the browser, shared by the teacher's-link
+test (``test_classroom.py``, which opens every page in presenter mode at 1280 × 720) and by
+anyone measuring by hand (``python tests/e2e/presenter_metrics.py``).
 
 ``MEASURE_JS`` returns, for the page as drawn:
 
@@ -126,6 +127,31 @@ DRAWN_JS = """
   [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
     .every((el) => el.querySelector(".main-svg"))
 """
+
+
+MIN_TEXT_PX = 18
+
+
+def projector_problems(measured: dict, height: int) -> list[str]:
+    """What keeps a page in presenter mode from fitting a projector ``height`` px tall: the
+    sidebar open, no text found, text a student reads below 18 px, or no Plotly figure
+    starting on the first screen."""
+    problems = []
+    if not measured["sidebar"]["collapsed"]:
+        problems.append(f"the sidebar is open ({measured['sidebar']['width']} px wide)")
+    if measured["count"] == 0:
+        problems.append("no text found in the main area")
+    small = [s for s in measured["smallest"] if s["size"] < MIN_TEXT_PX]
+    if small:
+        problems.append(f"text below {MIN_TEXT_PX} px: " + "; ".join(
+            f"{s['size']} px in {s['path']} ({s['text']!r})" for s in small))
+    top = measured["first_figure_top"]
+    if top is None:
+        problems.append("no Plotly figure on the page")
+    elif top >= height:
+        problems.append(f"the first figure starts at {top} px, below the first screen "
+                        f"({height} px)")
+    return problems
 
 
 def describe(measured: dict) -> str:

@@ -5,9 +5,9 @@ axe-core's WCAG 2.0 and 2.1 level A and AA rules and the headings check (``axe_a
 run on home and every ``pages/*.py`` (found as ``test_pages.py`` finds them, so a new
 lesson is covered the day it lands) on page loads that other tests make anyway, as a load
 costs seconds on 2 cores: at the defaults (``test_classroom.py``, the nonsense link, whose
-settings the page ignores), in presenter mode (``test_presenter.py``), and after the
-teacher's link has been followed and a control moved (``test_classroom.py``). Any
-violation fails, printed with its rule, impact, help text and every element it names.
+settings the page ignores), and in presenter mode at 1280 × 720 after the teacher's link
+has been followed and a control moved (``test_classroom.py``). Any violation fails,
+printed with its rule, impact, help text and every element it names.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """A day in class, in a real browser: the teacher's link in presenter mode on a 1280 × 720
-projector (it holds the settings, and follows a moved control), nonsense links (the page
+projector (it holds the settings, the page fits the projector, and the link follows a
+moved control), nonsense links (the page
 opens at its defaults, and its downloads match it), values kept across pages, and
 untrusted text; on the way, axe-core's WCAG 2.1 AA audit of every page at its defaults and
 after a control moved (``axe_audit.py``). Screenshots: ``screenshots/presenter_720_*.png``.
@@ -22,6 +23,7 @@ import pytest
 from axe_audit import audit
 from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from presenter_metrics import MEASURE_JS, describe, projector_problems
 from test_exports import CHECKS as EXPORT_CHECKS
 from test_pages import (
     NAV_LINKS,
@@ -349,9 +351,12 @@ def test_teachers_link_on_the_projector(page: Page, streamlit_server, screenshot
 
     It shows the linked settings (items 1 and 7 of the brief share this page load: a
     load costs seconds on 2 cores): a screenshot, the presenter switch on, every linked
-    control showing its value; then a control moved changes the link accordingly and
-    keeps the other settings (presenter mode included) in it, and axe-core's WCAG 2.1 AA
-    audit of the page after that interaction finds nothing (``axe_audit.py``).
+    control showing its value. The page fits the projector: the sidebar is collapsed, no
+    text a student reads in the main area is smaller than 18 px, and a Plotly figure
+    starts on the first screen (``presenter_metrics.py`` says how text is measured). Then
+    a control moved changes the link accordingly and keeps the other settings (presenter
+    mode included) in it, and axe-core's WCAG 2.1 AA audit of the page after that
+    interaction finds nothing, nor the headings check (``axe_audit.py``).
     """
     spec = _spec(path)
     query = _link_query(spec, presenter=True)
@@ -366,6 +371,11 @@ def test_teachers_link_on_the_projector(page: Page, streamlit_server, screenshot
     wrong = [(_describe(c), c.shown, _shown(page, c)) for c in spec["controls"]
              if _shown(page, c) != c.shown]
     assert not wrong, f"/{path}?{query}: (control, linked, shown): {wrong}"
+    measured = page.evaluate(MEASURE_JS)
+    print(f"/{path}: {describe(measured)}")  # shown with -s: the per-page numbers
+    problems = projector_problems(measured, PROJECTOR["height"])
+    assert not problems, (f"/{path}?{query} at 1280 × 720: " + "; ".join(problems)
+                          + f"\n(measured: {describe(measured)})")
 
     move = spec["move"]
     _move(page, move)
