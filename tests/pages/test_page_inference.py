@@ -5,34 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
-from conftest import assert_no_exception, chart_array, new_app, open_page
+from conftest import assert_no_exception, chart_array, open_page, text_of
 from streamlit.testing.v1 import AppTest
 
-from attncore import lm
-from attncore.lm import files
 from attncore.lm import inference as inf
+from tests.model_marks import needs_smollm
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "11_Inference.py")
 
-try:
-    files.locate_gguf()
-    INSTALLED = True
-except files.ModelNotInstalledError:
-    INSTALLED = False
-needs_model = pytest.mark.skipif(
-    not INSTALLED, reason=f"the model package is not installed ({files.INSTALL_COMMAND})")
 
 
 def run(**query) -> AppTest:
     return open_page(PAGE, timeout=180, **query)
 
 
-def text_of(at: AppTest, kind: str = "markdown") -> str:
-    return " ".join(str(e.value) for e in getattr(at, kind))
-
-
-@needs_model
+@needs_smollm
 def test_defaults_measure_the_cache_the_merge_and_the_window():
     at = run(inf_steps="3")
     text = text_of(at)
@@ -47,7 +34,7 @@ def test_defaults_measure_the_cache_the_merge_and_the_window():
                                [window.dense, window.window, window.window_sinks], atol=1e-9)
 
 
-@needs_model
+@needs_smollm
 def test_other_settings_wait_for_the_measure_button():
     at = run(inf_steps="2", inf_window="16", inf_sinks="2", inf_tokens="64")
     assert not [c for c in at.get("plotly_chart") if "inf_fig_window" in c.proto.id]
@@ -58,7 +45,7 @@ def test_other_settings_wait_for_the_measure_button():
                                [window.dense, window.window, window.window_sinks], atol=1e-9)
 
 
-@needs_model
+@needs_smollm
 def test_the_cache_table_scales_with_context_and_batch():
     at = run(inf_steps="2", inf_ctx="1024", inf_batch="2")
     # 2 · 30 · 3 · 64 · 1024 · 2 · 2 bytes (fp16) = 47.2 MB for SmolLM2 as trained
@@ -66,7 +53,7 @@ def test_the_cache_table_scales_with_context_and_batch():
         text_of(at)
 
 
-@needs_model
+@needs_smollm
 def test_the_online_softmax_equals_plain_attention_on_the_page():
     at = run(inf_steps="2", inf_fa_bk="5", inf_fa_bq="7", inf_fa_row="30")
     assert_no_exception(at)
@@ -75,7 +62,7 @@ def test_the_online_softmax_equals_plain_attention_on_the_page():
     assert len(blocks) == 1 and len(blocks[0]) == -(-48 // 5)  # ceil(48 / 5) blocks
 
 
-@needs_model
+@needs_smollm
 def test_the_memory_measurement_on_request():
     at = run(inf_steps="2")
     at.button(key="inf_measure_memory").click().run()
@@ -85,19 +72,8 @@ def test_the_memory_measurement_on_request():
     assert peaks[-1] > 30 * tiled[-1]  # n = 2048: 32 MiB of weights alone against a few tiles
 
 
-@needs_model
+@needs_smollm
 def test_own_text_that_is_too_short_asks_for_more():
     at = run(inf_steps="2", inf_text="Your own text", inf_own="Just a few words.")
     assert_no_exception(at)
     assert "type or paste at least 64" in text_of(at, "info")
-
-
-def test_without_the_model_package_the_page_says_how_to_install_it(monkeypatch):
-    def missing(progress=None):
-        raise lm.ModelNotInstalledError("not installed")
-
-    monkeypatch.setattr(lm, "model", missing)
-    monkeypatch.setattr(lm, "model_is_loaded", lambda: False)
-    at = new_app(PAGE).run()
-    assert_no_exception(at)
-    assert "not installed" in text_of(at, "info")

@@ -6,34 +6,23 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import assert_no_exception, chart_array, chart_spec, new_app, open_page
+from conftest import assert_no_exception, chart_array, chart_spec, new_app, open_page, text_of
 from streamlit.testing.v1 import AppTest
 
 from attncore import lm
-from attncore.lm import files
 from pages.ui.labels import md_escape
+from tests.model_marks import needs_smollm
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "10_Language_model.py")
 DEFAULT = "The capital of France is"
 
-try:
-    files.locate_gguf()
-    INSTALLED = True
-except files.ModelNotInstalledError:
-    INSTALLED = False
-needs_model = pytest.mark.skipif(
-    not INSTALLED, reason=f"the model package is not installed ({files.INSTALL_COMMAND})")
 
 
 def run(**query) -> AppTest:
     return open_page(PAGE, timeout=120, **query)
 
 
-def text_of(at: AppTest, kind: str = "markdown") -> str:
-    return " ".join(str(e.value) for e in getattr(at, kind))
-
-
-@needs_model
+@needs_smollm
 def test_defaults_show_the_next_token_and_its_probability():
     at = run()
     trace = lm.run(DEFAULT, max_tokens=96)
@@ -46,13 +35,13 @@ def test_defaults_show_the_next_token_and_its_probability():
     assert "quantised to 4 bits" in text_of(at, "info")
 
 
-@needs_model
+@needs_smollm
 def test_temperature_zero_leaves_one_token_to_draw():
     at = run(lm_temp="0.0")
     assert "1 of the 49,152 tokens can be drawn" in text_of(at)
 
 
-@needs_model
+@needs_smollm
 def test_writing_greedily_gives_the_core_s_tokens():
     at = run(lm_temp="0.0", lm_new="6")
     at.button(key="lm_generate").click().run()
@@ -67,14 +56,14 @@ def test_writing_greedily_gives_the_core_s_tokens():
     assert "press the button to write again" in text_of(at, "caption")
 
 
-@needs_model
+@needs_smollm
 def test_the_chat_switch_wraps_the_prompt_in_the_template():
     at = run(lm_chat="true")
     assert "<|im_start|>" in text_of(at)
     assert "<|im_end|>" in text_of(at)
 
 
-@needs_model
+@needs_smollm
 def test_the_newest_token_map_follows_the_layer():
     at = run(lm_layer="3")
     trace = lm.run(DEFAULT, max_tokens=96)
@@ -83,7 +72,7 @@ def test_the_newest_token_map_follows_the_layer():
     assert chart_spec(at, "lm_fig_newest")["layout"]["title"]["text"].startswith("Layer 3")
 
 
-@needs_model
+@needs_smollm
 def test_the_model_view_maps_every_head_skipping_the_first_row():
     at = run()
     trace = lm.run(DEFAULT, max_tokens=96)
@@ -92,7 +81,7 @@ def test_the_model_view_maps_every_head_skipping_the_first_row():
     np.testing.assert_allclose(chart_array(at, "lm_fig_stats"), expected, atol=1e-6)
 
 
-@needs_model
+@needs_smollm
 def test_the_causal_check_and_a_changed_token():
     at = run(lm_change_pos="3", lm_change_to=" blue")
     assert "every one is exactly 0" in text_of(at)
@@ -100,7 +89,7 @@ def test_the_causal_check_and_a_changed_token():
     assert "Token 3 “␣of” becomes “␣blue”" in text_of(at)
 
 
-@needs_model
+@needs_smollm
 def test_the_induction_section_names_the_heads_and_losses():
     at = run(lm_ind_len="10", lm_ind_seed="2")
     assert_no_exception(at)
@@ -115,7 +104,7 @@ def test_the_induction_section_names_the_heads_and_losses():
                                 test.loss_random_off.max()], atol=1e-9)
 
 
-@needs_model
+@needs_smollm
 def test_the_head_by_hand_matches_the_model():
     at = run(lm_hand_layer="2", lm_hand_head="4", lm_hand_query="5", lm_hand_key="2")
     weight = lm.run(DEFAULT, max_tokens=96).attentions[1, 3, 4, 1]
@@ -123,7 +112,7 @@ def test_the_head_by_hand_matches_the_model():
     assert "KV head 2" in text_of(at)  # head 4 reads KV head 4 // 3 + 1 = 2
 
 
-@needs_model
+@needs_smollm
 @pytest.mark.parametrize("prompt", ["<script>alert(1)</script>", "🙂", "   x", "1e300"])
 def test_odd_prompts_are_shown_as_text(prompt):
     at = run(lm_prompt=prompt)
@@ -131,7 +120,7 @@ def test_odd_prompts_are_shown_as_text(prompt):
     assert not at.error
 
 
-@needs_model
+@needs_smollm
 def test_an_empty_prompt_asks_for_one():
     at = new_app(PAGE, timeout=120)
     at.query_params["lm_prompt"] = ""
@@ -140,13 +129,15 @@ def test_an_empty_prompt_asks_for_one():
     assert "Type a prompt" in text_of(at, "info")
 
 
-def test_without_the_model_package_the_page_says_how_to_install_it(monkeypatch):
+@pytest.mark.parametrize("page", [PAGE, PAGE.replace("10_Language_model", "11_Inference")],
+                         ids=["lesson 10", "lesson 11"])
+def test_without_the_model_package_the_page_says_how_to_install_it(monkeypatch, page):
     def missing(progress=None):
         raise lm.ModelNotInstalledError("not installed")
 
     monkeypatch.setattr(lm, "model", missing)
     monkeypatch.setattr(lm, "model_is_loaded", lambda: False)
-    at = new_app(PAGE).run()
+    at = new_app(page).run()
     assert_no_exception(at)
     assert "not installed" in text_of(at, "info")
     assert lm.INSTALL_COMMAND in " ".join(c.value for c in at.code)

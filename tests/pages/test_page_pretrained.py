@@ -6,33 +6,23 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import assert_no_exception, chart_array, chart_spec, new_app, open_page
+from conftest import assert_no_exception, chart_array, chart_spec, new_app, open_page, text_of
 from streamlit.testing.v1 import AppTest
 
 from attncore import pretrained as pt
 from attncore import pretrained_files as pf
+from tests.model_marks import needs_minilm
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "9_Pretrained_model.py")
 DEFAULT = "My cat chases moonbeams across the kitchen."
 
-try:
-    pf.locate_model_zip()
-    INSTALLED = True
-except pf.ModelNotInstalledError:
-    INSTALLED = False
-needs_model = pytest.mark.skipif(
-    not INSTALLED, reason=f"the model package is not installed ({pf.INSTALL_COMMAND})")
 
 
 def run(**query) -> AppTest:
     return open_page(PAGE, **query)
 
 
-def text_of(at: AppTest, kind: str = "markdown") -> str:
-    return " ".join(str(e.value) for e in getattr(at, kind))
-
-
-@needs_model
+@needs_minilm
 def test_defaults_show_the_model_s_own_weights():
     at = run()
     trace = pt.encode(DEFAULT, max_tokens=64)
@@ -44,7 +34,7 @@ def test_defaults_show_the_model_s_own_weights():
     assert len(chart_spec(at, "pre_fig_grid")["data"]) == 72
 
 
-@needs_model
+@needs_minilm
 def test_layer_head_and_query_controls_choose_the_map_and_the_row():
     at = run()
     at.selectbox(key="pre_layer").set_value(4)
@@ -60,7 +50,7 @@ def test_layer_head_and_query_controls_choose_the_map_and_the_row():
     assert "One head by hand: layer 4, head 7" in " ".join(h.value for h in at.header)
 
 
-@needs_model
+@needs_minilm
 def test_each_section_picks_its_own_token():
     # The head view's row, the worked head's query and the LayerNorm token are separate
     # controls, each beside what it changes (each section reruns alone).
@@ -75,7 +65,7 @@ def test_each_section_picks_its_own_token():
     np.testing.assert_allclose(chart_array(at, "pre_fig_ln", "y"), x[:48], atol=1e-12)
 
 
-@needs_model
+@needs_minilm
 def test_layer_norm_view_picks_its_own_layer():
     # The LayerNorm view has its own layer picker (it reruns alone); the head's Layer picker
     # leaves it where it was.
@@ -91,7 +81,7 @@ def test_layer_norm_view_picks_its_own_layer():
     assert "enters layer 4's first LayerNorm" in text_of(at)
 
 
-@needs_model
+@needs_minilm
 def test_the_explanation_section_follows_the_chosen_layer():
     at = run()
     at.selectbox(key="pre_layer").set_value(4).run()
@@ -103,7 +93,7 @@ def test_the_explanation_section_follows_the_chosen_layer():
     assert any("Switch off layer 4, head 3" in m.label for m in at.metric)
 
 
-@needs_model
+@needs_minilm
 def test_the_hand_computed_weight_is_the_model_s():
     at = run(pre_hand_query="3", pre_key="2")
     weight = pt.encode(DEFAULT, max_tokens=64).attentions[0, 2, 2, 1]
@@ -111,7 +101,7 @@ def test_the_hand_computed_weight_is_the_model_s():
     assert "divides by √32 = 5.6569" in text_of(at)  # d_k = 384 / 12 = 32
 
 
-@needs_model
+@needs_minilm
 def test_the_hand_tables_hold_the_head_s_products_and_row():
     # Query 3 ("cat"), key 2 ("my") of layer 1, head 3: the products table holds q_c·k_c
     # for c = 1..32, which sum to the score; the row table's weights are the model's row 3.
@@ -128,14 +118,14 @@ def test_the_hand_tables_hold_the_head_s_products_and_row():
     np.testing.assert_allclose(row["weight"], trace.attentions[0, 2, 2], atol=1e-12)
 
 
-@needs_model
+@needs_minilm
 def test_sink_shares_are_printed_per_layer():
     at = run()
     sinks = pt.special_token_mass(pt.encode(DEFAULT, max_tokens=64)).sum(axis=-1).mean(axis=1)
     assert f"L2 {sinks[1]:.0%}" in text_of(at)
 
 
-@needs_model
+@needs_minilm
 @pytest.mark.parametrize(("text", "kind", "message"), [
     ("", "info", "Type a sentence"),
     ("    ", "info", "Type a sentence"),
@@ -149,14 +139,14 @@ def test_bad_or_long_input_shows_a_message(text, kind, message):
     assert message in text_of(at, kind)
 
 
-@needs_model
+@needs_minilm
 def test_html_is_shown_as_text():
     at = run(pre_text="<script>alert(1)</script>")
     assert "`<`" in text_of(at) and "`script`" in text_of(at)
     assert "&lt;" in chart_spec(at, "pre_fig_head")["data"][0]["y"][1]
 
 
-@needs_model
+@needs_minilm
 def test_similarity_compares_with_a_paraphrase_and_an_unrelated_sentence():
     at = run()
     values = {m.label: float(m.value) for m in at.metric if "cosine(" in m.label}
@@ -165,7 +155,7 @@ def test_similarity_compares_with_a_paraphrase_and_an_unrelated_sentence():
     assert "Type a paraphrase sentence" in text_of(at, "info")
 
 
-@needs_model
+@needs_minilm
 def test_presenter_mode_hides_the_downloads():
     at = run()
     assert at.get("download_button")
@@ -185,7 +175,7 @@ def test_without_the_model_package_the_page_says_how_to_install_it(monkeypatch):
     assert pf.INSTALL_COMMAND in " ".join(c.value for c in at.code)
 
 
-@needs_model
+@needs_minilm
 def test_statistic_picker_maps_the_chosen_statistic_of_every_head():
     at = run()
     trace = pt.encode(DEFAULT, max_tokens=64)
