@@ -175,6 +175,15 @@ def test_small_numbers_are_never_a_false_zero() -> None:
     assert figures.said_number(0.0) == "0"
 
 
+def test_a_rounded_number_never_sounds_exact() -> None:
+    # 0.99996 to 3 significant digits is 1.00: the zeros say it was rounded; an exact 1
+    # is said "1", and an exact 0.5 "0.5".
+    assert figures.said_number(0.99996) == "1.00"
+    assert figures.said_number(1.0) == "1"
+    assert figures.said_number(0.5) == "0.5"
+    assert figures.said_number(12.0004) == "12.0"
+
+
 def test_heads_name_the_strongest_sink() -> None:
     # 1 layer, 2 heads, 2 tokens: head 2 puts 0.8 of every row on "[SEP]".
     a = np.array([[[[0.5, 0.5], [0.5, 0.5]], [[0.2, 0.8], [0.2, 0.8]]]])
