@@ -77,3 +77,24 @@ def test_own_text_that_is_too_short_asks_for_more():
     at = run(inf_steps="2", inf_text="Your own text", inf_own="Just a few words.")
     assert_no_exception(at)
     assert "type or paste at least 64" in text_of(at, "info")
+
+
+@needs_smollm
+def test_a_class_arriving_at_once_writes_the_tokens_once(monkeypatch):
+    """The second student to open the same prompt and count is shown the first one's
+    comparison, and told it was measured earlier on this server, not in their run."""
+    calls = []
+    real = inf.cache_comparison
+
+    def counted(prompt, steps):
+        calls.append((prompt, steps))
+        return real(prompt, steps)
+
+    monkeypatch.setattr(inf, "cache_comparison", counted)
+    first, second = run(inf_steps="3"), run(inf_steps="3")
+    assert calls == [("The capital of France is", 3)]
+    said = [text_of(at, "caption") for at in (first, second)]
+    assert all("Measured on this server under a minute ago, 3 steps:" in s for s in said)
+    # Both captions quote the same measured seconds: one measurement, shown twice.
+    times = [s.split(", 3 steps: ")[1].split(" without")[0] for s in said]
+    assert times[0] == times[1]
