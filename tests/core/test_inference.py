@@ -118,6 +118,18 @@ def test_perplexity_of_a_uniform_guess_is_the_vocabulary():
     assert np.exp(losses.mean()) == pytest.approx(4.0)
 
 
+def test_perplexity_of_a_tiny_case_by_hand():
+    # Vocabulary of 2, text ids 1, 0, 1. Row 1 predicts token 2, row 2 token 3; row 3
+    # predicts past the text and is never scored.
+    #   row 1: logits (ln 3, 0) -> p = (3/4, 1/4); token 2 is id 0: loss ln(4/3)
+    #   row 2: logits (0, 0)    -> p = (1/2, 1/2); token 3 is id 1: loss ln 2
+    # mean loss (ln(4/3) + ln 2) / 2 = ln(8/3) / 2, so perplexity = sqrt(8/3) = 1.63299...
+    logits = np.array([[np.log(3.0), 0.0], [0.0, 0.0], [0.0, 5.0]])
+    losses = heads.token_losses(logits, np.array([1, 0, 1]))
+    np.testing.assert_allclose(losses, [np.log(4 / 3), np.log(2)], rtol=1e-12)
+    assert np.exp(losses.mean()) == pytest.approx(np.sqrt(8 / 3), rel=1e-12)
+
+
 @needs_smollm
 def test_merged_kv_heads_are_the_mean_of_the_three():
     m = lm.model()
