@@ -325,11 +325,6 @@ def induction(seed: int, segment: int) -> lm.InductionTest:
     return lm.induction_test(seed=seed, segment=segment, sequences=3, n_top=5, draws=4)
 
 
-def with_spinner(message: str, compute):
-    with st.spinner(message):
-        return compute()
-
-
 @st.fragment
 def induction_section(presenter: bool, font: int) -> None:
     c1, c2 = st.columns(2)
@@ -338,12 +333,13 @@ def induction_section(presenter: bool, font: int) -> None:
                         DEFAULT_SEGMENT, key="lm_ind_len", **URL)
     # The test is six passes through the model (2 to 4 s here): it runs by itself at the
     # defaults, and on request at other settings, as no control may start seconds of work.
-    test = measured("induction", (seed, segment), lambda: with_spinner(
-        "Running the model on the repeated tokens, then with heads switched off…",
-        lambda: induction(seed, segment)), automatic=(seed, segment) == (0, DEFAULT_SEGMENT),
-        label="Run the test", key="lm_ind_run",
-        note="Six passes through the model over the repeated tokens (2 to 4 s here): press "
-             "to run the test with this seed and length.")
+    test = measured("induction", (seed, segment), lambda: induction(seed, segment),
+                    automatic=(seed, segment) == (0, DEFAULT_SEGMENT),
+                    label="Run the test", key="lm_ind_run",
+                    note="Six passes through the model over the repeated tokens (2 to 4 s "
+                         "here): press to run the test with this seed and length.",
+                    spinner="Running the model on the repeated tokens, then with heads "
+                            "switched off…")
     if test is None:
         return
     P = segment

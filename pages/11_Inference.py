@@ -30,7 +30,7 @@ from pages.ui.layout import (
     setup_page,
     show_figure,
 )
-from pages.ui.lm import load_language_model, measured, model_note
+from pages.ui.lm import load_language_model, measured, measured_when, model_note
 from pages.ui.numbers import difference_text, number_text
 from pages.ui.tables import scrolled_table, to_csv, to_json
 
@@ -72,15 +72,6 @@ def mb(n_bytes: float) -> str:
     return f"{n_bytes / 1e9:.3g} GB" if n_bytes >= 1e9 else f"{n_bytes / 1e6:.3g} MB"
 
 
-def measured_when(at: float) -> str:
-    """When a shared measurement was made, said as the caption's opening words."""
-    minutes = (time.time() - at) / 60
-    if minutes < 1:
-        return "Measured on this server under a minute ago"
-    ago = f"{minutes:.0f} min" if minutes < 60 else f"{minutes / 60:.0f} h"
-    return f"Measured on this server {ago} ago, when this prompt and count were first asked for"
-
-
 st.header("1 · The KV cache")
 
 
@@ -93,21 +84,22 @@ def kv_cache(presenter: bool, font: int) -> None:
     if not prompt.strip():
         st.info("Type a prompt to write from.")
         return
-    with bad_input_stops_page(), st.spinner("Writing the tokens twice, with and without the "
-                                            "cache…"):
+    with bad_input_stops_page():
         # Shared by every session of this server: a class opening the lesson at once runs
         # the two generations once, not once a student. The times are then the first
         # asker's, and the caption says so and when.
         result, measured_at = measured(
             "cache", (prompt, steps),
             lambda: (inf.cache_comparison(prompt, steps), time.time()), automatic=True,
-            label="", key="inf_unused", note="", shared=True)
+            label="", key="inf_unused", note="",
+            spinner="Writing the tokens twice, with and without the cache…")
     results["kv_cache"] = {
         "prompt": prompt, "ids_cached": result.ids_cached, "ids_uncached": result.ids_uncached,
         "max_logit_diff": result.max_logit_diff, "contexts": result.contexts,
         "seconds_cached": result.seconds_cached_each,
         "seconds_uncached": result.seconds_uncached_each,
-        "cache_bytes": result.cache_bytes, "cache_bytes_formula": result.cache_bytes_formula}
+        "cache_bytes": result.cache_bytes, "cache_bytes_formula": result.cache_bytes_formula,
+        "seconds_measured_at_unix_time": measured_at}
     held, formula = result.cache_bytes, result.cache_bytes_formula
     tokens_held = int(result.contexts[-1])
     step_numbers = np.arange(1, steps + 1)
@@ -247,11 +239,11 @@ def perplexity_sections(presenter: bool, font: int) -> None:
                f"the page reads at most {PAGE_TOKENS} tokens, to keep a shared server free "
                f"(the command line reads up to {inf.MAX_TOKENS}).")
     with bad_input_stops_page():
-        merged = measured("merge", (text, N), lambda: with_spinner(
-            "Two passes: the model as trained, then with its KV heads averaged…",
-            lambda: inf.merged_kv_perplexity(text, N)), automatic=defaults,
-            label="Measure", key="inf_measure_merge",
-            note="Two passes over the text: press to measure.")
+        merged = measured("merge", (text, N), lambda: inf.merged_kv_perplexity(text, N),
+                          automatic=defaults, label="Measure", key="inf_measure_merge",
+                          note="Two passes over the text: press to measure.",
+                          spinner="Two passes: the model as trained, then with its KV heads "
+                                  "averaged…")
     if merged is not None:
         results["merged_kv_heads"] = {"tokens": merged.tokens, "perplexity_gqa": merged.gqa,
                                       "perplexity_merged": merged.merged}
@@ -289,12 +281,13 @@ def perplexity_sections(presenter: bool, font: int) -> None:
                        "mask: the window shows further on.")
     automatic = defaults and (window, sinks) == (DEFAULT_WINDOW, DEFAULT_SINKS)
     with right, bad_input_stops_page():
-        result = measured("window", (text, N, window, sinks), lambda: with_spinner(
-            "Three passes: full attention, the window, the window with sinks…",
-            lambda: inf.window_perplexities(text, window, sinks, N, shift=True)),
+        result = measured(
+            "window", (text, N, window, sinks),
+            lambda: inf.window_perplexities(text, window, sinks, N, shift=True),
             automatic=automatic, label="Measure", key="inf_measure_window",
             note="Three passes over the text (full attention, window, window + sinks): press "
-                 "to measure.")
+                 "to measure.",
+            spinner="Three passes: full attention, the window, the window with sinks…")
         if result is not None:
             kinds = ["full", f"window {window}", f"+ {sinks} sinks"]
             values = [result.dense, result.window, result.window_sinks]
@@ -376,11 +369,6 @@ def python_docs() -> str:
     from pydoc_data.topics import topics
 
     return topics["execmodel"]
-
-
-def with_spinner(message: str, compute):
-    with st.spinner(message):
-        return compute()
 
 
 def curve_with_progress(text: str, N: int, sinks: int) -> inf.WindowCurve:
@@ -500,10 +488,10 @@ def online_softmax(presenter: bool, font: int) -> None:
                            y_title="numbers moved", log_x=True, log_y=True, font_size=font),
                 key="inf_fig_hbm", alt=describe_lines(ns, counts, x_title="n",
                                                       y_title="numbers moved"))
-    memory = measured("memory", (), lambda: with_spinner(
-        "Measuring…", lambda: cost.tiled_memory(MEMORY_NS, d_k, 128,
-                                                np.random.default_rng(0))),
-        automatic=False, label="Measure memory and time", key="inf_measure_memory",
+    memory = measured(
+        "memory", (), lambda: cost.tiled_memory(MEMORY_NS, d_k, 128, np.random.default_rng(0)),
+        spinner="Measuring…", automatic=False, label="Measure memory and time",
+        key="inf_measure_memory",
         shared=False, note=f"Runs plain and tiled attention (blocks of 128) on random (n, "
                            f"{d_k}) inputs for n = {', '.join(map(str, MEMORY_NS))}, "
                            "measuring the peak memory allocated and the time: about 2 s.")
