@@ -230,7 +230,8 @@ def model_view(stats: dict[str, np.ndarray], presenter: bool, font: int) -> None
                                font_size=font, height=200 + 2 * font * H),
                 key="lm_fig_stats", alt=head_map_text(stats[stat], stat))
     st.caption("Each head's statistic is averaged over the query rows 2 to T: row 1 can only "
-               "attend to itself. Hover for the numbers; the table below has them all.")
+               "attend to itself. Hover for the numbers"
+               + ("." if presenter else "; the CSV below has them all."))
 
 
 model_view(stats, presenter, font)
@@ -532,9 +533,10 @@ if not presenter:
         "Set τ to 0 and write 20 tokens twice: the same text. Raise τ to 1.5: nonsense.",
         "Turn on the chat switch: the prompt becomes a conversation, and the model answers "
         "instead of continuing your sentence.",
-        "In section 3, change the first token of a long prompt: every later logit moves.",
-        "Find the head with the largest induction score and look at its map in section 5 "
-        "on a prompt that repeats a phrase.",
+        "In section 3, change token 2 of a long prompt: every later logit moves, and none "
+        "before it.",
+        "Type a prompt that repeats a phrase, set section 2's Layer to the layer of the "
+        "strongest induction head (section 4) and see where that head's newest token looks.",
     ], expanded=False)
     practice_questions("lm", [
         {"q": f"This model has {H} query heads and {KV} key/value heads. How many query "

@@ -173,8 +173,8 @@ def kv_cache(presenter: bool, font: int) -> None:
         f"{lo_c:.2f} to {hi_c:.2f} (flat: each step reads one token and the cache), without "
         f"k = {lo_u:.2f} to {hi_u:.2f} (growing: each step reads the whole context again). "
         "A k below 1 without the cache is the fixed part of a pass (reading the weights, "
-        "the 49,152 logits), which short contexts do not hide; the attention part alone "
-        "grows as context².")
+        f"the {cfg.vocab_size:,} logits), which short contexts do not hide; the attention "
+        "part alone grows as context².")
 
 
 def timed_curve() -> inf.TokenTimes:
@@ -249,14 +249,18 @@ def perplexity_sections(presenter: bool, font: int) -> None:
                                       "perplexity_merged": merged.merged}
         c1, c2 = st.columns(2)
         c1.metric("Perplexity, 3 KV heads (as trained)", f"{merged.gqa:.2f}")
+        ratio = merged.merged / merged.gqa
         c2.metric("Perplexity, the 3 averaged into 1", f"{merged.merged:,.1f}",
-                  delta=f"×{merged.merged / merged.gqa:,.0f}", delta_color="inverse")
+                  delta=f"×{ratio:,.3g}", delta_color="inverse")
         st.markdown(
             f"Averaging each layer's 3 key heads (and 3 value heads) into one is how the GQA "
             f"paper starts converting a multi-head model, and it then *trains further*. "
-            f"Without that training the model falls apart: perplexity {merged.gqa:.1f} → "
-            f"{merged.merged:,.0f}. The heads learnt different keys; sharing has to be "
-            "learnt.")
+            f"Without that training, perplexity goes from {merged.gqa:.1f} to "
+            f"{merged.merged:,.1f}, {ratio:,.3g} times as high"
+            + (": the model falls apart. The heads learnt different keys; sharing has to be "
+               "learnt." if ratio >= 10 else
+               ". The heads learnt different keys, and averaging them costs what they learnt "
+               "apart; sharing has to be learnt." if ratio > 1 else "."))
 
     st.header("3 · Sliding window and attention sinks")
     c1, c2 = st.columns(2)
