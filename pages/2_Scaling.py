@@ -15,6 +15,7 @@ from pages.ui.figures import (
     describe_samples,
     histogram,
     line_chart,
+    said_number,
 )
 from pages.ui.layout import (
     bad_input_stops_page,
@@ -209,7 +210,8 @@ def sections_1_to_3(results: dict) -> None:
     ], font_size=font), key="sc_fig_histograms",
         alt=f"{describe_samples(stats.raw, what=f'qᵀk at d_k = {d_k}')} "
             f"{describe_samples(stats.scaled, what='qᵀk / √d_k')} Dashed: normal densities "
-            f"of variance {stats.theory_var:.3g} and {stats.theory_scaled_var:.3g} (theory).")
+            f"of variance {said_number(stats.theory_var)} and "
+            f"{said_number(stats.theory_scaled_var)} (theory).")
     moments = pd.DataFrame(
         {"empirical mean": [stats.mean, stats.scaled_mean], "theory mean": [0.0, 0.0],
          "empirical variance": [stats.var, stats.scaled_var],

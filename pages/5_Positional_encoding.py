@@ -9,7 +9,13 @@ from attncore.init import normal_weights
 from attncore.positional import permutation_test
 from attncore.text import SENTENCES, toy_embeddings
 from pages.ui.controls import URL, bounded_slider, capped_tokens, seed_input
-from pages.ui.figures import describe_lines, describe_matrix, line_chart, matrix_heatmap
+from pages.ui.figures import (
+    describe_lines,
+    describe_matrix,
+    line_chart,
+    matrix_heatmap,
+    said_number,
+)
 from pages.ui.layout import (
     bullet_list,
     figure_font,
@@ -86,8 +92,8 @@ def table_figures(T: int, d: int, base: float, font: int) -> dict:
     lengths = pos.wavelengths(d, base)
     table_alt = (f"The sinusoidal table, {T} positions down and {d} dimensions across, values "
                  f"from {pe.min():.3f} to {pe.max():.3f}: dimension 2i is a sine and 2i + 1 a "
-                 f"cosine of the position; pair 0 repeats every {lengths[0]:.3g} positions, "
-                 f"pair {d // 2 - 1} every {lengths[-1]:.3g}.")
+                 f"cosine of the position; pair 0 repeats every {said_number(lengths[0])} "
+                 f"positions, pair {d // 2 - 1} every {said_number(lengths[-1])}.")
     distances = sorted({1, min(5, T - 1), T - 1})
     along = lambda m: "; ".join(f"at distance {k}: {m[0, k]:.3g}" for k in distances)  # noqa: E731
     return {

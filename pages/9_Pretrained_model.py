@@ -20,6 +20,7 @@ from pages.ui.figures import (
     head_thumbnails,
     line_chart,
     matrix_heatmap,
+    said_number,
     spoken_token,
 )
 from pages.ui.labels import md_escape, plotly_safe
@@ -404,8 +405,9 @@ def layer_norm_view(trace: pt.PretrainedTrace, model: pt.MiniLM, font: int) -> N
               "LayerNorm",
         x_title="dimension", y_title="value", font_size=font, height=340), key="pre_fig_ln",
         alt=f"The first {shown_dims} numbers of {spoken_token(tokens[i])}'s vector. x has mean "
-            f"{x.mean():.3g} and variance {x.var():.3g}, z mean 0 and variance "
-            f"{z.var():.3g}, y mean {y.mean():.3g} and variance {y.var():.3g}.")
+            f"{said_number(x.mean())} and variance {said_number(x.var())}, z mean 0 and "
+            f"variance {said_number(z.var())}, y mean {said_number(y.mean())} and variance "
+            f"{said_number(y.var())}.")
     st.caption(f"The model's own output against γ z + β: largest difference "
                f"{difference_text(np.max(np.abs(gamma * z + beta - y)))}.")
 

@@ -173,6 +173,13 @@ def test_small_numbers_are_never_a_false_zero() -> None:
     assert figures.said_number(4e-9) == "4.00×10⁻⁹"
     assert figures.said_number(-0.5) == "−0.5"
     assert figures.said_number(0.0) == "0"
+    assert figures.said_number(-0.0) == "0"  # ALiBi's diagonal is −0.0: no sign on zero
+
+
+def test_a_repeated_symbol_is_said_in_words_with_its_occurrence() -> None:
+    assert figures.spoken_token(". (2nd)") == "full stop (2nd)"
+    assert figures.spoken_token("[SEP] (2nd)") == figures.spoken_token("[SEP]") + " (2nd)"
+    assert figures.spoken_token("##s (3rd)") == "“s (3rd)” (continuing the word before)"
 
 
 def test_a_rounded_number_never_sounds_exact() -> None:
@@ -235,6 +242,14 @@ def test_the_model_views_data_names_each_head() -> None:
     np.testing.assert_allclose(
         table[table.panel == "layer 2, head 1"].value.to_numpy().reshape(3, 3), a[1, 0],
         rtol=1e-6)  # float32 on the wire
+
+
+def test_a_pooled_thumbnail_names_the_positions_each_cell_averages() -> None:
+    # 4 tokens pooled to 2 cells a side: each cell averages tokens 1–2 or 3–4, so it is
+    # named by that range, not by one token of the block ("a", "c").
+    a = np.full((1, 1, 4, 4), 0.25)
+    fig = figures.head_thumbnails(a, ["a", "b", "c", "d"], max_cells=2)
+    assert list(fig.data[0].x) == ["1–2", "3–4"] and list(fig.data[0].y) == ["1–2", "3–4"]
 
 
 def test_large_numbers_are_whole_and_grouped() -> None:

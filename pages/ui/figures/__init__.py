@@ -44,7 +44,6 @@ from .access import (
     describe_samples,
     figure_csv,
     figure_table,
-    figure_title,
     said_number,
     spoken_token,
 )
@@ -79,7 +78,7 @@ __all__ = [
     "SERIES_COLOURS", "TEXT_CELLS", "TEXT_COLOUR", "VALUES_SCALE", "WEIGHTS_SCALE",
     "bar_chart", "describe_bars", "describe_grid", "describe_heads", "describe_lines",
     "describe_matrix", "describe_samples", "figure", "figure_csv", "figure_table",
-    "figure_title", "fitting_cell_font", "head_thumbnails", "heatmap_grid",
+    "fitting_cell_font", "head_thumbnails", "heatmap_grid",
     "histogram", "line_chart", "matrix_heatmap", "pool_matrix", "revision", "said_number",
     "spoken_token", "with_look",
 ]

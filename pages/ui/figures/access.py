@@ -27,7 +27,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from ..labels import unique_labels
+from ..labels import split_occurrence, unique_labels
 from ..numbers import number_text
 
 # Tokens read as words: special tokens of MiniLM and of GPT-style tokenizers, padding,
@@ -51,20 +51,21 @@ _BYTE_LEVEL = {"Ġ": " ", "Ċ": "\n", "ĉ": "\t", "␣": " ", "↵": "\n", "⇥"
 
 def spoken_token(token: str) -> str:
     """A token as a screen reader should say it, in quotes: “cat”, “##s” becomes “s”
-    (continuing the word before), “Ġthe” becomes “the” (after a space), “.” full stop."""
-    token = str(token)
+    (continuing the word before), “Ġthe” becomes “the” (after a space), “.” full stop. An
+    occurrence mark stays with it: “the (2nd)”, and “. (2nd)” is said "full stop (2nd)"."""
+    token, mark = split_occurrence(str(token))
     if token in _SAID:
-        return _SAID[token]
+        return _SAID[token] + mark
     if token.startswith("##") and len(token) > 2:
-        return f"“{token[2:]}” (continuing the word before)"
+        return f"“{token[2:]}{mark}” (continuing the word before)"
     if token and token[0] in _BYTE_LEVEL and len(token) > 1:
         rest = "".join(_BYTE_LEVEL.get(c, c) for c in token[1:])
         after = {" ": "a space", "\n": "a line break", "\t": "a tab"}[_BYTE_LEVEL[token[0]]]
-        return f"“{rest}” (after {after})"
+        return f"“{rest}{mark}” (after {after})"
     plain = "".join(_BYTE_LEVEL.get(c, c) for c in token)
     if plain in _SAID:
-        return _SAID[plain]
-    return f"“{plain}”"
+        return _SAID[plain] + mark
+    return f"“{plain}{mark}”"
 
 
 def said_number(x: float) -> str:
@@ -72,7 +73,7 @@ def said_number(x: float) -> str:
     with thousands separated: 1,024), a real minus sign, and scientific notation below
     0.001 and from a million on (never a false 0). A rounded number keeps its trailing
     zeros, so that a weight of 0.99996 is said "1.00", not an exact-sounding "1"."""
-    x = float(x)
+    x = float(x) + 0.0  # −0.0 becomes 0.0: zero is never said with a sign
     if not np.isfinite(x):
         return number_text(x, 0)
     if 100 <= abs(x) < 1e6:
@@ -257,12 +258,6 @@ def _plain(text) -> str:
 
 def _title_of(axis) -> str:
     return _plain(axis.title.text) if axis is not None and axis.title.text else ""
-
-
-def figure_title(fig) -> str:
-    """A figure's title as read (its first line), or "" when it has none."""
-    text = fig.layout.title.text
-    return _plain(str(text).split("<br>")[0]) if text else ""
 
 
 def _panels(fig) -> dict[str, str]:

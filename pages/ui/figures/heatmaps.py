@@ -395,7 +395,7 @@ def head_thumbnails(a, labels, *, font_size: int = 14, max_cells: int = 16,
             n = r * n_heads + c + 1
             n = "" if n == 1 else n  # plotly names the first axes "x" and "y"
             shown, block = pool_matrix(a[r, c], max_cells)
-            names = unique_labels(labels[::block]) if block > 1 else unique_labels(labels)
+            names = _pool_labels(labels, block) if block > 1 else unique_labels(labels)
             names = [plotly_safe(x) for x in names]
             traces.append(dict(
                 type="heatmap", z=shown.astype(np.float32), x=names, y=names,
