@@ -262,7 +262,8 @@ def load_model(zip_path: str | Path, *, cache: str | Path | None = None) -> Mini
         tensors = load_tensors(read_checked(zip_path, "model.safetensors"))
         save(folder, _converted(tensors, config), built_from)
 
-    folder = Path(cache or cache_root()) / f"all-minilm-l6-v2-{SHA256['model.safetensors'][:16]}"
+    name = f"all-minilm-l6-v2-f{CACHE_FORMAT}-{SHA256['model.safetensors'][:16]}"
+    folder = Path(cache or cache_root()) / name
     arrays, _ = read_or_build(folder, read, build)
     if arrays is None:
         raise ModelFilesError(f"the model cache in {folder} could not be read back")

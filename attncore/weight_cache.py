@@ -6,9 +6,11 @@ balancer hold N copies. Written once to a folder of ``.npy`` files and memory-ma
 read-only, the same weights are pages of the operating system's file cache, and every
 process that maps them shares one copy (their proportional set size, PSS, splits it).
 
-A cache folder is named after what it was built from (a pinned sha256) and holds a
-``meta.json`` written last: a folder without it, or whose meta disagrees with what the
-caller expects, is built again. The cache is never a second source of truth.
+A cache folder is named after what it was built from (a pinned sha256) and the layout of
+its arrays (a format number), so that code of two formats sharing a cache never rebuilds
+the other's folder. It holds a ``meta.json`` written last: a folder without it, or whose
+meta disagrees with what the caller expects, is built again. The cache is never a second
+source of truth.
 """
 
 from __future__ import annotations
@@ -108,6 +110,10 @@ def read_or_build(folder: Path, read: Callable[[Path], T | None],
         found = read(folder)  # another process may have built it while this one waited
         if found is not None:
             return found, False
+        # Only the lock's holder builds: a part folder found now is left by a build that was
+        # killed (a server stopped while it converted the model), hundreds of MB each.
+        for left in folder.parent.glob(f"{folder.name}.part-*"):
+            shutil.rmtree(left, ignore_errors=True)
         tmp = Path(tempfile.mkdtemp(prefix=f"{folder.name}.part-", dir=folder.parent))
         tmp.chmod(0o755)  # readable by every server process on the machine
         try:

@@ -6,31 +6,25 @@ never a skip: the test runs and fails, naming what is missing."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from attncore import pretrained_files
+from attncore._installed import INSTALL_COMMAND, package_file
 from attncore.lm import files as lm_files
 
 
-def _found(locate: Callable[[], Path], missing: type[Exception]) -> Path | None:
-    try:
-        return locate()
-    except missing:
-        return None
-
-
-def _needs(path: Path | None, install: str) -> pytest.MarkDecorator:
+def _needs(path: Path | None) -> pytest.MarkDecorator:
     return pytest.mark.skipif(
         path is None and not os.environ.get("CI"),
-        reason=f"the model package is not installed ({install})")
+        reason=f"the model package is not installed ({INSTALL_COMMAND})")
 
 
 #: lesson 9's encoder: the wheel's zip, or None
-MINILM_ZIP = _found(pretrained_files.locate_model_zip, pretrained_files.ModelNotInstalledError)
+MINILM_ZIP = package_file(pretrained_files.PACKAGE, pretrained_files.DISTRIBUTION,
+                          pretrained_files.ZIP_NAME)
 #: lessons 10 and 11's decoder: the GGUF, or None
-SMOLLM_GGUF = _found(lm_files.locate_gguf, lm_files.ModelNotInstalledError)
-needs_minilm = _needs(MINILM_ZIP, pretrained_files.INSTALL_COMMAND)
-needs_smollm = _needs(SMOLLM_GGUF, lm_files.INSTALL_COMMAND)
+SMOLLM_GGUF = package_file(lm_files.PACKAGE, lm_files.DISTRIBUTION, lm_files.GGUF_NAME)
+needs_minilm = _needs(MINILM_ZIP)
+needs_smollm = _needs(SMOLLM_GGUF)

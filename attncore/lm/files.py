@@ -12,8 +12,8 @@ The GGUF is read by ``gguf``, the format's own reader from the llama.cpp project
 are kept in a cache on disk, one ``.npy`` file each, in a folder named after the GGUF's
 sha256: a restart memory-maps them (read-only) in well under a second, and every server
 process on the machine shares one copy of them in memory. The cache is never a second
-source of truth: a GGUF with another hash gets another folder, and a folder that is not
-complete is written again.
+source of truth: a GGUF with another hash, or code with another CACHE_FORMAT, gets another
+folder, and a folder that is not complete is written again.
 """
 
 from __future__ import annotations
@@ -332,7 +332,7 @@ def load_model(gguf_path: str | Path | None = None, *, cache: str | Path | None 
     """
     path = Path(gguf_path) if gguf_path is not None else locate_gguf()
     sha256 = check_gguf(path)
-    folder = Path(cache or cache_root()) / f"smollm2-135m-instruct-{sha256[:16]}"
+    folder = Path(cache or cache_root()) / f"smollm2-135m-instruct-f{CACHE_FORMAT}-{sha256[:16]}"
     found, built = read_or_build(
         folder, lambda f: _read_cache(f, sha256),
         lambda tmp: _write_cache(tmp, path, sha256, progress or (lambda fraction, what: None)))

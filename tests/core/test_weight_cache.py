@@ -84,6 +84,16 @@ def test_a_build_that_fails_leaves_the_folder_as_it_was(tmp_path):
     assert [p.name for p in tmp_path.iterdir() if ".part-" in p.name] == []
 
 
+def test_a_killed_builds_part_folder_is_cleared_by_the_next_build(tmp_path):
+    folder = tmp_path / "model"
+    left = tmp_path / "model.part-killed"  # what a build stopped by SIGKILL leaves
+    left.mkdir()
+    (left / "w.npy").write_bytes(b"half written")
+    found, built = wc.read_or_build(folder, read, lambda f: wc.save(f, arrays(), META))
+    assert built and found["w"][1, 2] == 5.0
+    assert [p.name for p in tmp_path.iterdir() if ".part-" in p.name] == []
+
+
 # Three processes started together: one builds (slowly), the other two wait and read it.
 _RACE = """
 import sys, time
