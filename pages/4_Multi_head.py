@@ -18,6 +18,7 @@ from pages.ui.figures import (
     describe_matrix,
     heatmap_grid,
     matrix_heatmap,
+    said_number,
 )
 from pages.ui.layout import (
     bullet_list,
@@ -128,6 +129,20 @@ def shapes_and_slices(number: int, x: np.ndarray, params: mh.MultiHeadParams,
 SIMILARITY = "similarity between heads"
 
 
+def similarity_text(similarity: np.ndarray, heads: list[str]) -> str:
+    """The text alternative of the heads' similarity map: its diagonal is 1 (each head with
+    itself), so it names the most and least alike pairs of different heads."""
+    text = "Cosine similarity between the heads' weight maps, 1 on the diagonal."
+    if len(heads) < 2:
+        return text
+    i, j = np.triu_indices(len(heads), k=1)
+    pairs = similarity[i, j]
+    hi, lo = int(np.argmax(pairs)), int(np.argmin(pairs))
+    return (f"{text} Most alike: {heads[i[hi]]} and {heads[j[hi]]}, "
+            f"{said_number(pairs[hi])}; least alike: {heads[i[lo]]} and {heads[j[lo]]}, "
+            f"{said_number(pairs[lo])}.")
+
+
 @st.fragment
 def head_chart(stats: dict[str, np.ndarray], similarity: np.ndarray, font: int) -> None:
     """One statistic of every head as bars, or the heads' similarity as a map.
@@ -144,8 +159,7 @@ def head_chart(stats: dict[str, np.ndarray], similarity: np.ndarray, font: int) 
                                        title="Similarity between heads (cosine)", decimals=2,
                                        x_title="head", y_title="head", font_size=font),
                         key="mha_fig_similarity",
-                        alt="Cosine similarity between the heads' weight maps. " + describe_matrix(
-                            similarity, heads, heads, kind="values", rows="head", cols="head"))
+                        alt=similarity_text(similarity, heads))
         else:
             show_figure(bar_chart(heads, stats[chart], title=chart, x_title="head",
                                   y_title=chart, colour=SERIES_COLOURS[2], font_size=font),

@@ -477,7 +477,7 @@ def check(pupil: Pupil, what: str, fn, *args) -> None:
     page), and the class goes on."""
     try:
         fn(*args)
-    except (AssertionError, Exception) as exc:  # noqa: BLE001 - reported per student
+    except Exception as exc:  # noqa: BLE001 - reported per student (assertions included)
         pupil.problems.append(f"{what}: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}")
         with contextlib.suppress(Exception):
             pupil.student.page.screenshot(path=SCREENSHOT_DIR / f"course_failed_{pupil.path}_"

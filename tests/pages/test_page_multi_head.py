@@ -221,3 +221,15 @@ def test_cross_attention_is_not_redrawn_when_d_model_moves():
     at.select_slider(key="mha_dmodel").set_value(64).run()
     assert chart_spec(at, "mha_fig_cross") == before
     assert "H = 4, d_model = 128, d_k = 32" in markdown(at)
+
+
+def test_the_similarity_map_is_described_by_its_pairs_of_different_heads():
+    at = run()
+    at.selectbox(key="mha_stat").set_value("similarity between heads").run()
+    sim = chart_array(at, "mha_fig_similarity")  # float32 on the wire
+    # The most alike pair of different heads, found on the drawn map's upper triangle.
+    i, j = np.triu_indices(sim.shape[0], k=1)
+    best = int(np.argmax(sim[i, j]))
+    alt = " ".join(str(c.value) for c in at.caption).replace("\\", "")  # markdown escapes
+    assert f"Most alike: h{i[best] + 1} and h{j[best] + 1}, " in alt
+    assert "1 on the diagonal" in alt
