@@ -296,7 +296,8 @@ def explanation(trace: pt.PretrainedTrace, text: str, l: int, h: int, font: int)
 
 
 @st.fragment
-def one_head(trace: pt.PretrainedTrace, text: str, presenter: bool, font: int) -> None:
+def one_head(trace: pt.PretrainedTrace, text: str, stats: dict[str, np.ndarray],
+             presenter: bool, font: int) -> None:
     """Sections 2 to 4, everything that depends on the chosen layer and head: the head
     view, the head computed by hand and its ablation. A fragment, so that the Layer and
     Head pickers rerun these sections only, not the model view above or the block below."""
@@ -310,9 +311,8 @@ def one_head(trace: pt.PretrainedTrace, text: str, presenter: bool, font: int) -
                         **URL)
     l, h = int(layer) - 1, int(head) - 1
     w = trace.attentions[l, h]  # (T, T)
-    special = [j for j, t in enumerate(tokens) if t in ("[CLS]", "[SEP]")]
-    sink_share = w[:, special].sum(axis=-1).mean()  # averaged over the query rows
-    previous = analysis.previous_token_mass(w).mean()
+    sink_share = stats["mass on [CLS] + [SEP]"][l, h]  # averaged over the query rows
+    previous = stats["previous-token mass"][l, h]
 
     st.header(f"2 · Head view: layer {layer}, head {head}")
     left, right = st.columns([3, 2])
@@ -334,7 +334,7 @@ def one_head(trace: pt.PretrainedTrace, text: str, presenter: bool, font: int) -
     explanation(trace, text, l, h, font)
 
 
-one_head(trace, text, presenter, font)
+one_head(trace, text, stats, presenter, font)
 
 st.header("5 · The Transformer block around attention")
 st.markdown(
