@@ -31,6 +31,23 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT_DIR = Path(__file__).resolve().parent / "screenshots"  # as conftest.py's
+
+
+def stop_process_group(proc: subprocess.Popen | None, grace_s: float = 10) -> None:
+    """SIGTERM to the process group ``proc`` leads (started with start_new_session), then
+    SIGKILL if it has not ended within ``grace_s``. Nothing if it has ended already."""
+    if proc is None or proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
 COURSE = REPO_ROOT / "deploy" / "course"
 CONFIG = REPO_ROOT / "deploy" / "haproxy.cfg"
 COOKIE = "ATTNLAB_REPLICA"  # the affinity cookie of deploy/haproxy.cfg
@@ -217,13 +234,4 @@ class Course:
         return "\n".join(f"--- {name} ---\n{self.log(name)[-tail:]}" for name in names)
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=10)
+        stop_process_group(self.proc, grace_s=20)
