@@ -18,6 +18,7 @@ from pages.ui.figures import (
     describe_matrix,
     line_chart,
     matrix_heatmap,
+    said_number,
 )
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
@@ -251,12 +252,12 @@ def perplexity_sections(presenter: bool, font: int) -> None:
         c1.metric("Perplexity, 3 KV heads (as trained)", f"{merged.gqa:.2f}")
         ratio = merged.merged / merged.gqa
         c2.metric("Perplexity, the 3 averaged into 1", f"{merged.merged:,.1f}",
-                  delta=f"×{ratio:,.3g}", delta_color="inverse")
+                  delta=f"×{said_number(ratio)}", delta_color="inverse")
         st.markdown(
             f"Averaging each layer's 3 key heads (and 3 value heads) into one is how the GQA "
             f"paper starts converting a multi-head model, and it then *trains further*. "
             f"Without that training, perplexity goes from {merged.gqa:.1f} to "
-            f"{merged.merged:,.1f}, {ratio:,.3g} times as high"
+            f"{merged.merged:,.1f}, {said_number(ratio)} times as high"
             + (": the model falls apart. The heads learnt different keys; sharing has to be "
                "learnt." if ratio >= 10 else
                ". The heads learnt different keys, and averaging them costs what they learnt "

@@ -29,6 +29,9 @@ def test_defaults_measure_the_cache_the_merge_and_the_window():
     assert "**322,560 bytes** measured on the arrays themselves, equal to the formula" in text
     merged = inf.merged_kv_perplexity(inf.default_text(), 256)
     assert f"{merged.gqa:.2f}" in [m.value for m in at.metric]
+    # the rise is about 500-fold here: a whole number with its thousands grouped, never
+    # scientific notation (which .3g gives from 1,000 on)
+    assert f"×{merged.merged / merged.gqa:,.0f}" in [m.delta for m in at.metric]
     window = inf.window_perplexities(inf.default_text(), 32, 4, 256)
     np.testing.assert_allclose(chart_array(at, "inf_fig_window", "y"),
                                [window.dense, window.window, window.window_sinks], atol=1e-9)
