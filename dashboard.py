@@ -6,6 +6,7 @@ import streamlit as st
 from attncore import scaled_dot_product_attention
 from attncore.text import worked_example
 from pages.ui.figures import describe_matrix, matrix_heatmap
+from pages.ui.glossary import show_glossary
 from pages.ui.layout import figure_font, finish_page, lessons, nav_label, setup_page, show_figure
 from pages.ui.numbers import difference_text
 
@@ -85,9 +86,11 @@ if not presenter:  # for the teacher preparing a class, not for the screen
         "type and figures for a projector, closes the sidebar and hides secondary material.\n"
         "- **Links hold the settings**: every control is stored in the address bar. Set up a "
         "view the night before, copy the link into your slides, and it opens exactly so.\n"
-        "- **Exports**: every lesson downloads its matrices as CSV and the whole computation "
-        "as JSON.\n"
+        "- **Exports**: every lesson downloads the data of its figures as CSV, and its "
+        "computation as JSON (lessons 9 and 10 the model's whole trace as `.npz` instead).\n"
         "- **Offline**: nothing is fetched from the internet; every number is computed on this "
         "machine by `attncore`, our small NumPy package."
     )
+if not presenter:
+    show_glossary()
 finish_page()

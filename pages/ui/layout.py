@@ -180,6 +180,8 @@ def nav_label(number: int, title: str) -> str:
 # The address of the home page in a link, relative as Streamlit writes the lessons' own
 # ("Masks"): from any page of the app it leads to the app's root.
 HOME_HREF = "./"
+# The glossary's heading on the home page (pages.ui.glossary draws it).
+GLOSSARY_HREF = HOME_HREF + "#glossary"
 
 
 def _navigation() -> None:
@@ -416,9 +418,13 @@ def show_figure(fig, *, key: str, alt: str) -> None:
 
 
 def lesson_header(title: str, goal: str) -> None:
-    """The title and the one-line goal of a lesson."""
+    """The title and the one-line goal of a lesson, and (off the projector) where its
+    symbols and terms are defined."""
     st.title(title)
     st.markdown(f"**Goal:** {goal}")
+    if not presenter_mode():
+        st.caption(f"Every symbol and term is defined in the [glossary]({GLOSSARY_HREF}) "
+                   "on the home page (it opens in a new tab).")
 
 
 def install_note(what: str, command: str) -> None:
