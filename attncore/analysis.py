@@ -19,7 +19,7 @@ def _weights(w) -> np.ndarray:
 
 
 def entropy(w) -> np.ndarray:
-    r"""Shannon entropy of each row in nats: :math:`H = -\sum_j w_j \log w_j`.
+    r"""Shannon entropy of each row in nats: :math:`-\sum_j w_j \ln w_j`.
 
     0 for a one-hot row; :math:`\log T_k` for a uniform row (the maximum).
     Terms with :math:`w_j = 0` contribute 0 (the limit of :math:`x \log x`).
@@ -30,13 +30,24 @@ def entropy(w) -> np.ndarray:
 
 
 def effective_keys(w) -> np.ndarray:
-    r"""Effective number of keys attended to, :math:`e^{H}`: 1 (one-hot) to Tk (uniform)."""
+    r"""Effective number of keys attended to, :math:`e^{\text{entropy}}`: 1 (one-hot) to Tk
+    (uniform)."""
     return np.exp(entropy(w))
 
 
 def max_weight(w) -> np.ndarray:
-    """The largest weight of each row: 1 for hard (one-hot) attention, 1/Tk for uniform."""
+    """The largest weight of each row: 1 for a one-hot row, 1/Tk for a uniform one."""
     return np.max(_weights(w), axis=-1)
+
+
+# A row of weights is "nearly one-hot" when its largest weight is above this; every page
+# that says so, and the glossary that defines it, use this one number.
+NEARLY_ONE_HOT = 0.99
+
+
+def nearly_one_hot(w) -> np.ndarray:
+    """Whether each row puts more than :data:`NEARLY_ONE_HOT` of its weight on one key."""
+    return max_weight(w) > NEARLY_ONE_HOT
 
 
 def jacobian_norm(w) -> np.ndarray:

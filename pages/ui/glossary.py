@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from attncore.analysis import NEARLY_ONE_HOT
+
 from .layout import HOME_HREF
 
 ANCHOR_PREFIX = "glossary-"
@@ -28,32 +30,39 @@ class Term:
 
 SYMBOLS = (
     Term("T", "T — number of tokens",
-         "The number of tokens in a sequence; T_q and T_k when queries and keys come from "
-         "sequences of different lengths (cross-attention). Lessons 0 and 7 write it n, as "
-         "the literature on cost does. Never a temperature: that is τ.", 1),
+         "The number of tokens in a sequence; $T_q$ and $T_k$ when queries and keys come "
+         "from sequences of different lengths (cross-attention). The lessons on cost write "
+         "a sequence's length n, as the literature on cost does. Never a temperature: "
+         "that is τ.", 1),
+    Term("B", "B — batch size",
+         "The number of sequences processed together (lesson 3's padded batch).", 3),
     Term("tau", "τ — temperature",
-         "The number the scores are divided by before the softmax: softmax(s / τ). τ = 1 "
-         "leaves them as they are; a small τ sharpens the weights towards the largest "
-         "scores; a large τ flattens them towards uniform.", 2),
+         "The number the scores are divided by before the softmax: "
+         "$\\mathrm{softmax}(s/\\tau)$. τ = 1 leaves them as they are; a small "
+         "τ sharpens the weights towards the largest scores; a large τ flattens them "
+         "towards uniform.", 2),
     Term("H", "H — number of heads",
          "The number of attention heads in a layer. Entropy, which some texts also write "
          "H, is written out as a word here.", 4),
     Term("d_model", "d_model — width of the model",
          "The length of each token's vector entering and leaving an attention layer.", 4),
     Term("d_k", "d_k, d_v — width of a key, of a value",
-         "The length of a query or key vector (d_k: they must match for a dot product) and "
-         "of a value vector (d_v). In multi-head attention each head has d_k = d_v = "
-         "d_model / H, this app's convention (and the original Transformer's).", 1),
+         "The length of a query or key vector ($d_k$: they must match for a dot product) "
+         "and of a value vector ($d_v$). In multi-head attention each head has "
+         "$d_k = d_v = d_\\text{model} / H$, this app's convention (and the original "
+         "Transformer's), not a law.", 1),
     Term("QKV", "Q, K, V — queries, keys, values",
-         "Matrices with one row per token: Q (T_q × d_k), K (T_k × d_k), V (T_k × d_v). "
+         "Matrices with one row per token: Q ($T_q × d_k$), K ($T_k × d_k$), V "
+         "($T_k × d_v$). "
          "A query is compared with every key; the weights mix the values.", 1),
     Term("scores", "S — scores",
-         "The matrix QKᵀ of query-key dot products (S̃ once divided by √d_k); a row of it "
-         "is written s. Rows are queries, columns are keys, as in every figure here.", 1),
+         "The matrix $QK^\\top$ of query-key dot products ($\\tilde S$ once divided by "
+         "$\\sqrt{d_k}$); a row of it is written s. Rows are queries, columns are keys, as "
+         "in every figure here.", 1),
     Term("weights", "α, w — attention weights",
          "The softmax of a row of scores: non-negative, summing to 1 over the keys a "
-         "query may attend to. Lesson 1 writes w_ij, lesson 6 α_ts (output step t, "
-         "source position s) as Bahdanau et al. do.", 1),
+         "query may attend to. Lesson 1 writes $w_{ij}$, lessons 0 and 6 $α_{ts}$ (output "
+         "step t, source position s) as Bahdanau et al. do.", 1),
     Term("L", "L — number of layers", "The number of Transformer blocks in a model.", 9),
     Term("n_KV", "n_KV — number of key/value heads",
          "In grouped-query attention several query heads share one key head and one value "
@@ -62,12 +71,12 @@ SYMBOLS = (
 
 TERMS = (
     Term("softmax", "Softmax",
-         "softmax(s)_j = e^{s_j} / Σ_j' e^{s_j'}: turns any real scores into weights that "
-         "are positive and sum to 1, keeping their order.", 1),
+         "$\\mathrm{softmax}(s)_j = e^{s_j} / \\sum_{j'} e^{s_{j'}}$: turns any real scores "
+         "into weights that are positive and sum to 1, keeping their order.", 1),
     Term("one-hot", "One-hot",
-         "A row of weights with 1 on one key and 0 on every other. A softmax is never "
-         "exactly one-hot; “nearly one-hot” here means its largest weight is above 0.99.",
-         2),
+         "A row of weights with 1 on one key and 0 on every other. A softmax of finite "
+         "scores is never exactly one-hot; “nearly one-hot” here means its largest weight "
+         f"is above {NEARLY_ONE_HOT:g}.", 2),
     Term("sharp", "Sharp (low-temperature) attention",
          "A softmax whose weight is concentrated on the largest scores (a low τ, or large "
          "scores). Still smooth and differentiable; keys with tied largest scores share "
@@ -77,16 +86,17 @@ TERMS = (
          "a weighted mix. The choice has no gradient, so it is trained by sampling "
          "(REINFORCE), not by plain backpropagation.", 6),
     Term("entropy", "Entropy (in nats)",
-         "Of a row of weights α: −Σ_j α_j ln α_j, in nats (natural logarithm). 0 when one "
-         "key takes all the weight, ln T_k when the weight is uniform over T_k keys. "
-         "“Normalised entropy” divides by ln T_k, so it runs from 0 to 1.", 2),
+         "Of a row of weights α: $-\\sum_j α_j \\ln α_j$, in nats (natural logarithm). 0 "
+         "when one key takes all the weight, $\\ln T_k$ when the weight is uniform over "
+         "$T_k$ keys. “Normalised entropy” divides by $\\ln T_k$, so it runs from 0 to 1. "
+         "Written as a word here: H is the number of heads.", 2),
     Term("effective-keys", "Effective number of keys",
-         "e^entropy: how many keys a row's weight is spread over, as if uniformly. 1 for "
-         "a one-hot row, T_k for a uniform one.", 2),
+         "$e^{\\text{entropy}}$: how many keys a row's weight is spread over, as if "
+         "uniformly. 1 for a one-hot row, $T_k$ for a uniform one.", 2),
     Term("jacobian", "Jacobian norm of the softmax",
-         "The softmax's Jacobian diag(α) − ααᵀ says how the weights move when the scores "
-         "move; its norm measures the gradient signal that reaches the scores. It tends "
-         "to 0 when the softmax saturates.", 2),
+         "The softmax's Jacobian $\\mathrm{diag}(α) - αα^\\top$ says how the weights move "
+         "when the scores move; its (Frobenius) norm measures the gradient signal that "
+         "reaches the scores. It tends to 0 when the softmax saturates.", 2),
     Term("saturation", "Saturation",
          "A softmax whose largest weight is close to 1 because its scores are far apart: "
          "its Jacobian is close to 0 and learning through it stalls.", 2),
@@ -94,7 +104,7 @@ TERMS = (
          "A boolean matrix (queries × keys) that says which keys each query may attend to. "
          "Here True means “may attend”; libraries differ (lesson 3's pitfalls).", 3),
     Term("causal-mask", "Causal mask",
-         "Query i may attend to key j only when j ≤ i: itself and the tokens before it, "
+         "Query i may attend to key j only when $j ≤ i$: itself and the tokens before it, "
          "never a later one. Used when predicting the next token.", 3),
     Term("padding", "Padding",
          "Filler tokens (`<pad>`) added so that sentences of different lengths fit in one "
@@ -108,25 +118,26 @@ TERMS = (
          "another (an encoder).", 4),
     Term("positional-encoding", "Positional encoding",
          "Information about each token's position added to (sinusoidal, learned) or mixed "
-         "into (relative, RoPE, ALiBi) attention; without it attention cannot tell word "
-         "order.", 5),
+         "into (relative, RoPE, ALiBi) attention; without it, and without a causal mask, "
+         "self-attention cannot tell word order.", 5),
     Term("rope", "RoPE (rotary position embedding)",
          "Rotates pairs of a query's and a key's components by angles proportional to "
-         "their positions, so that their dot product depends only on the offset between "
-         "them.", 5),
+         "their positions, so that the score of a query at position p and a key at "
+         "position p′ depends on the positions only through the offset p − p′.", 5),
     Term("alibi", "ALiBi",
-         "Adds −m·(distance) to each score, with a fixed slope m per head: nearby keys are "
-         "favoured, more steeply in some heads than in others.", 5),
+         "Adds $-m \\cdot |i - j|$ to each score, with a fixed slope m per head: nearby "
+         "keys are favoured, more steeply in some heads than in others. The paper uses it "
+         "with a causal mask (only $j ≤ i$).", 5),
     Term("context-vector", "Context vector c_t",
          "In an encoder-decoder, the weighted average of the encoder states that the "
-         "decoder uses at output step t: c_t = Σ_s α_ts h_s.", 6),
+         "decoder uses at output step t: $c_t = \\sum_s α_{ts} h_s$.", 6),
     Term("decoder-state", "Decoder state s_t, encoder state h_s",
-         "In the recurrent encoder-decoders of lessons 0 and 6, h_s is the encoder's state "
-         "at source position s and s_t the decoder's state at output step t (Bahdanau et "
-         "al.'s names).", 6),
+         "In the encoder-decoders of lessons 0 and 6, $h_s$ is the encoder's state at "
+         "source position s and $s_t$ the decoder's state at output step t (Bahdanau et "
+         "al.'s names; Luong et al. write the decoder's $h_t$).", 6),
     Term("multiply-add", "Multiply-add",
          "One multiplication and one addition, the unit in which this app counts the cost "
-         "of matrix products: an (a × b) by (b × c) product takes a·b·c of them.", 7),
+         "of matrix products: an (a × b) by (b × c) product takes $a·b·c$ of them.", 7),
     Term("residual-stream", "Residual stream",
          "The vector of a token that runs through a Transformer: each block adds what its "
          "attention and its feed-forward layer compute to it, instead of replacing it.", 9),
@@ -149,27 +160,29 @@ TERMS = (
          "probabilities add up to at least p. The rest get probability 0 and the kept "
          "ones are renormalised.", 10),
     Term("greedy", "Greedy decoding",
-         "Always taking the most likely next token (the limit τ → 0).", 10),
+         "Always taking the most likely next token (sampling in the limit τ → 0).", 10),
     Term("induction-head", "Induction head",
          "A head that finds an earlier occurrence of the current token and attends to the "
          "token that followed it, so that the model can continue a repeated sequence.", 8),
     Term("perplexity", "Perplexity",
-         "e^(mean cross-entropy, in nats) of a model's predictions of the tokens of a "
-         "text: as if the model hesitated between that many tokens at each step. Lower "
-         "is better; 1 is perfect.", 11),
+         "$e^{\\text{mean cross-entropy}}$ (in nats) of a model's predictions of the "
+         "tokens of a text: roughly, as if the model hesitated between that many tokens "
+         "at each step. Lower is better; 1 is perfect.", 11),
     Term("cross-entropy", "Cross-entropy (loss)",
-         "−ln p(correct token), averaged over the predictions: the loss the models here "
-         "are trained on, in nats.", 8),
+         "$-\\ln p(\\text{correct token})$, averaged over the predictions, in nats: the "
+         "loss that the models of lessons 0 and 8 are trained on, and the language "
+         "models were.", 8),
     Term("kv-cache", "KV cache",
          "The keys and values of the tokens already processed, kept so that generating "
-         "the next token computes only the new token's query, key and value.", 11),
+         "the next token computes the query, key and value of the new token only, not "
+         "those of every token again.", 11),
     Term("gqa", "Grouped-query attention (GQA), MQA",
          "Several query heads share one key/value head (n_KV < H), which shrinks the KV "
          "cache; multi-query attention (MQA) is the case n_KV = 1.", 11),
     Term("sliding-window", "Sliding window",
          "Each token attends only to the W most recent tokens, itself included (lesson "
-         "11, causal); lesson 3's local window is symmetric instead, radius r on each "
-         "side.", 11),
+         "11, causal); lesson 3's local window is symmetric instead: radius r, the r "
+         "tokens on each side and itself.", 11),
 )
 
 ALL = {entry.key: entry for entry in SYMBOLS + TERMS}
@@ -196,8 +209,19 @@ def show_glossary() -> None:
     st.header("Glossary", anchor="glossary")
     st.markdown("Each symbol and term keeps one meaning on every page. A link from a lesson "
                 "opens this list at its entry.")
+    st.html(_COMPACT_CSS)
     entries = list(SYMBOLS) + sorted(TERMS, key=lambda t: (t.lesson is None, t.lesson or 0))
-    for entry in entries:
-        st.subheader(entry.name, anchor=anchor(entry.key))
-        where = f" *(Lesson {entry.lesson}.)*" if entry.lesson is not None else ""
-        st.markdown(entry.meaning + where)
+    with st.container(key="glossary_entries"):
+        for entry in entries:
+            st.subheader(entry.name, anchor=anchor(entry.key))
+            where = f" *(Lesson {entry.lesson}.)*" if entry.lesson is not None else ""
+            st.markdown(entry.meaning + where)
+
+
+# Entries as a compact list: a heading each (so that a link can reach it), smaller than a
+# section's. Constant CSS, no user text.
+_COMPACT_CSS = """
+<style>
+.st-key-glossary_entries h3 { font-size: 1.2rem !important; }
+</style>
+"""
