@@ -14,8 +14,9 @@ presenter = setup_page("Home", "🔎")
 
 st.title("Attention Lab")
 st.markdown(
-    "**Attention** lets every token of a sequence look at every other token and decide "
-    "how much of each to take in. Each token asks a question (its **query** q), offers a "
+    "**Attention** lets each token of a sequence look at the tokens it may see (all of "
+    "them, itself included; under a causal mask, itself and the tokens before it) and "
+    "decide how much of each to take in. Each token asks a question (its **query** q), offers a "
     "label (its **key** k) and carries content (its **value** v). A query is compared "
     "with every key; the scores become weights with a softmax; the output is the "
     "weighted average of the values."
@@ -50,8 +51,8 @@ st.header("The lessons")
 WHAT = {
     "Worked_example": "attention for 3 tokens computed step by step, with every number "
                       "written out; check your own hand calculation.",
-    "Scaling": "dot products grow with d_k; without scaling the softmax saturates and its "
-               "gradient vanishes, with 1/d_k it goes flat.",
+    "Scaling": "the spread of dot products grows with d_k; without scaling the softmax "
+               "saturates and its gradient vanishes, with 1/d_k it flattens.",
     "Masks": "a padded batch, masks as matrices, the fully masked row, and a test that the "
              "causal mask leaks nothing from the future.",
     "Multi_head": "the shapes step by step, each head's own slice of the weights, designed "
@@ -65,7 +66,7 @@ WHAT = {
             "vectorised heads against a loop.",
     "Attention_that_learns": "small models trained live in NumPy: attention pooling finds the "
                              "sentiment words, alignment emerges from translation, induction "
-                             "heads form, and bad settings collapse attention.",
+                             "heads form, and what bad settings do to attention.",
     "Pretrained_model": "all-MiniLM-L6-v2's 72 heads run by our own NumPy code on your "
                         "sentence, one head by hand, the block around attention, ablation.",
     "Language_model": "SmolLM2, a real 30-layer decoder run by our own NumPy code: the next "
