@@ -1,14 +1,21 @@
-"""Checking a student's hand computation of attention, step by step.
+"""Checking a student's hand computation of attention, step by step, and what lesson 1's
+"Try this" predicts.
 
 The student may fill any cells of any step (blank cells are NaN and are not marked).
 Each filled cell is right when it lies within one unit of the last decimal place
-asked for (``10**-decimals``) of the exact value: that allows the student to round
-intermediate results to the same precision as the page shows them. The first step
-with a wrong cell is named, with the likely mistake when it is a common one.
+asked for (``10**-decimals``) of the exact value, so a typed answer may be rounded to
+that many decimals. Intermediate results should carry more: weights rounded to 2
+decimals can move an output row by more than 0.01. The first step with a wrong cell is
+named, with the likely mistake when it is a common one, said for the trace's own
+settings (its scale, its temperature τ and its mask).
+
+:func:`stretch_key` says which queries turn to a key made longer, which turn away and
+which are unmoved.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -138,39 +145,129 @@ def _explain(check: StepCheck, trace: AttentionTrace, tol: float) -> str:
     i, j = _first_wrong_cell(check)
     cell = (f"Row {i + 1}, column {j + 1}: you wrote {check.given[i, j]:g}, "
             f"the value is {check.expected[i, j]:.6g}.")
-    raw = trace.raw_scores
-    d_k = trace.d_k
-    if check.key == "scores":
-        if _matches(check, raw.T, tol):
-            hint = "You computed k_i · q_j: rows are queries and columns are keys, S = Q Kᵀ."
-        elif _matches(check, trace.scaled_scores, tol):
-            hint = "This step comes before the scaling: just the dot products q_i · k_j."
-        else:
-            hint = "Each score is a dot product: S[i, j] = q_i · k_j = Σ_d Q[i, d] · K[j, d]."
-    elif check.key == "scaled":
-        if trace.scale != 1.0 and _matches(check, raw, tol):
-            hint = f"You have not scaled the scores yet: multiply them by {trace.scale:.6g}."
-        elif _matches(check, raw / d_k, tol) and trace.scale != 1.0 / d_k:
-            hint = f"Divide by √d_k = √{d_k} = {np.sqrt(d_k):.6g}, not by d_k = {d_k}."
-        else:
-            hint = f"Multiply every score by the scale {trace.scale:.6g}."
-    elif check.key == "weights":
-        mask, temp = trace.mask, trace.temperature
-        sums = np.nansum(np.where(check.attempted, check.given, np.nan), axis=-1)
-        full_rows = check.attempted.all(axis=-1) & ~trace.fully_masked
-        bad_sum = full_rows & (np.abs(sums - 1.0) > tol * check.given.shape[-1])
-        if trace.scale != 1.0 and _matches(check, softmax(raw, temperature=temp, mask=mask), tol):
-            hint = "You applied the softmax to the unscaled scores: scale them first (step 2)."
-        elif _matches(check, softmax(trace.scaled_scores, axis=0, temperature=temp, mask=mask),
-                      tol):
-            hint = "Normalise each row (over the keys), not each column."
-        elif bad_sum.any():
-            r = int(np.argmax(bad_sum))
-            hint = (f"Each row of weights must sum to 1; your row {r + 1} sums to "
-                    f"{sums[r]:.6g}. Exponentiate each score, then divide by the row's sum.")
-        else:
-            hint = "w_ij = exp(s_ij / T) / Σ_k exp(s_ik / T), over the keys k of row i."
-    else:
-        hint = ("Each output row is a weighted sum of value rows: "
-                "o_i = Σ_j w_ij v_j, that is O = W V.")
+    hint = {"scores": _scores_hint, "scaled": _scaled_hint, "weights": _weights_hint,
+            "output": _output_hint}[check.key](check, trace, tol, i, j)
     return f"{check.title} is the first step with a mistake. {cell} {hint}"
+
+
+def _scaling_said(trace: AttentionTrace) -> str:
+    """What step 2 does with this trace's scale, in words."""
+    d_k, scale = trace.d_k, trace.scale
+    if np.isclose(scale, 1.0 / np.sqrt(d_k), rtol=1e-12):
+        if d_k == 1:
+            return "Step 2 divides by √d_k = √1 = 1, which leaves every score as it is"
+        exact = math.isqrt(d_k) ** 2 == d_k  # √4 = 2, but √2 ≈ 1.41421
+        root = f"= {math.isqrt(d_k)}" if exact else f"≈ {np.sqrt(d_k):.6g}"
+        return f"Step 2 divides every score by √d_k = √{d_k} {root}"
+    if scale == 1.0:
+        return "Scaling is switched off: step 2 leaves every score as it is (S̃ = S)"
+    if np.isclose(scale, 1.0 / d_k, rtol=1e-12):
+        return f"Step 2 divides every score by d_k = {d_k}"
+    return f"Step 2 multiplies every score by the scale {scale:.6g}"
+
+
+def _scores_hint(check, trace, tol, i, j) -> str:
+    if _matches(check, trace.raw_scores.T, tol):
+        return "You computed k_i · q_j: rows are queries and columns are keys, S = Q Kᵀ."
+    if trace.scale != 1.0 and _matches(check, trace.scaled_scores, tol):
+        return "This step comes before the scaling: just the dot products q_i · k_j."
+    return "Each score is a dot product: S[i, j] = q_i · k_j = Σ_d Q[i, d] · K[j, d]."
+
+
+def _scaled_hint(check, trace, tol, i, j) -> str:
+    raw, d_k, said = trace.raw_scores, trace.d_k, _scaling_said(trace)
+    if trace.mask is not None and not np.broadcast_to(trace.mask, raw.shape)[i, j]:
+        return (f"The mask hides this key from this query (its weight will be 0), but step 2 "
+                f"asks for the scaled score before the mask: {said}. Leave a masked cell "
+                "blank if you like.")
+    if trace.scale != 1.0 and _matches(check, raw, tol):
+        return f"You have not scaled the scores yet. {said}."
+    wrong_divisions = [(f"√d_k = √{d_k}", raw / np.sqrt(d_k)), (f"d_k = {d_k}", raw / d_k)]
+    for name, candidate in wrong_divisions:
+        if _matches(check, candidate, tol) and not np.allclose(candidate, trace.scaled_scores):
+            return f"You divided by {name}. {said}."
+    return f"{said}."
+
+
+def _weights_hint(check, trace, tol, i, j) -> str:
+    mask, tau = trace.mask, trace.temperature
+    raw, scaled = trace.raw_scores, trace.scaled_scores
+    sums = np.nansum(np.where(check.attempted, check.given, np.nan), axis=-1)
+    full_rows = check.attempted.all(axis=-1) & ~trace.fully_masked
+    bad_sum = full_rows & (np.abs(sums - 1.0) > tol * check.given.shape[-1])
+    if trace.scale != 1.0 and _matches(check, softmax(raw, temperature=tau, mask=mask), tol):
+        return "You applied the softmax to the unscaled scores: scale them first (step 2)."
+    if tau != 1.0 and _matches(check, softmax(scaled, mask=mask), tol):
+        return (f"You left out the temperature: divide each scaled score by τ = {tau:g} "
+                "before the exponential.")
+    if mask is not None and _matches(check, softmax(scaled, temperature=tau), tol):
+        return ("You left out the mask: a key the mask hides gets weight 0, and each row's "
+                "softmax runs over the keys it may see.")
+    if _matches(check, softmax(scaled, axis=0, temperature=tau, mask=mask), tol):
+        return "Normalise each row (over the keys), not each column."
+    if bad_sum.any():
+        r = int(np.argmax(bad_sum))
+        return (f"Each row of weights must sum to 1; your row {r + 1} sums to "
+                f"{sums[r]:.6g}. Exponentiate each score, then divide by the row's sum.")
+    over = "the keys j′ row i may see" if mask is not None else "the keys j′ of row i"
+    return f"w_ij = exp(s̃_ij / τ) / Σ_j′ exp(s̃_ij′ / τ) with τ = {tau:g}, over {over}."
+
+
+def _output_hint(check, trace, tol, i, j) -> str:
+    return "Each output row is a weighted sum of value rows: o_i = Σ_j w_ij v_j, that is O = W V."
+
+
+@dataclass(frozen=True)
+class KeyStretch:
+    """What multiplying one key by a factor > 1 does to each query's weight on it.
+
+    Attributes
+    ----------
+    key : int
+        The key made longer (its row of K is multiplied by ``factor``).
+    dots : ndarray (Tq,)
+        q_i · k_key, before the stretch.
+    change : ndarray of int (Tq,)
+        +1 where the query's weight on the key rises, -1 where it falls, 0 where the
+        query's whole row of weights stays as it is.
+    only_key : ndarray of bool (Tq,)
+        Queries for which this is the one key they may see (weight 1 whatever its length).
+    hidden : ndarray of bool (Tq,)
+        Queries the mask hides this key from (weight 0 whatever its length).
+    """
+
+    key: int
+    dots: np.ndarray
+    change: np.ndarray
+    only_key: np.ndarray
+    hidden: np.ndarray
+
+
+def stretch_key(trace: AttentionTrace, key: int) -> KeyStretch:
+    """Which queries turn to key ``key`` when it is made longer, and which turn away.
+
+    Multiplying k_j by c > 1 multiplies the scores s_ij = q_i · k_j of column j by c
+    and leaves every other score alone. So query i's weight on key j rises when
+    s_ij > 0, falls when s_ij < 0, and its whole row is unchanged when s_ij = 0, at
+    every temperature and either scaling; a query that may see only key j keeps
+    weight 1, and one it is hidden from keeps weight 0.
+
+    Parameters
+    ----------
+    trace : AttentionTrace
+        An unbatched trace (Q of shape (Tq, d_k)).
+    key : int
+        The key's index, 0 to Tk − 1.
+    """
+    if trace.q.ndim != 2:
+        raise ValueError(f"stretch_key needs an unbatched trace; Q has shape {trace.q.shape}")
+    n_keys = trace.k.shape[0]
+    if not 0 <= key < n_keys:
+        raise ValueError(f"key must lie in 0..{n_keys - 1}; got {key}")
+    dots = trace.raw_scores[:, key]  # (Tq,)
+    allowed = np.broadcast_to(True if trace.mask is None else trace.mask,
+                              trace.raw_scores.shape)  # (Tq, Tk)
+    hidden = ~allowed[:, key]
+    only_key = allowed[:, key] & (allowed.sum(axis=-1) == 1)
+    change = np.where(hidden | only_key, 0, np.sign(dots)).astype(int)
+    return KeyStretch(key=key, dots=dots, change=change, only_key=only_key, hidden=hidden)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from attncore.attention import scaled_dot_product_attention
-from attncore.exercise import check_work, tolerance_for
+from attncore.exercise import check_work, stretch_key, tolerance_for
 from attncore.masks import causal_mask
 from attncore.text import worked_example
 
@@ -124,13 +124,66 @@ def test_hint_column_softmax(textbook):
     assert "not each column" in result.explanation
 
 
+# The raw scores [[1, 0, 1], [0, 1, 1], [1, 1, 2]] divided by d_k = 2.
+HALVES = [[0.5, 0, 0.5], [0, 0.5, 0.5], [0.5, 0.5, 1.0]]
+
+
 def test_hint_divided_by_dk(textbook):
-    # [[1, 0, 1], [0, 1, 1], [1, 1, 2]] / 2
-    halves = [[0.5, 0, 0.5], [0, 0.5, 0.5], [0.5, 0.5, 1.0]]
-    result = check_work(textbook, answers(scaled=halves))
+    result = check_work(textbook, answers(scaled=HALVES))
     assert result.first_wrong == "scaled"
-    assert "Divide by √d_k = √2" in result.explanation
-    assert "not by d_k = 2" in result.explanation
+    assert "You divided by d_k = 2." in result.explanation
+    assert "divides every score by √d_k = √2 ≈ 1.41421" in result.explanation
+
+
+def test_hint_follows_scaling_switched_off():
+    # Scaling off: step 2 is S itself, so a student who divides by d_k = 2 or by
+    # √2 (1/√2 = 0.71, 2/√2 = 1.41) is told that nothing is divided, never "divide by √d_k".
+    ex = worked_example("textbook")
+    trace = scaled_dot_product_attention(ex.q, ex.k, ex.v, scale="none")
+    for typed, divisor in [(HALVES, "d_k = 2"), (HAND["scaled"], "√d_k = √2")]:
+        result = check_work(trace, {"scaled": typed})
+        assert result.first_wrong == "scaled"
+        assert f"You divided by {divisor}." in result.explanation
+        assert "Scaling is switched off: step 2 leaves every score as it is" in result.explanation
+        assert "divides every score" not in result.explanation
+    assert check_work(trace, {"scaled": HAND["scores"]}).first_wrong is None
+
+
+def test_hint_at_d_k_1_says_the_scores_stay_as_they_are():
+    # d_k = 1: 1/√1 = 1, so scaling on or off gives S̃ = S; q = [2], k = [3] -> s = 6.
+    trace = scaled_dot_product_attention([[2.0]], [[3.0]], [[1.0]])
+    result = check_work(trace, {"scaled": [[3.0]]})
+    assert "√d_k = √1 = 1, which leaves every score as it is" in result.explanation
+
+
+def test_hint_names_the_temperature_tau():
+    # τ = 0.5, textbook row 1: logits [2r, 0, 2r] = [1.414, 0, 1.414], e^1.414 = 4.113,
+    # Z = 2·4.113 + 1 = 9.227 -> [0.446, 0.108, 0.446]. The τ = 1 weights (HAND, row 1
+    # [0.40, 0.20, 0.40]) are what a student who forgot τ types.
+    ex = worked_example("textbook")
+    trace = scaled_dot_product_attention(ex.q, ex.k, ex.v, temperature=0.5)
+    assert check_work(trace, {"weights": [[0.45, 0.11, 0.45]] + [[NAN] * 3] * 2}
+                      ).first_wrong is None
+    forgot = check_work(trace, {"weights": HAND["weights"]})
+    assert "left out the temperature" in forgot.explanation
+    assert "τ = 0.5" in forgot.explanation
+    other = check_work(trace, {"weights": [[0.3, 0.3, 0.4]] + [[NAN] * 3] * 2})
+    assert "exp(s̃_ij / τ)" in other.explanation and "τ = 0.5" in other.explanation
+    for result in (forgot, other):  # T is the number of tokens in lesson 1, never τ
+        assert "/ T" not in result.explanation and "T =" not in result.explanation
+
+
+def test_hint_follows_the_causal_mask():
+    ex = worked_example("textbook")
+    trace = scaled_dot_product_attention(ex.q, ex.k, ex.v, mask=causal_mask(3))
+    # Weights without the mask (HAND) where row 1 must be [1, 0, 0].
+    result = check_work(trace, {"weights": HAND["weights"]})
+    assert "left out the mask" in result.explanation
+    # Step 2 asks for s̃ before the mask: s̃12 = (1×0 + 0×1)/√2 = 0, not a large negative.
+    masked = check_work(trace, {"scaled": [[0.71, -1e9, NAN]] + [[NAN] * 3] * 2})
+    assert "Row 1, column 2" in masked.explanation
+    assert "The mask hides this key from this query" in masked.explanation
+    assert "Leave a masked cell blank" in masked.explanation
 
 
 def test_hint_not_scaled(textbook):
@@ -173,3 +226,42 @@ def test_bad_answer_shape_and_batched_trace_raise(textbook):
     q = np.ones((2, 3, 2))
     with pytest.raises(ValueError, match="unbatched"):
         check_work(scaled_dot_product_attention(q, q, q), {})
+
+
+def test_stretch_key_textbook_by_hand():
+    # Key 1 is k1 = [1, 0]: q1·k1 = 1, q2·k1 = 0, q3·k1 = 1.
+    ex = worked_example("textbook")
+    stretch = stretch_key(scaled_dot_product_attention(ex.q, ex.k, ex.v), 0)
+    assert stretch.dots.tolist() == [1.0, 0.0, 1.0]
+    assert stretch.change.tolist() == [1, 0, 1]
+    # Under the causal mask query 1 sees only key 1: its weight stays 1.
+    causal = stretch_key(scaled_dot_product_attention(ex.q, ex.k, ex.v, mask=causal_mask(3)), 0)
+    assert causal.only_key.tolist() == [True, False, False]
+    assert causal.change.tolist() == [0, 0, 1]
+    # Key 3 is hidden from queries 1 and 2 under the causal mask.
+    last = stretch_key(scaled_dot_product_attention(ex.q, ex.k, ex.v, mask=causal_mask(3)), 2)
+    assert last.hidden.tolist() == [True, True, False]
+    with pytest.raises(ValueError, match="key must lie in 0..2"):
+        stretch_key(scaled_dot_product_attention(ex.q, ex.k, ex.v), 3)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("scale, tau, causal", [("sqrt_dk", 1.0, False), ("none", 0.3, True),
+                                                ("sqrt_dk", 5.0, True)])
+def test_stretch_key_agrees_with_attention_recomputed_on_the_longer_key(seed, scale, tau, causal):
+    # The second method: multiply the key's row of K by 10 and run attention again.
+    ex = worked_example("random", 5, 3, 2, seed)
+    mask = causal_mask(5) if causal else None
+    before = scaled_dot_product_attention(ex.q, ex.k, ex.v, scale=scale, temperature=tau,
+                                          mask=mask)
+    for key in range(5):
+        k = ex.k.copy()
+        k[key] *= 10
+        after = scaled_dot_product_attention(ex.q, k, ex.v, scale=scale, temperature=tau,
+                                             mask=mask)
+        moved = after.weights[:, key] - before.weights[:, key]
+        change = stretch_key(before, key).change
+        assert np.all(moved[change > 0] > 0) and np.all(moved[change < 0] < 0)
+        # Where nothing changes, the whole row of weights is the same.
+        np.testing.assert_allclose(after.weights[change == 0], before.weights[change == 0],
+                                   atol=1e-15)

@@ -163,3 +163,73 @@ def test_jacobian_norm_of_two_scores_twenty_apart_is_not_zero():
     e = 1 / (1 + np.exp(20.0))
     assert analysis.jacobian_norm(softmax([20.0, 0.0])) == pytest.approx(2 * e * (1 - e),
                                                                          rel=1e-13)
+
+
+@pytest.mark.parametrize("d_k, n, seeds", [(1, 1000, 2000), (1, 100, 2000), (64, 1000, 400)])
+def test_sampling_spread_is_the_spread_measured_over_many_seeds(d_k, n, seeds):
+    """The formula against the second method: draw the experiment with many seeds and
+    measure how its empirical moments spread."""
+    sigma2 = 2.0  # σ² cancels from the relative spread; the means scale with it
+    runs = [ex.dot_product_stats(d_k, n, np.random.default_rng(seed), sigma2)
+            for seed in range(seeds)]
+    rel_var = np.array([r.var for r in runs]) / (d_k * sigma2**2) - 1  # (seeds,)
+    means = np.array([r.scaled_mean for r in runs])  # (seeds,)
+    spread = ex.sampling_spread(d_k, n, sigma2)
+
+    def tolerance(x):
+        # A standard deviation measured from m draws has a relative standard error of
+        # about sqrt((κ - 1) / (4m)), κ the draws' own kurtosis (measured): allow four.
+        z = (x - x.mean()) / x.std()
+        return 4 * np.sqrt((np.mean(z**4) - 1) / (4 * x.size))
+
+    assert rel_var.std(ddof=1) == pytest.approx(spread.variance_rel_sd, rel=tolerance(rel_var))
+    assert means.std(ddof=1) == pytest.approx(spread.scaled_mean_sd, rel=tolerance(means))
+    assert spread.mean_sd == pytest.approx(spread.scaled_mean_sd * math.sqrt(d_k), rel=1e-15)
+    if d_k == 1:
+        # The test can tell: the normal-only sqrt(2/(n - 1)) is half the measured spread.
+        assert rel_var.std(ddof=1) > 1.5 * math.sqrt(2 / (n - 1))
+
+
+def test_sampling_spread_by_hand():
+    # d_k = 1, n = 1000: sqrt(2/999 + 6/1000) = sqrt(0.0020020 + 0.006) = 0.08945;
+    # d_k = 64: sqrt(0.0020020 + 0.00009375) = 0.04578. Means: σ²/√n = 4/√100 = 0.4.
+    assert ex.sampling_spread(1, 1000).variance_rel_sd == pytest.approx(0.08945, abs=1e-5)
+    assert ex.sampling_spread(64, 1000).variance_rel_sd == pytest.approx(0.04578, abs=1e-5)
+    assert ex.sampling_spread(64, 1000, 4.0).variance_rel_sd == \
+        ex.sampling_spread(64, 1000).variance_rel_sd
+    assert ex.sampling_spread(16, 100, 4.0).scaled_mean_sd == pytest.approx(0.4, rel=1e-15)
+    assert ex.sampling_spread(16, 100, 4.0).mean_sd == pytest.approx(1.6, rel=1e-15)  # ×√16
+    assert ex.sampling_spread(4, 10).excess_kurtosis == 1.5
+    with pytest.raises(ValueError, match="n_samples"):
+        ex.sampling_spread(4, 1)
+
+
+def test_weight_focus_of_the_textbook_rows_at_tau_0_1():
+    # Textbook S/√2 = [[a, 0, a], [0, a, a], [a, a, 2a]], a = 0.70711; at τ = 0.1 the
+    # logits are 10× those, e^{7.0711} = 1177.4. Row 1: keys 1 and 3 tied, each
+    # 1177.4/(2·1177.4 + 1) = 0.49979; key 2 gets 1/2355.8 = 0.00042. Row 3: key 3 alone
+    # holds 1/(1 + 2/1177.4) = 0.99830 > 0.99: nearly one-hot.
+    a = 1 / math.sqrt(2)
+    rows = ex.weight_focus([[a, 0, a], [0, a, a], [a, a, 2 * a]], 0.1)
+    assert [f.tied for f in rows] == [(0, 2), (1, 2), (2,)]
+    assert [f.nearly_one_hot for f in rows] == [False, False, True]
+    assert rows[0].max_weight == pytest.approx(0.49979, abs=1e-5)
+    assert sorted(rows[0].holders) == [0, 2] and rows[0].gap == 0.0
+    assert rows[2].holders == (2,) and rows[2].max_weight == pytest.approx(0.99830, abs=1e-5)
+
+
+def test_weight_focus_close_scores_masks_and_uniform_rows():
+    # [0.7, 0.65, -1] at τ = 0.1: logits [7, 6.5, -10]; key 1 gets 1/(1 + e^-0.5) = 0.622:
+    # not tied, yet two keys hold the weight, 0.05 apart.
+    close, = ex.weight_focus([0.7, 0.65, -1.0], 0.1)
+    assert close.tied == (0,) and close.holders == (0, 1) and not close.nearly_one_hot
+    assert close.gap == pytest.approx(0.05)
+    # Every score 0: all keys tied, each 1/4.
+    flat, = ex.weight_focus([0.0] * 4, 0.1)
+    assert flat.tied == (0, 1, 2, 3) and flat.max_weight == 0.25 and len(flat.holders) == 4
+    # A row that may see one key is one-hot whatever its scores; a fully masked row holds
+    # nothing.
+    one, none = ex.weight_focus([[5.0, 9.0], [1.0, 2.0]], 1.0,
+                                mask=[[True, False], [False, False]])
+    assert (one.visible, one.holders, one.max_weight, one.nearly_one_hot) == (1, (0,), 1.0, True)
+    assert (none.visible, none.holders, none.tied, none.max_weight) == (0, (), (), 0.0)
