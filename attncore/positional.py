@@ -4,7 +4,8 @@ What is here: the sinusoidal table (:func:`sinusoidal`, its :func:`frequencies` 
 :func:`wavelengths`, the :func:`shift_rotation` that moves it by an offset), a learned
 table (:func:`learned_table`), relative positions (:func:`relative_positions`), RoPE
 (:func:`rope`), ALiBi (:func:`alibi_slopes`, :func:`alibi_bias`), the Toeplitz check
-:func:`offset_spread`, and :func:`permutation_test`.
+:func:`offset_spread`, :func:`offset_cosine` and :func:`geometric_ratio`, and
+:func:`permutation_test`.
 
 Sinusoidal (Vaswani et al., 2017):
 
@@ -40,8 +41,32 @@ def frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
 
 
 def wavelengths(d_model: int, base: float = 10000.0) -> np.ndarray:
-    """Wavelength 2π/ω_i of each pair, in positions: from 2π up to 2π·base."""
+    """Wavelength 2π/ω_i = 2π·base^(2i/d_model) of each pair, in positions: from 2π (pair
+    0) to 2π·base^(1 − 2/d_model) (the last pair, just under 2π·base), a geometric
+    progression of ratio base^(2/d_model)."""
     return 2 * np.pi / frequencies(d_model, base)
+
+
+def offset_cosine(offset, d_model: int, base: float = 10000.0) -> np.ndarray:
+    r"""Cosine similarity of PE(p) and PE(p + k), the same for every p.
+
+    Each pair contributes :math:`\sin p\omega\sin(p+k)\omega + \cos p\omega\cos(p+k)\omega =
+    \cos k\omega` to the dot product, and every PE(p) has squared length d_model/2, so
+
+    .. math:: \cos(PE(p), PE(p+k)) = \frac{2}{d_{model}} \sum_i \cos(k\,\omega_i).
+
+    Parameters
+    ----------
+    offset : int or array_like of int
+        The distance k (any shape).
+
+    Returns
+    -------
+    ndarray, the shape of ``offset``, values in [-1, 1]; 1 at k = 0.
+    """
+    omega = frequencies(d_model, base)  # (d_model/2,)
+    k = np.asarray(offset, dtype=np.float64)
+    return np.cos(k[..., None] * omega).mean(axis=-1)
 
 
 def sinusoidal(max_len: int, d_model: int, base: float = 10000.0) -> np.ndarray:
@@ -165,11 +190,18 @@ def rope(x, positions=None, base: float = 10000.0) -> np.ndarray:
 
 
 def alibi_slopes(n_heads: int) -> np.ndarray:
-    """ALiBi's per-head slopes (Press et al., 2022): a geometric sequence.
+    """ALiBi's per-head slopes m_1 .. m_H, the rule of Press et al. (2022).
 
-    For H a power of two the slopes are 2^(-8/H), 2^(-16/H), ..., 2^(-8); otherwise
-    the slopes of the nearest smaller power of two n, followed by every other slope
-    of 2n, as in the paper.
+    For H a power of two: m_h = 2^(-8h/H) for h = 1..H, a geometric sequence from
+    2^(-8/H) down to 2^(-8), each slope 2^(-8/H) times the one before. Otherwise
+    (not geometric): with H' the largest power of two below H, heads 1..H' take the
+    H'-head slopes and heads H'+1..H every other slope of the 2H'-head sequence,
+    starting with its first: 6 heads give 1/4, 1/16, 1/64, 1/256, then 1/2, 1/8.
+
+    Returns
+    -------
+    ndarray (H,)
+        Positive slopes below 1; the smallest is always 2^(-8).
     """
     n_heads = whole_number(n_heads, "n_heads", 1, 1024)
 
@@ -183,15 +215,35 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
     return slopes
 
 
-def alibi_bias(t: int, n_heads: int) -> np.ndarray:
-    """ALiBi biases added to the scores: -slope_h · |i - j|, shape (H, T, T).
+def geometric_ratio(values, rtol: float = 1e-9) -> float | None:
+    """The common ratio of a sequence of at least two positive numbers when each is that
+    ratio times the one before (a geometric sequence), else None."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim != 1 or len(v) < 2 or np.any(v <= 0):
+        return None
+    ratios = v[1:] / v[:-1]
+    return float(ratios[0]) if np.allclose(ratios, ratios[0], rtol=rtol, atol=0) else None
 
-    A linear penalty for distance, steeper for some heads than others; with a causal
-    mask only j <= i is used, where it is -slope_h · (i - j).
+
+def alibi_bias(t: int, n_heads: int, causal: bool = False) -> np.ndarray:
+    """ALiBi biases added to the scores of each head, shape (H, T, T).
+
+    Query i, key j (positions counted from 0), slope m_h from :func:`alibi_slopes`:
+
+    - ``causal=True``, the paper's form (a language model): -m_h·(i - j) for j <= i,
+      -inf (masked) for j > i: the farther back the key, the larger the penalty;
+    - ``causal=False``, symmetric: -m_h·|i - j|, the same penalty both ways, for a
+      model that reads in both directions.
+
+    The two agree wherever j <= i.
     """
     t = whole_number(t, "t", 1, 100_000)
-    distance = np.abs(np.arange(t)[:, None] - np.arange(t)[None, :])  # (T, T)
-    return -alibi_slopes(n_heads)[:, None, None] * distance[None]  # (H, T, T)
+    behind = np.arange(t)[:, None] - np.arange(t)[None, :]  # (T, T): i - j
+    # 0.0 − x rather than −x: no −0.0 on the diagonal, which a table would print as "-0".
+    bias = 0.0 - alibi_slopes(n_heads)[:, None, None] * np.abs(behind)[None]  # (H, T, T)
+    if causal:
+        bias = np.where(behind[None] >= 0, bias, -np.inf)
+    return bias
 
 
 def offset_spread(m) -> float:

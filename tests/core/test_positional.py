@@ -126,3 +126,79 @@ def test_attention_is_permutation_equivariant_without_positions_only(T, seed):
     assert not np.array_equal(result.perm, np.arange(T))
     assert result.diff_without < 1e-12  # equal up to rounding
     assert result.diff_with > 1e-6  # order matters once positions are added
+
+
+def test_wavelengths_end_just_under_2pi_times_base():
+    # Pair d/2 − 1 = 3 of d = 8: 2π · 10000^(6/8) = 2π · 1000, not 2π · 10000.
+    assert pos.wavelengths(8, 10000.0)[-1] == pytest.approx(2 * math.pi * 1000, rel=1e-12)
+
+
+@pytest.mark.parametrize("d_model, base", [(2, 100.0), (4, 100.0), (64, 10000.0),
+                                           (512, 1e5)])
+def test_offset_cosine_is_the_cosine_of_the_table_rows(d_model, base):
+    pe = pos.sinusoidal(70, d_model, base)
+    cosine = pe @ pe.T / np.outer(np.linalg.norm(pe, axis=1), np.linalg.norm(pe, axis=1))
+    k = np.arange(70)
+    np.testing.assert_allclose(pos.offset_cosine(k, d_model, base), cosine[0], atol=1e-12)
+    # The same for every p: the whole diagonal at distance 5.
+    np.testing.assert_allclose(np.diagonal(cosine, 5), pos.offset_cosine(5, d_model, base),
+                               atol=1e-12)
+
+
+def test_offset_cosine_hand_values():
+    # d = 2: one pair with ω = 1, so the cosine at distance k is cos k.
+    assert pos.offset_cosine(3, 2) == pytest.approx(math.cos(3), abs=1e-15)
+    # d = 4, base 100: ω = 1 and 0.1: (cos 10 + cos 1) / 2 at distance 10.
+    assert pos.offset_cosine(10, 4, 100.0) == pytest.approx((math.cos(10) + math.cos(1)) / 2,
+                                                            abs=1e-15)
+    assert pos.offset_cosine(0, 64) == 1.0
+
+
+def alibi_reference(n: int) -> list[float]:
+    """The paper's rule as Press et al. state it, written again: 2^(−8/n) times itself
+    for a power of two; otherwise the closest power of two below, then every other slope
+    of the next power of two."""
+    if math.log2(n).is_integer():
+        start = 2 ** (-8 / n)
+        return [start ** (h + 1) for h in range(n)]
+    below = 2 ** math.floor(math.log2(n))
+    return alibi_reference(below) + alibi_reference(2 * below)[0::2][: n - below]
+
+
+@pytest.mark.parametrize("heads", range(1, 33))
+def test_alibi_slopes_follow_the_papers_rule(heads):
+    np.testing.assert_allclose(pos.alibi_slopes(heads), alibi_reference(heads), rtol=1e-12)
+
+
+def test_alibi_slopes_by_hand_when_not_a_power_of_two():
+    # H = 3: the 2-head slopes 2^-4, 2^-8, then the first 4-head slope 2^-2.
+    np.testing.assert_allclose(pos.alibi_slopes(3), [1 / 16, 1 / 256, 1 / 4])
+    # H = 5: the 4-head slopes, then the first 8-head slope 2^-1.
+    np.testing.assert_allclose(pos.alibi_slopes(5), [1 / 4, 1 / 16, 1 / 64, 1 / 256, 1 / 2])
+    # H = 6 (the issue's example): 0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125.
+    assert pos.alibi_slopes(6).tolist() == [0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125]
+
+
+def test_geometric_ratio_only_for_powers_of_two_heads():
+    assert pos.geometric_ratio([1.0, 0.5, 0.25]) == 0.5
+    assert pos.geometric_ratio([1.0, 0.5, 0.3]) is None
+    assert pos.geometric_ratio([0.1]) is None  # one number: no ratio to speak of
+    for heads in range(2, 33):
+        ratio = pos.geometric_ratio(pos.alibi_slopes(heads))
+        if heads & (heads - 1) == 0:  # a power of two: ratio 2^(−8/H)
+            assert ratio == pytest.approx(2 ** (-8 / heads), rel=1e-12)
+        else:
+            assert ratio is None, heads
+
+
+def test_alibi_bias_causal_and_symmetric():
+    # H = 2: slopes 1/16 and 1/256. Query 3, key 1: distance 2.
+    causal, symmetric = pos.alibi_bias(4, 2, causal=True), pos.alibi_bias(4, 2)
+    assert causal[0, 3, 1] == symmetric[0, 3, 1] == -2 / 16
+    # Key 3 after query 1: masked in the causal form, −2/256 in the symmetric one.
+    assert causal[1, 1, 3] == -np.inf and symmetric[1, 1, 3] == -2 / 256
+    lower = np.tril(np.ones((4, 4), dtype=bool))
+    np.testing.assert_array_equal(causal[:, lower], symmetric[:, lower])
+    assert np.all(np.isneginf(causal[:, ~lower]))
+    np.testing.assert_array_equal(symmetric, symmetric.transpose(0, 2, 1))
+    assert not np.signbit(symmetric[:, np.arange(4), np.arange(4)]).any()  # 0, never −0
