@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -93,16 +94,26 @@ def captions(at: AppTest) -> str:
     return " ".join(c.value for c in at.caption)
 
 
-def test_positions_are_counted_from_1_on_the_page():
+def test_positions_are_counted_from_0_on_the_page_and_in_the_practice_question():
     at = run(pe_len="8", pe_dmodel="4")
     spec = chart_spec(at, "pe_fig_table")
-    assert spec["data"][0]["y"] == [str(p) for p in range(1, 9)]
-    # Position 1 is the formula's p = 0: sin 0 = 0 and cos 0 = 1 in every pair.
-    assert list(chart_array(at, "pe_fig_table")[0]) == [0.0, 1.0, 0.0, 1.0]
+    assert spec["data"][0]["y"] == [str(p) for p in range(8)]
+    assert spec["layout"]["yaxis"]["title"]["text"] == "position p"
+    z = chart_array(at, "pe_fig_table")
+    # Row "0" is PE(0): sin 0 = 0 and cos 0 = 1 in every pair.
+    assert list(z[0]) == [0.0, 1.0, 0.0, 1.0]
+    # Row "1", column 0 is PE(1, 0) = sin(1 · b⁰) = sin 1, the practice question's answer.
+    assert abs(z[1, 0] - math.sin(1.0)) < 1e-6  # float32 on the wire
+    assert "Positions are counted from 0, as in the formula: p = 0, 1, …, 7" in markdown(at)
+    at.number_input(key="pe_pq1").set_value(round(float(z[1, 0]), 4)).run()
+    assert any("Right" in s.value for s in at.success)
     shuffled = next(d.value for d in at.table if "shuffled" in d.value.index)
-    assert list(shuffled.columns) == [str(p) for p in range(1, 7)]  # "The cat sat on the mat"
+    assert list(shuffled.columns) == [str(p) for p in range(6)]  # "The cat sat on the mat"
     at.radio(key="pe_view").set_value("Chosen pairs").run()
-    assert list(chart_array(at, "pe_fig_dims", "x")) == list(range(1, 9))
+    assert list(chart_array(at, "pe_fig_dims", "x")) == list(range(8))
+    # Section 5's figures count from 0 as well: 8 positions here.
+    for key in ("pe_fig_learned", "pe_fig_relative", "pe_fig_rope", "pe_fig_alibi"):
+        assert chart_spec(at, key)["data"][0]["y"] == [str(p) for p in range(8)], key
 
 
 def test_one_pair_at_d_model_2_is_said_once_and_not_offered_three_times():
@@ -122,10 +133,10 @@ def test_large_table_draws_true_entries_on_a_minus_1_to_1_scale():
     assert "(1 position in 8 and 1 sin/cos pair in 8 drawn)" in spec["layout"]["title"]["text"]
     assert "pooled" not in spec["layout"]["title"]["text"]
     assert "never an average" in captions(at)
-    # Rows: positions 1, 9, 17, … (p = 0, 8, 16, …); columns: pairs 0, 8, 16, … and each
+    # Rows: positions p = 0, 8, 16, …; columns: pairs 0, 8, 16, … and each
     # pair's two columns. Each drawn value is the formula's, computed here directly.
     z = chart_array(at, "pe_fig_table")
-    rows = [int(y) - 1 for y in trace["y"]]
+    rows = [int(y) for y in trace["y"]]
     cols = [int(x) for x in trace["x"]]
     assert rows[:3] == [0, 8, 16] and cols[:4] == [0, 1, 16, 17] and z.shape == (64, 64)
     for i, p in enumerate(rows):
@@ -144,7 +155,7 @@ def test_large_similarity_maps_draw_true_entries_not_block_averages():
     spec = chart_spec(at, "pe_fig_similarity")
     assert "(1 position in 8 drawn)" in spec["layout"]["title"]["text"]
     z = chart_array(at, "pe_fig_similarity")
-    drawn = np.array([int(y) - 1 for y in spec["data"][0]["y"]])  # the formula's p
+    drawn = np.array([int(y) for y in spec["data"][0]["y"]])  # the formula's p
     expected = np.cos(drawn[:, None] - drawn[None, :])
     np.testing.assert_allclose(z, expected, atol=1e-6)  # float32 on the wire
     assert z.max() > 0.99 and z.min() < -0.99
@@ -183,3 +194,133 @@ def test_the_shuffle_follows_its_seed_not_d_model():
     first = shuffled()
     assert first.loc["shuffled"].tolist() == shuffled(pe_dmodel="16").loc["shuffled"].tolist()
     assert sorted(first.loc["shuffled"]) == sorted(first.loc["original"])
+
+
+# ---- Sentences that state a result follow the numbers (defaults and an extreme) ----
+
+def notes_text(at: AppTest) -> str:
+    """Markdown, captions and the expanders' lists together."""
+    return markdown(at) + " " + captions(at)
+
+
+def cosine_by_hand(k: int, d: int, base: float) -> float:
+    """cos(PE(0), PE(k)) from the two rows written out with math.sin and math.cos, a
+    second route to attncore.positional.offset_cosine."""
+    def row(p):
+        out = []
+        for i in range(d // 2):
+            angle = p / base ** (2 * i / d)
+            out += [math.sin(angle), math.cos(angle)]
+        return np.array(out)
+    a, b = row(0), row(k)
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def test_base_100_sentence_says_far_positions_look_less_alike_at_the_defaults():
+    at = run()
+    text = notes_text(at)
+    low, high = cosine_by_hand(32, 64, 100.0), cosine_by_hand(32, 64, 10000.0)
+    assert round(low, 2) == 0.12 and round(high, 2) == 0.61  # the issue's numbers
+    assert (f"far positions look less alike: positions 32 apart have cosine {low:.4f} with "
+            f"base 100 and {high:.4f} with base 10,000") in text
+    assert "start to look alike" not in text
+
+
+def test_base_100_sentence_follows_the_numbers_at_extremes():
+    # d_model = 4, 127 positions: distance 63. Pair 0 turns by 1 either way; pair 1 by 0.1
+    # (base 100) or 0.01 (base 10,000): (cos 63 + cos 6.3)/2 > (cos 63 + cos 0.63)/2, since
+    # 6.3 is almost one full turn: far positions look MORE alike with base 100 here.
+    at = run(pe_len="127", pe_dmodel="4")
+    low, high = cosine_by_hand(63, 4, 100.0), cosine_by_hand(63, 4, 10000.0)
+    assert low > high
+    assert (f"far positions look more alike: positions 63 apart have cosine {low:.4f} with "
+            f"base 100 and {high:.4f} with base 10,000") in notes_text(at)
+    # d_model = 2: the only pair turns by b⁰ = 1, so the base changes nothing.
+    at = run(pe_dmodel="2")
+    assert "Set the base to 100 at d_model = 2: nothing changes" in notes_text(at)
+
+
+def test_how_alike_neighbours_are_is_computed():
+    at = run()
+    text = notes_text(at)
+    near = cosine_by_hand(1, 64, 10000.0)  # ≈ 0.9662, the largest of all distances here
+    assert all(cosine_by_hand(k, 64, 10000.0) < near for k in range(2, 64))
+    assert f"Neighbours (distance 1) have cosine {near:.4f}, and no two positions" in text
+    assert "neighbours are the most alike" in text
+    # d_model = 2: the cosine at distance k is cos k; 44 radians is 7.003 turns, so positions
+    # 44 apart are more alike than neighbours (cos 1 = 0.5403).
+    at = run(pe_dmodel="2")
+    text = notes_text(at)
+    best = max(range(1, 64), key=math.cos)
+    assert best == 44
+    assert (f"Neighbours (distance 1) have cosine {math.cos(1):.4f}, but positions 44 apart "
+            f"are more alike still (cosine {math.cos(44):.4f})") in text
+    assert "neighbours are the most alike" not in text
+
+
+def test_how_fast_the_pairs_turn_is_said():
+    at = run()
+    # ω₃₁ = 10000^(−62/64) = 10^(−3.875) = 1.334×10⁻⁴.
+    assert "pair 31 by 1.33×10⁻⁴" in markdown(at)
+    assert "one pair, turning by ω₀ = b⁰ = 1" in markdown(run(pe_dmodel="2"))
+
+
+@pytest.mark.parametrize("heads, listed, verdict", [
+    # 8 heads: 2^(−h) for h = 1..8, ratio 1/2.
+    ("8", "0.5, 0.25, 0.125, 0.0625, 0.03125, 0.01562, 0.007812, 0.003906",
+     "a geometric sequence, each slope 0.5 = 2^(−8/8) times the one before"),
+    # 16 heads: 2^(−h/2), ratio 2^(−1/2) = 0.7071.
+    ("16", "0.7071, 0.5, 0.3536", "a geometric sequence, each slope 0.7071 = 2^(−8/16)"),
+    # 6 heads: the 4-head slopes 2^(−2h), then 8-head slopes 2^(−1) and 2^(−3).
+    ("6", "0.25, 0.0625, 0.01562, 0.003906, 0.5, 0.125",
+     "not one geometric sequence. 6 is not a power of two, so heads 1 to 4 take the 4-head "
+     "slopes 2^(−8h/4) and heads 5 to 6 every other slope of the 8-head sequence, from its "
+     "first: 0.5, 0.125"),
+    # 1 head: 2^(−8/1).
+    ("1", "0.003906", "one head, one slope, 2^(−8)"),
+])
+def test_alibi_slopes_are_called_geometric_only_when_they_are(heads, listed, verdict):
+    text = captions(run(pe_heads=heads))
+    assert f"Slopes: {listed}" in text and verdict in text
+    if heads == "6":
+        assert "a geometric sequence" not in text
+
+
+def test_alibi_causal_and_symmetric_forms():
+    # 8 heads, head 1: slope 2^(−8/8) = 0.5. Query 3, key 0: −0.5·3 = −1.5 in both forms;
+    # query 3, key 5: masked in the causal form, −0.5·2 = −1 in the symmetric one.
+    at = run()
+    assert at.radio(key="pe_alibi_form").value == "Causal (the paper's)"
+    z = chart_array(at, "pe_fig_alibi")
+    assert z[3, 0] == -1.5 and np.isnan(z[3, 5]) and z[5, 5] == 0.0
+    assert np.isnan(z[np.triu_indices(16, k=1)]).all()
+    assert any("masked" in e.value for e in at.latex)
+    at.radio(key="pe_alibi_form").set_value("Symmetric").run()
+    z = chart_array(at, "pe_fig_alibi")
+    assert z[3, 0] == -1.5 and z[3, 5] == -1.0
+    np.testing.assert_array_equal(z, z.T)
+    assert any("|i - j|" in e.value for e in at.latex)
+
+
+def test_relative_clip_sentence_counts_the_clipped_pairs():
+    # 16 positions, C = 4: pairs with |j − i| ≤ 4 are 16 + 2·(15 + 14 + 13 + 12) = 124,
+    # so 256 − 124 = 132 are clipped.
+    assert "here 132 of the 256 query–key pairs are farther apart than 4" in markdown(run())
+    # C = 16: no two of 16 positions are more than 15 apart.
+    assert "nothing is clipped" in markdown(run(pe_clip="16"))
+
+
+def test_rope_formula_and_its_offset_only_claim_are_checked():
+    at = run(pe_dmodel="512")
+    assert any(r"q^\top R_{n-m}" in e.value for e in at.latex)
+    assert number_after(markdown(at), "every diagonal holds one value, up to rounding "
+                                      "(largest spread along a diagonal:") < 1e-12
+
+
+def test_presenter_mode_keeps_the_formulas_and_drops_the_long_text():
+    at = run(presenter="true")
+    assert not at.exception
+    latex = " ".join(e.value for e in at.latex)
+    assert r"R_{n-m}" in latex and r"\mathrm{clip}" in latex and "m_h" in latex
+    assert "GPT-2's table" not in markdown(at) and "Practice questions" not in [
+        s.value for s in at.subheader]
