@@ -5,9 +5,13 @@ What is here:
 * :func:`lean_attention`, the memory-lean form of scaled dot-product attention (one
   (..., Tq, Tk) array alive at a time), equal to
   :func:`attncore.attention.scaled_dot_product_attention` up to rounding;
-* :func:`textbook_attention`, the same computation as a Python loop over heads, and
+* :func:`textbook_attention`, the same computation as a Python loop over heads;
+  :func:`head_loop_attention`, the lean form called once per head; and
   :func:`chunked_attention`, a few query rows at a time;
-* :func:`growth_exponent`, the slope of time against n on log-log axes;
+* :func:`attention_multiply_adds` and :func:`projection_multiply_adds`, what the
+  arithmetic costs, counted;
+* :func:`growth_exponent` and :func:`local_exponents`, the slope of time against n on
+  log-log axes;
 * the lesson's three experiments, each returning a frozen result:
   :func:`measure_growth` (time and memory against n, with the fitted growth exponent
   and its spread), :func:`chunk_experiment` and :func:`loop_experiment`.
@@ -33,6 +37,9 @@ MAX_WEIGHT_ELEMENTS = 4 * 1024 * 1024
 
 #: The growth exponent is called conclusive when the per-round fits agree within this.
 EXPONENT_SPREAD_LIMIT = 0.3
+
+#: A measured exponent within this of 2 is said to grow "like n²".
+SQUARE_TOLERANCE = 0.15
 
 MIB = 2**20
 
@@ -100,6 +107,15 @@ def textbook_attention(q, k, v) -> tuple[np.ndarray, np.ndarray]:
     return weights, out
 
 
+def head_loop_attention(q, k, v) -> np.ndarray:
+    """:func:`lean_attention` called once per head in a Python loop: the same arithmetic as
+    one call over all the heads, so timing the two measures the loop alone.
+
+    q, k, v : (H, T, d); returns the outputs (H, Tq, d_v).
+    """
+    return np.stack([lean_attention(q[h], k[h], v[h])[1] for h in range(q.shape[0])])
+
+
 def chunked_attention(q, k, v, chunk: int) -> np.ndarray:
     """The attention output computed ``chunk`` query rows at a time.
 
@@ -117,6 +133,53 @@ def chunked_attention(q, k, v, chunk: int) -> np.ndarray:
 def growth_exponent(ns, seconds) -> float:
     """Least-squares slope of log(seconds) against log(n): time ∝ n^slope."""
     return float(np.polyfit(np.log(np.asarray(ns, float)), np.log(np.asarray(seconds)), 1)[0])
+
+
+def local_exponents(ns, seconds) -> np.ndarray:
+    """The slope between each pair of neighbouring lengths, log(t₂/t₁) / log(n₂/n₁): how
+    fast time grows in each stretch of n (m lengths give m − 1 slopes)."""
+    ns, seconds = np.asarray(ns, float), np.asarray(seconds, float)
+    return np.diff(np.log(seconds)) / np.diff(np.log(ns))
+
+
+def against_square(exponent: float, tolerance: float = SQUARE_TOLERANCE) -> str:
+    """How a measured growth exponent compares with the 2 of attention's arithmetic:
+    ``"slower"`` (below 2 − tolerance), ``"like n²"`` (within it) or ``"faster"``.
+
+    >>> against_square(1.57), against_square(1.95), against_square(2.4)
+    ('slower', 'like n²', 'faster')
+    """
+    if exponent < 2 - tolerance:
+        return "slower"
+    return "faster" if exponent > 2 + tolerance else "like n²"
+
+
+def attention_multiply_adds(n: int, heads: int, d_k: int) -> int:
+    r"""Multiply-adds of attention itself on n tokens: :math:`2 H n^2 d_k`.
+
+    Per head, Q Kᵀ is an (n × d_k)(d_k × n) product and the weights times V an
+    (n × n)(n × d_k) one: n²·d_k multiply-adds each. The softmax adds H·n² exponentials;
+    the four projections are counted by :func:`projection_multiply_adds`.
+
+    >>> attention_multiply_adds(512, 4, 64)  # 2 · 4 · 512² · 64
+    134217728
+    """
+    return 2 * heads * n * n * d_k
+
+
+def projection_multiply_adds(n: int, d_model: int) -> int:
+    r"""Multiply-adds of an attention layer's four projections on n tokens:
+    :math:`4 n d_{\text{model}}^2`.
+
+    Q, K and V from the tokens' vectors and the output through W_O are each an
+    (n × d_model)(d_model × d_model) product. Against attention's 2·n²·d_model (with
+    H·d_k = d_model) they cost more while n < 2·d_model: on short sequences a layer's time
+    grows nearly linearly in n.
+
+    >>> projection_multiply_adds(512, 256)  # 4 · 512 · 256²
+    134217728
+    """
+    return 4 * n * d_model * d_model
 
 
 @dataclass(frozen=True)
@@ -265,7 +328,8 @@ def chunk_experiment(n: int, heads: int, d_k: int, chunk: int,
 
 @dataclass(frozen=True)
 class LoopExperiment:
-    """One vectorised call over all heads against a Python loop over the heads.
+    """One vectorised call over all heads against a Python loop over the heads, both
+    doing the same arithmetic (:func:`head_loop_attention`).
 
     Attributes
     ----------
@@ -294,8 +358,11 @@ class LoopExperiment:
 
 def loop_experiment(n: int, heads: int, d_k: int, rounds: int,
                     rng: np.random.Generator, *, min_round: float = 0.02) -> LoopExperiment:
-    """Time :func:`lean_attention` (one call for all heads) against :func:`textbook_attention`
-    (a Python loop over the heads) on the same random (H, n, d_k) inputs, interleaved."""
+    """Time :func:`lean_attention` (one call for all heads) against
+    :func:`head_loop_attention` (the same function, once per head in a Python loop) on the
+    same random (H, n, d_k) inputs, interleaved. The loop's body is the vectorised call's
+    arithmetic, so the ratio measures the loop and nothing else: with one head it is
+    close to 1."""
     n = whole_number(n, "n", 1, 8192)
     heads = whole_number(heads, "heads", 1, 256)
     d_k = whole_number(d_k, "d_k", 1, 1024)
@@ -307,7 +374,7 @@ def loop_experiment(n: int, heads: int, d_k: int, rounds: int,
         return lean_attention(q, k, v)[1]
 
     def loop():
-        return textbook_attention(q, k, v)[1]
+        return head_loop_attention(q, k, v)
 
     times = np.empty((rounds, 2))
     with one_blas_thread():

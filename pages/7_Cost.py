@@ -9,6 +9,7 @@ import streamlit as st
 from attncore import cost
 from pages.ui.controls import URL
 from pages.ui.figures import describe_lines, line_chart
+from pages.ui.glossary import term_link
 from pages.ui.layout import (
     bad_input_stops_page,
     bullet_list,
@@ -74,7 +75,7 @@ def growth_section(heads: int, d_k: int, rounds: int, presenter: bool, font: int
                    results: dict) -> None:
     """Time and memory against n, measured up to the chosen largest n. It reruns alone when
     that n moves (st.fragment): the other sections do not depend on it."""
-    st.header("1 · Time and memory grow like n²")
+    st.header("1 · How time and memory grow with n")
     max_n = st.select_slider("Largest n", LENGTHS[2:], value=512, key="cost_max_n", **URL)
     wanted = [n for n in LENGTHS if n <= max_n]
     ns = [n for n in wanted if heads * n * n <= cost.MAX_WEIGHT_ELEMENTS]
@@ -130,23 +131,21 @@ def growth_section(heads: int, d_k: int, rounds: int, presenter: bool, font: int
         # static tables: a canvas grid's redraw cost more than the section's two charts
         st.table(table.style.format({c: "{:.3g}" for c in table.columns if c != "n"})
                  .hide(axis="index"))
-    fitted = ", ".join(str(n) for n in growth.fit_ns)
-    spread = (f"the {rounds} rounds fitted one by one give {growth.exponent_low:.2f} to "
-              f"{growth.exponent_high:.2f}")
+    st.markdown(arithmetic_text(growth))
     if growth.conclusive:
-        st.markdown(
-            f"Fitted over n = {fitted}: time grows like **n^{growth.exponent:.2f}** ({spread}). "
-            "The arithmetic of attention grows like n² (H·n²·d_k multiply-adds and H·n² "
-            "exponentials); an exponent above 2 usually means the larger matrices no longer fit "
-            "in the processor's caches. Below n = 128 the fixed cost of each call hides the "
-            "growth, so those points are left out of the fit.")
+        st.markdown(growth_text(growth))
     else:
+        fitted = ", ".join(str(n) for n in growth.fit_ns)
         st.warning(
             f"Too noisy to conclude: fitted over n = {fitted} the exponent is "
-            f"{growth.exponent:.2f}, but {spread}, a spread over "
+            f"{growth.exponent:.2f}, but the {rounds} rounds fitted one by one give "
+            f"{growth.exponent_low:.2f} to {growth.exponent_high:.2f}, a spread over "
             f"{cost.EXPONENT_SPREAD_LIMIT}. Other work on this machine disturbed the timings; "
             "this run is not shared with other visitors. Press “Measure again” when the "
             "machine is quieter.")
+    if not presenter:
+        st.markdown(projections_text(growth))
+        st.markdown(memory_text(growth))
 
     # read by the CSV download when clicked (this section may rerun alone after it was drawn)
     results["measurements"] = (table.to_numpy(), [f"n={n}" for n in growth.ns],
@@ -164,6 +163,79 @@ def growth_section(heads: int, d_k: int, rounds: int, presenter: bool, font: int
         keep(results, name, value)
 
 
+def arithmetic_text(growth: cost.Growth) -> str:
+    """What one call computes, counted at the largest n measured, and how long it took."""
+    n, H, d_k = int(growth.ns[-1]), growth.heads, growth.d_k
+    return (
+        f"Attention on {term_link('T', 'n')} tokens takes 2·H·n²·d_k "
+        f"{term_link('multiply-add', 'multiply-adds')}: Q Kᵀ and the weights times V cost "
+        f"H·n²·d_k each (H = {H}, d_k = {d_k}), and the softmax adds H·n² exponentials. At "
+        f"n = {n} that is {cost.attention_multiply_adds(n, H, d_k):,} multiply-adds and "
+        f"{H * n * n:,} exponentials, done here in {growth.seconds[-1] * 1e3:.3g} ms at best.")
+
+
+def growth_text(growth: cost.Growth) -> str:
+    """The fitted exponent against the n² of the arithmetic, in words chosen by the numbers,
+    and what the lengths left out of the fit did."""
+    fitted = ", ".join(str(n) for n in growth.fit_ns)
+    verdict = {
+        "like n²": "close to the n² of the arithmetic",
+        "slower": "more slowly than the n² of the arithmetic: at these lengths the work that "
+                  "grows like n and each call's fixed cost still weigh; a larger n shows n² "
+                  "better",
+        "faster": "faster than the n² of the arithmetic; a likely cause is memory: the larger "
+                  "arrays no longer fit in the processor's caches",
+    }[cost.against_square(growth.exponent)]
+    text = (f"Fitted over n = {fitted}: time grows like **n^{growth.exponent:.2f}** (the "
+            f"{growth.rounds} rounds fitted one by one give {growth.exponent_low:.2f} to "
+            f"{growth.exponent_high:.2f}), {verdict}.")
+    left_out = growth.ns[growth.ns < growth.fit_ns[0]]
+    if left_out.size:
+        a, b = int(growth.ns[0]), int(growth.ns[1])
+        slope = float(cost.local_exponents(growth.ns[:2], growth.seconds[:2])[0])
+        if cost.against_square(slope) == "slower":
+            why = (f"only like n^{slope:.2f}: with few weights, a call's fixed cost and its work "
+                   "that grows like n (scaling Q, the output) weigh more there")
+        else:
+            why = f"like n^{slope:.2f}"
+        text += (f" The fit starts at n = {int(growth.fit_ns[0])}; from n = {a} to {b} the "
+                 f"best time grew {why}.")
+    return text
+
+
+def projections_text(growth: cost.Growth) -> str:
+    """Why a whole layer's time does not show n² on short sequences: the projections."""
+    n, H, d_k = int(growth.ns[-1]), growth.heads, growth.d_k
+    d_model = H * d_k  # this app's convention: d_k = d_model / H
+    attention = cost.attention_multiply_adds(n, H, d_k)
+    projections = cost.projection_multiply_adds(n, d_model)
+    return (
+        "The call timed here starts from Q, K and V. A whole attention layer also computes "
+        "them from the tokens' vectors and multiplies the result by W_O: four products of "
+        f"n·{term_link('d_model', 'd_model')}² multiply-adds each, with d_model = H·d_k = "
+        f"{d_model} here. Against attention's 2·n²·d_model they cost more while n < "
+        f"2·d_model = {2 * d_model}; at n = {n} attention is "
+        f"{attention / (attention + projections):.0%} of the layer's multiply-adds. That is "
+        "why, on sequences much shorter than 2·d_model, a model's time grows nearly like n, "
+        "and n² shows only on long ones.")
+
+
+def memory_text(growth: cost.Growth) -> str:
+    """The measured peak against the weights it must hold: at least them, by how much more."""
+    ratio = growth.peak_bytes / growth.weights_bytes
+    trend = (", falling towards 1 as n grows" if ratio.size > 1 and np.all(np.diff(ratio) < 0)
+             else "")
+    # The weights are allocated inside the call, so the peak cannot be below them.
+    bound = "at least that" if ratio.min() >= 1 else "not always above it (a measuring error)"
+    return (
+        "The weights alone take H·n²·8 bytes in float64, so doubling n quadruples them. The "
+        f"peak measured is {bound}: here {ratio.min():.2f} to {ratio.max():.2f} times "
+        f"it{trend}. Besides its one n × n array, the lean function measured holds a few "
+        "n × d_k arrays (Q/√d_k, V with a column of ones, the output), which weigh more at "
+        "small n. A textbook implementation keeps several n × n arrays alive at once (the "
+        "scores, their exponentials, the weights), and needs more.")
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
 def chunk_result(chunk: int, heads: int, d_k: int) -> cost.ChunkExperiment:
     """Memory is counted, not timed: the same on a busy machine, so it is cached."""
@@ -174,7 +246,7 @@ def chunk_result(chunk: int, heads: int, d_k: int) -> cost.ChunkExperiment:
 def chunk_section(heads: int, d_k: int, results: dict) -> None:
     """The same attention computed a chunk of query rows at a time. It reruns alone when
     the chunk moves (st.fragment): the timings above are not touched."""
-    st.header("2 · Chunks of queries: the same output, a fraction of the memory")
+    st.header("2 · Chunks of queries: the same output, memory chunk·n instead of n²")
     chunk = st.select_slider("Chunk (query rows at a time)", [16, 64, 256, CHUNK_N], value=64,
                              key="cost_chunk", **URL)
     cx = chunk_result(chunk, heads, d_k)
@@ -197,6 +269,27 @@ def speedup_text(lx: cost.LoopExperiment) -> str:
     verdict = ("faster in every round" if low > 1 else "slower in every round" if high < 1
                else "no clear winner: the rounds disagree")
     return f"{lx.speedup:.2f}× (rounds: {low:.2f}× to {high:.2f}×; {verdict})"
+
+
+def loop_text(here: cost.LoopExperiment, many: cost.LoopExperiment) -> str:
+    """What the two timings say, in words chosen by their rounds."""
+    text = ("Both columns do the same arithmetic: the loop calls the same function once per "
+            "head. So the speed-up measures the loop alone, a fixed Python cost per head that "
+            "the loop pays H times and one vectorised call pays once. ")
+    if here.heads == 1:
+        text += (f"With H = 1 there is nothing to vectorise over: your setting's "
+                 f"{here.speedup:.2f}× compares the same work twice. ")
+    if np.min(many.ratios) > 1 and np.min(many.ratios) > np.max(here.ratios):
+        text += (f"Here the {many.heads} small heads gain more ({many.speedup:.2f}×) than your "
+                 f"setting ({here.speedup:.2f}×) in every round: where each head does little "
+                 "work, its fixed cost is a large part of it.")
+    else:
+        text += (f"Here the {many.heads} small heads gain {many.speedup:.2f}× and your setting "
+                 f"{here.speedup:.2f}×, but their rounds overlap ({np.min(many.ratios):.2f}× "
+                 f"to {np.max(many.ratios):.2f}× against {np.min(here.ratios):.2f}× to "
+                 f"{np.max(here.ratios):.2f}×), so this run does not settle which gains more: "
+                 "other work on the machine may have disturbed it; press “Measure again”.")
+    return text + " On a GPU the loop would also launch H times as many small kernels."
 
 
 DOWNLOADS = ["Measurements"]
@@ -251,11 +344,7 @@ def lesson(results: dict) -> None:
     st.table(loop_table.style.format({"loop over heads (ms)": "{:.3g}", "vectorised (ms)": "{:.3g}",
                                       "largest difference": difference_text})
              .hide(axis="index"))
-    st.markdown(
-        "The loop pays a fixed Python cost for each head; one vectorised call pays it once. "
-        "With a few large heads the matrix products dominate and both do the same arithmetic, "
-        "so the speed-up is small; with many small heads the per-head cost dominates and "
-        "vectorising pays. On a GPU the loop would also launch H times as many small kernels.")
+    st.markdown(loop_text(here, many))
     results.update({
         "loop_vs_vectorised": [  # each entry says its own n, H and d_k
             {"n": lx.n, "heads": lx.heads, "d_k": lx.d_k, "loop_seconds": lx.loop_seconds,
@@ -266,19 +355,27 @@ def lesson(results: dict) -> None:
 def closing_notes() -> None:
     """What to notice, the formulas and, off the projector, things to try and questions."""
     bullet_list("What to notice", [
-        "Doubling n quadruples the weights: memory is exactly H·n²·8 bytes for float64.",
+        "Doubling n quadruples the weights, H·n²·8 bytes in float64; the peak memory is at "
+        "least that (the lean function measured keeps one n × n array, a textbook one "
+        "several).",
+        "Attention's arithmetic is 2·H·n²·d_k multiply-adds; a layer's four projections add "
+        "4·n·d_model² and cost more while n < 2·d_model.",
         "Chunking changes the memory, not the answer: the difference is rounding (or 0).",
         "Vectorising over heads removes per-head overhead; the arithmetic is the same.",
         "A timing is a measurement: the page says how much the rounds disagreed.",
     ])
     st.subheader("The formulas")
-    st.latex(r"\text{time} \propto H\, n^2 d_k, \qquad \text{memory of } W = H\, n^2 \times "
-             r"8 \text{ bytes}, \qquad \text{with chunks: } H \cdot \text{chunk} \cdot n \times 8")
+    st.latex(r"\text{multiply-adds} = \underbrace{2\, H\, n^2 d_k}_{Q K^\top \text{ and } W V}"
+             r" + \underbrace{4\, n\, d_{\text{model}}^2}_{\text{projections}}")
+    st.latex(r"\text{memory of } W = H\, n^2 \times 8 \text{ bytes}, \qquad "
+             r"\text{with chunks: } H \cdot \text{chunk} \cdot n \times 8")
     if not presenter:
         bullet_list("Try this", [
             "Set the largest n to 2048 with H = 1 and read the fitted exponent.",
             "Set the chunk to 16 and to 512: the difference stays at rounding level.",
-            "Set H = 1: with one head there is nothing to vectorise over.",
+            "Set H = 1: with one head there is nothing to vectorise over, and the loop and "
+            "the single call do the same work.",
+            "Set d_k = 16 and read where the projections stop costing more than attention.",
         ], expanded=False)
         mib_8_heads = 8 * 1024**2 * 8 / MIB
         practice_questions("cost", [
@@ -290,6 +387,11 @@ def closing_notes() -> None:
             {"q": "Why does chunking not change the output?",
              "a": "Each output row depends only on its own row of scores and on all keys and "
                   "values; computing rows in groups performs the same arithmetic."},
+            {"q": "How many multiply-adds do Q Kᵀ and the weights times V take together for "
+                  "H = 8 heads, n = 1024 tokens and d_k = 64?",
+             "value": float(cost.attention_multiply_adds(1024, 8, 64)), "tol": 0.5,
+             "a": f"Each is H·n²·d_k = 8 × 1024² × 64 = {8 * 1024**2 * 64:,}; together "
+                  f"2·H·n²·d_k = {2 * 8 * 1024**2 * 64:,}."},
         ])
 
 

@@ -131,3 +131,51 @@ def test_one_blas_thread_limits_blas_inside_only():
 
     with measure.one_blas_thread():
         assert set(blas_threads()) <= {1}
+
+
+def test_multiply_adds_counted_from_the_shapes_of_the_products():
+    # A second count: an (a × b)(b × c) product takes a·b·c multiply-adds; per head Q Kᵀ is
+    # (n × d_k)(d_k × n) and W V is (n × n)(n × d_k).
+    def product(a, b, c):
+        return a * b * c
+
+    for n, H, d_k in [(1, 1, 1), (512, 4, 64), (2048, 1, 16), (64, 64, 8)]:
+        by_shapes = H * (product(n, d_k, n) + product(n, n, d_k))
+        assert cost.attention_multiply_adds(n, H, d_k) == by_shapes
+        d_model = H * d_k
+        assert cost.projection_multiply_adds(n, d_model) == 4 * product(n, d_model, d_model)
+
+
+def test_projections_cost_more_exactly_while_n_is_below_twice_d_model():
+    # 2·n²·d_model against 4·n·d_model²: equal at n = 2·d_model.
+    H, d_k = 4, 64
+    d_model = H * d_k
+    for n in (64, 256, 511, 512, 513, 2048):
+        attention = cost.attention_multiply_adds(n, H, d_k)
+        projections = cost.projection_multiply_adds(n, d_model)
+        assert (projections > attention) == (n < 2 * d_model)
+        assert (projections == attention) == (n == 2 * d_model)
+
+
+def test_local_exponents_and_the_words_for_them():
+    ns = np.array([64, 128, 256, 512])
+    seconds = np.array([1.0, 2.0, 8.0, 64.0])  # ×2, ×4, ×8 per doubling
+    np.testing.assert_allclose(cost.local_exponents(ns, seconds), [1.0, 2.0, 3.0], atol=1e-12)
+    assert [cost.against_square(e) for e in (1.84, 1.86, 2.0, 2.14, 2.16)] == [
+        "slower", "like n²", "like n²", "like n²", "faster"]
+
+
+def test_the_head_loop_does_the_vectorised_call_s_arithmetic():
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal((5, 30, 8)) for _ in range(3))
+    np.testing.assert_array_equal(cost.head_loop_attention(q, k, v),
+                                  cost.lean_attention(q, k, v)[1])
+
+
+@pytest.mark.parametrize("heads", [1, 4, 8])
+@pytest.mark.parametrize("d_k", [16, 32, 64])
+def test_every_chunk_on_the_page_gives_the_output_to_rounding(heads, d_k):
+    # Lesson 7's "Try this": every chunk the page offers leaves the output at rounding level.
+    for chunk in (16, 64, 256, 512):
+        result = cost.chunk_experiment(512, heads, d_k, chunk, np.random.default_rng(0))
+        assert result.max_difference <= 1e-14

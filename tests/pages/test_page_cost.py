@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import open_page, shown_number
+import numpy as np
+import pytest
+from conftest import open_page, shown_number, text_of
 from streamlit.testing.v1 import AppTest
+
+from attncore import cost
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "7_Cost.py")
 
@@ -74,3 +78,89 @@ def test_the_largest_n_changes_section_1_only():
     assert list(measurements(at)["n"]) == [64, 128, 256, 512]
     again = next(d.value for d in at.table if "speed-up" in d.value.columns)
     assert again.equals(loop)  # the loop timings were not measured again
+
+
+# The sentences under the measurements are chosen by the numbers. A measurement on a shared
+# machine is noisy, so these tests give the page measurements made up to order (time
+# exactly ∝ n^power, memory exactly `ratio` times the weights) and check the words follow.
+
+def made_up_growth(power: float, ratio=lambda n: 1 + 64 / n):
+    def measure_growth(ns, heads, d_k, rounds, rng, *, progress=None, **_):
+        ns = np.array(sorted(ns))
+        seconds = 1e-3 * (ns / ns[0]) ** power
+        weights = heads * ns * ns * 8
+        fit = ns >= 128
+        return cost.Growth(ns=ns, heads=heads, d_k=d_k, rounds=rounds, seconds=seconds,
+                           round_seconds=np.tile(seconds, (rounds, 1)),
+                           peak_bytes=(weights * ratio(ns)).astype(int), weights_bytes=weights,
+                           fit_ns=ns[fit], exponent=power, exponent_low=power - 0.05,
+                           exponent_high=power + 0.05)
+    return measure_growth
+
+
+def made_up_loops(here_ratios, many_ratios):
+    def loop_experiment(n, heads, d_k, rounds, rng, **_):
+        ratios = np.array(many_ratios if heads == 64 else here_ratios, float)
+        # the best times give the first round's ratio: the speed-up the page states
+        return cost.LoopExperiment(n, heads, d_k, rounds, 1e-3, 1e-3 * ratios[0], ratios, 0.0)
+    return loop_experiment
+
+
+@pytest.mark.parametrize("power, words, first_stretch", [
+    (1.5, "more slowly than the n² of the arithmetic", "grew only like n^1.50"),
+    (2.0, "close to the n² of the arithmetic", "grew like n^2.00."),
+    (2.5, "faster than the n² of the arithmetic", "grew like n^2.50."),
+])
+def test_the_growth_sentence_follows_the_exponent(monkeypatch, power, words, first_stretch):
+    monkeypatch.setattr(cost, "measure_growth", made_up_growth(power))
+    text = text_of(run(cost_rounds="3"))
+    assert f"time grows like **n^{power:.2f}**" in text and words in text
+    # n = 64 is left out of the fit; its stretch to 128 grows like the whole (made-up) curve
+    assert "The fit starts at n = 128; from n = 64 to 128 the best time " + first_stretch in text
+
+
+def test_the_arithmetic_is_counted_at_the_defaults_and_at_an_extreme(monkeypatch):
+    monkeypatch.setattr(cost, "measure_growth", made_up_growth(2.0))
+    text = text_of(run(cost_rounds="3"))  # H = 4, d_k = 64, largest n 512
+    # 2·H·n²·d_k = 2 · 4 · 512² · 64 = 134,217,728; H·n² = 4 · 262,144 = 1,048,576
+    assert "At n = 512 that is 134,217,728 multiply-adds and 1,048,576 exponentials" in text
+    # d_model = 4 · 64 = 256; attention 2·n²·d_model equals the projections' 4·n·d_model²
+    # when n = 2·d_model = 512: half of the layer's multiply-adds
+    assert "while n < 2·d_model = 512; at n = 512 attention is 50% of" in text
+    text = text_of(run(cost_heads="8", cost_dk="16", cost_max_n="2048", cost_rounds="3"))
+    # the cap stops H = 8 at n = 512: 2 · 8 · 512² · 16 = 67,108,864 multiply-adds;
+    # d_model = 128: projections 4 · 512 · 128² = 33,554,432, attention's share 2/3
+    assert "At n = 512 that is 67,108,864 multiply-adds" in text
+    assert "while n < 2·d_model = 256; at n = 512 attention is 67% of" in text
+
+
+def test_the_memory_sentence_follows_the_peaks(monkeypatch):
+    monkeypatch.setattr(cost, "measure_growth", made_up_growth(2.0, lambda n: 1 + 64 / n))
+    text = text_of(run(cost_rounds="3"))
+    # peak / weights = 1 + 64/n: 2.00 at n = 64 down to 1.125 at n = 512
+    assert "The peak measured is at least that: here 1.12 to 2.00 times it, falling" in text
+    monkeypatch.setattr(cost, "measure_growth", made_up_growth(2.0, lambda n: 1 + n / 1024))
+    text = text_of(run(cost_rounds="4"))  # another setting: the first run is kept for 3
+    # 1 + n/1024: 1.06 at n = 64 up to 1.50 at n = 512, rising: no "falling"
+    assert "here 1.06 to 1.50 times it. Besides" in text
+
+
+@pytest.mark.parametrize("here, many, words", [
+    ([1.0, 1.1, 0.9], [2.5, 3.0, 2.8], "gain more (2.50×) than your setting (1.00×) in every"),
+    # the best of each is still 2.50× against 1.00×, but the rounds overlap (1.5 < 1.6)
+    ([1.0, 1.6, 0.9], [2.5, 1.5, 2.8], "but their rounds overlap (1.50× to 2.80× against "
+                                       "0.90× to 1.60×), so this run does not settle"),
+])
+def test_the_loop_sentence_follows_its_rounds(monkeypatch, here, many, words):
+    monkeypatch.setattr(cost, "loop_experiment", made_up_loops(here, many))
+    at = run(cost_rounds="3")
+    assert words in text_of(at) and "With H = 1" not in text_of(at)
+    at = run(cost_rounds="3", cost_heads="1")
+    assert "With H = 1 there is nothing to vectorise over" in text_of(at)
+
+
+def test_the_multiply_add_question_is_checked():
+    at = run(cost_rounds="3", cost_max_n="256")
+    # 2 · H · n² · d_k = 2 · 8 · 1024² · 64 = 1,073,741,824
+    at.number_input(key="cost_pq4").set_value(1_073_741_824.0).run()
+    assert any("Right" in s.value for s in at.success)
