@@ -114,9 +114,11 @@ def table_figures(T: int, d: int, base: float, font: int) -> dict:
                  f"across, values from {number_text(pe.min(), 3)} to "
                  f"{number_text(pe.max(), 3)}: dimension 2i is a sine and 2i + 1 a "
                  f"cosine of the position; pair 0 repeats every {said_number(lengths[0])} "
-                 f"positions, pair {d // 2 - 1} every {said_number(lengths[-1])}.")
+                 "positions" + (f", pair {d // 2 - 1} every {said_number(lengths[-1])}."
+                                if d > 2 else "."))
     distances = sorted({1, min(5, T - 1), T - 1})
-    along = lambda m: "; ".join(f"at distance {k}: {m[0, k]:.3g}" for k in distances)  # noqa: E731
+    along = lambda m: "; ".join(f"at distance {k}: {said_number(m[0, k])}"  # noqa: E731
+                                for k in distances)
     return {
         "table": (table, table_alt),
         "similarity": (
@@ -150,11 +152,12 @@ def table_section(pe: np.ndarray, base: float, table: tuple, font: int) -> None:
         show_figure(table[0], key="pe_fig_table", alt=table[1])
         _, _, row_step, pair_step = table_sample(T, d)
         if row_step > 1 or pair_step > 1:
+            speckled = (f" Pair 0 turns by {row_step} radians between drawn rows (a full "
+                        "turn is 2π ≈ 6.28), so its columns look speckled."
+                        if row_step > 1 else "")
             st.caption(f"The table has {T * d:,} entries: it draws "
                        f"{sample_note(row_step, pair_step, examples=True)}, "
-                       "each cell a true entry, never an average. The fastest columns change "
-                       "more between drawn rows than the eye can follow, so they look "
-                       "speckled.")
+                       f"each cell a true entry, never an average.{speckled}")
     elif view == "Chosen pairs":
         pairs = list(range(d // 2))
         if len(pairs) == 1:
@@ -267,8 +270,8 @@ def shuffle_section(d: int, base: float, results: dict) -> None:
                           "order now matters.")
     else:
         with_positions = (f"they differ by only "
-                          f"{difference_text(perm_test.diff_with, rounding=True)}: this "
-                          "shuffle changes nothing the positions can show.")
+                          f"{difference_text(perm_test.diff_with, rounding=True)}: for this "
+                          "sentence and shuffle, the positions change nothing either.")
     st.markdown(
         f"The columns are the positions p = 0 to {n - 1}. Shuffle the tokens, run "
         f"{term_link('self-attention', 'self-attention')}, and compare its outputs with the "
@@ -416,9 +419,17 @@ def slopes_sentence(slopes: np.ndarray) -> str:
                 "the one before.")
     below = 2 ** int(np.floor(np.log2(H)))
     rest = ", ".join(f"{s:.4g}" for s in slopes[below:])
-    return (f"{listed}: not one geometric sequence. {H} is not a power of two, so heads 1 to "
-            f"{below} take the {below}-head slopes 2^(−8h/{below}) and heads {below + 1} to "
-            f"{H} every other slope of the {2 * below}-head sequence, from its first: {rest}.")
+    return (f"{listed}: not one geometric sequence. {H} is not a power of two, so "
+            f"{heads_text(1, below)} take the {below}-head slopes 2^(−8h/{below}) and "
+            f"{heads_text(below + 1, H)} every other slope of the {2 * below}-head sequence, "
+            f"from its first: {rest}.")
+
+
+def heads_text(first: int, last: int) -> str:
+    """ "head 5", "heads 5 and 6", "heads 1 to 4"."""
+    if first == last:
+        return f"head {first}"
+    return f"heads {first} {'and' if last == first + 1 else 'to'} {last}"
 
 
 @st.fragment
@@ -634,8 +645,7 @@ def notes(T: int, d: int, cos_k: np.ndarray, nearest: int) -> None:
                  f"{cosine_text(cos_k[nearest - 1])}) than neighbours "
                  f"({cosine_text(cos_k[0])})")
     bullet_list("What to notice", [
-        f"Each position gets its own vector, and how alike two of them are depends only on "
-        f"their distance: {alike}.",
+        f"Each position gets its own vector; {alike}.",
         "PE·PEᵀ is constant along its diagonals: similarity depends on the distance, not on "
         "where you are in the sentence.",
         "One fixed rotation moves every PE(p) to PE(p + k): an offset is a linear map of the "
@@ -651,8 +661,9 @@ def notes(T: int, d: int, cos_k: np.ndarray, nearest: int) -> None:
             base_sentence(d, T // 2),
             "Set d_model = 2: a single sin/cos pair, a point going round the circle; the "
             "cosine of positions p and q is then cos(p − q).",
-            "Type a sentence with a repeated word and shuffle it with different seeds: without "
-            "positions the largest difference stays at rounding level for every shuffle.",
+            "Type a sentence with a repeated word and try several shuffle seeds: without "
+            "positions the largest difference stays at rounding level for every shuffle; "
+            "compare it with the difference with positions.",
             f"Compare ALiBi with 1 head and with 16: one head has the single slope "
             f"{few[0]:.4g}; 16 heads run from {many.max():.4g} down to {many.min():.4g}.",
             "Switch ALiBi to symmetric: the cells on and below the diagonal stay as they "

@@ -274,15 +274,18 @@ def test_how_fast_the_pairs_turn_is_said():
     # 6 heads: the 4-head slopes 2^(−2h), then 8-head slopes 2^(−1) and 2^(−3).
     ("6", "0.25, 0.0625, 0.01562, 0.003906, 0.5, 0.125",
      "not one geometric sequence. 6 is not a power of two, so heads 1 to 4 take the 4-head "
-     "slopes 2^(−8h/4) and heads 5 to 6 every other slope of the 8-head sequence, from its "
+     "slopes 2^(−8h/4) and heads 5 and 6 every other slope of the 8-head sequence, from its "
      "first: 0.5, 0.125"),
+    # 5 heads: the 4-head slopes, then the first 8-head slope 2^(−1).
+    ("5", "0.25, 0.0625, 0.01562, 0.003906, 0.5",
+     "heads 1 to 4 take the 4-head slopes 2^(−8h/4) and head 5 every other slope"),
     # 1 head: 2^(−8/1).
     ("1", "0.003906", "one head, one slope, 2^(−8)"),
 ])
 def test_alibi_slopes_are_called_geometric_only_when_they_are(heads, listed, verdict):
     text = captions(run(pe_heads=heads))
     assert f"Slopes: {listed}" in text and verdict in text
-    if heads == "6":
+    if heads in ("5", "6"):
         assert "a geometric sequence" not in text
 
 
