@@ -5,11 +5,14 @@ import pandas as pd
 import streamlit as st
 
 from attncore import causal_mask, scaled_dot_product_attention
-from attncore.exercise import STEPS, check_work
+from attncore.exercise import STEPS, check_work, stretch_key
+from attncore.scaling import weight_focus
+from attncore.softmax import HAND_EXP_LIMIT
 from attncore.text import PRESETS, check_matrix, worked_example
 from pages.ui.arithmetic import cell_lines, matrix_latex, output_row_lines
 from pages.ui.controls import URL, seed_input
 from pages.ui.figures import describe_matrix, matrix_heatmap
+from pages.ui.glossary import term_link
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
     bullet_list,
@@ -22,7 +25,7 @@ from pages.ui.layout import (
     show_figure,
 )
 from pages.ui.live import keep
-from pages.ui.numbers import difference_text
+from pages.ui.numbers import difference_text, number_text
 from pages.ui.tables import (
     downloads,
     editor_key,
@@ -37,6 +40,8 @@ from pages.ui.tables import (
 # arithmetic and the checking from step 3 on; were the figures to follow it, moving it
 # would redraw every figure of the page.
 FIXED_DECIMALS = 3
+# The temperature slider's ends: "Try this" says what they do to the example on the page.
+TAU_LOW, TAU_HIGH = 0.1, 5.0
 # In presenter mode the inputs sit beside the first figure while the token column and
 # Q, K and V have at most this many columns (of 73 px, zoomed, in 3/5 of the width).
 PRESENTER_SIDE_COLUMNS = 9
@@ -198,7 +203,7 @@ left, right = st.columns([2, 3])
 with left:
     st.latex(r"S = Q K^\top, \qquad s_{ij} = q_i \cdot k_j")
     st.markdown(f"Shape: Q ({T} × {d_k}) · Kᵀ ({d_k} × {T}) → S ({T} × {T}). "
-                "Rows are queries, columns are keys.")
+                f"Rows are queries, columns are keys: the {term_link('scores', 'scores')}.")
 with right:
     if presenter:
         st.markdown("S is drawn at the top, "
@@ -211,14 +216,19 @@ left, right = st.columns([2, 3])
 with left:
     if scaled:
         st.latex(rf"\tilde S = \frac{{S}}{{\sqrt{{d_k}}}} = \frac{{S}}{{\sqrt{{{d_k}}}}}")
-        st.markdown(f"Every score is divided by √d_k = √{d_k} = {np.sqrt(d_k):.{FIXED_DECIMALS}f}, "
-                    "which keeps the scores from growing with d_k (lesson 2 shows why).")
+        root = np.sqrt(d_k)
+        said = (f"= {root:.0f}" if root == round(root)
+                else f"≈ {root:.{FIXED_DECIMALS}f}")  # √2 is not 1.414
+        st.markdown(f"Every score is divided by √d_k = √{d_k} {said}. When q and k have "
+                    "independent components, this keeps the spread of the scores from growing "
+                    "with d_k (lesson 2 shows why).")
     else:
         st.latex(r"\tilde S = S \quad\text{(scaling switched off)}")
         st.markdown("Scaling is off: the softmax sees the raw scores.")
     if causal:
-        st.markdown("**Causal mask:** query i may only look at keys j ≤ i; the others become "
-                    "−∞ before the softmax.")
+        st.markdown(f"**{term_link('causal-mask', 'Causal mask')}:** query i may only look at "
+                    "keys j ≤ i (itself and the tokens before it); the others become −∞ before "
+                    "the softmax.")
 with right:
     if not waits_for(problems, "QK", "the scaled scores"):
         show_figure(matrix_heatmap(trace.masked_scores, tokens, tokens,
@@ -256,7 +266,8 @@ def check_your_work(trace, decimals: int, signature: list) -> None:
     st.markdown(
         f"Compute the steps by hand and type your numbers (leave a cell blank to skip it). "
         f"A cell is right within ±{10.0 ** -decimals:g}, one unit in the last of the "
-        f"{decimals} decimals chosen above."
+        f"{decimals} decimals chosen above. Carry more decimals in your intermediate steps "
+        "than you type: weights rounded to that many can move an output by more."
     )
     T, d_v = trace.weights.shape[0], trace.v.shape[1]
     shapes = {"scores": (T, T), "scaled": (T, T), "weights": (T, T), "output": (T, d_v)}
@@ -311,7 +322,11 @@ def softmax_onwards(inputs: dict, problems: dict, tokens: list[str], v_cols: lis
     left, right = st.columns([2, 3])
     with left:
         st.latex(r"w_{ij} = \frac{e^{\tilde s_{ij}/\tau}}{\sum_{j'} e^{\tilde s_{ij'}/\tau}}")
-        temperature = st.slider("Softmax temperature τ", 0.1, 5.0, 1.0, 0.05, key="we_temp",
+        if not presenter:
+            st.markdown(f"The {term_link('softmax', 'softmax')} of each row, with τ the "
+                        f"{term_link('tau', 'temperature')} (τ = 1: the plain softmax).")
+        temperature = st.slider("Softmax temperature τ", TAU_LOW, TAU_HIGH, 1.0, 0.05,
+                                key="we_temp",
                                 help="Below 1 it sharpens the weights, above 1 it flattens "
                                      "them.", **URL)
         decimals = st.slider("Decimals shown (and checked)", 2, 6, 3, key="we_decimals",
@@ -333,9 +348,11 @@ def softmax_onwards(inputs: dict, problems: dict, tokens: list[str], v_cols: lis
         show_matrix(np.hstack([steps.exps, steps.row_sums]), tokens,
                     [*tokens, "row sum"], decimals)
         if np.any(steps.shift != 0):
-            st.caption("These scores are large, so each row's maximum m was subtracted "
-                       "before exp to avoid overflow: e^(s−m) / Σ e^(s−m) gives the same "
-                       "weights.")
+            largest = np.max(np.abs(steps.logits[np.isfinite(steps.logits)]))
+            st.caption(f"Some logits x = s̃/τ here are larger than {HAND_EXP_LIMIT:g} in size "
+                       f"(up to {largest:.4g}), so each row's maximum m was subtracted before "
+                       "exp: every e^(x−m) then lies between 0 and 1 and cannot overflow, and "
+                       "e^(x−m) / Σ e^(x−m) gives the same weights.")
         deviation = np.max(np.abs(trace.weights.sum(axis=1) - 1))
         st.markdown(f"Every row of weights sums to 1: the largest deviation is "
                     f"{difference_text(deviation, rounding=True)}.")
@@ -372,15 +389,116 @@ def softmax_onwards(inputs: dict, problems: dict, tokens: list[str], v_cols: lis
             keep(results, name, value)
 
 
-def closing_notes() -> None:
-    """What to notice, the formula and, off the projector, things to try and questions."""
+def said_list(words: list[str]) -> str:
+    """"x1", "x1 and x3", "x1, x2 and x3"."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def token_names(tokens: list[str]) -> list[str]:
+    """Each token's name for a sentence, quoted, with its position when a name repeats."""
+    return [f"“{md_escape(t)}”" + ("" if tokens.count(t) == 1 else f" ({i + 1})")
+            for i, t in enumerate(tokens)]
+
+
+def low_tau_item(trace, names: list[str]) -> str:
+    """Try this: what τ = TAU_LOW does to each row of the example on the page.
+
+    A low τ sharpens a row towards its largest scores, never past them: keys tied for
+    the largest share the weight however low τ goes (attncore.scaling.weight_focus).
+    """
+    rule = (f"Set the temperature τ to {TAU_LOW:g}: a low τ makes the softmax "
+            f"{term_link('sharp', 'sharp')}, gathering each row's weight on its largest "
+            "scores; keys tied for the largest score share it equally, however low τ goes. "
+            "It stays smooth and differentiable: only its limit τ → 0 is an argmax, which "
+            f"picks one key as {term_link('hard', 'hard attention')} does.")
+    flat = (f" Set it to {TAU_HIGH:g}: every row flattens towards uniform weights over the "
+            "keys it may see.")
+    if trace is None:
+        return rule + flat
+    rows = weight_focus(trace.scaled_scores, TAU_LOW, trace.mask)
+    groups = {}  # (what one row does, what several do) -> the rows that do it, in order
+    for i, row in enumerate(rows):
+        keys = said_list([names[j] for j in sorted(row.holders)])
+        among = "between" if len(row.holders) == 2 else "among"
+        if row.visible == 1:
+            kind = ("sees only one key (weight 1)", "see only one key (weight 1)")
+        elif row.nearly_one_hot:
+            kind = (f"becomes {term_link('one-hot', 'nearly one-hot')}",
+                    f"become {term_link('one-hot', 'nearly one-hot')}")
+        elif set(row.holders) == set(row.tied):
+            kind = (f"splits its weight equally {among} {keys}, tied for its largest score",
+                    f"each split their weight equally {among} {keys}, tied for their largest "
+                    "score")
+        else:
+            close = (f"weight over {keys} (scores within {number_text(row.gap, 3)} of each "
+                     f"other): τ = {TAU_LOW:g} is not low enough to separate them")
+            kind = (f"still spreads its {close}", f"each still spread their {close}")
+        groups.setdefault(kind, []).append(names[i])
+    said = [f"{said_list(which)} {one if len(which) == 1 else many}"
+            for (one, many), which in groups.items()]
+    return f"{rule} Here, at τ = {TAU_LOW:g}: {'; '.join(said)}.{flat}"
+
+
+def scaling_item(d_k: int, scaled: bool) -> str:
+    """Try this: what the scaling toggle does to the scores on the page."""
+    if d_k == 1:
+        return ("Switch the scaling off and on: with d_k = 1, √d_k = 1, so nothing changes. "
+                "Pick d_k = 4 to see it matter.")
+    root = np.sqrt(d_k)
+    said = f"= {root:.0f}" if root == round(root) else f"≈ {root:.3f}"
+    if scaled:
+        return (f"Switch the scaling off: every score is then √d_k = √{d_k} {said} times "
+                "larger, so every row whose scores differ sharpens (its largest weight rises).")
+    return (f"Switch the scaling on: every score is divided by √d_k = √{d_k} {said}, so every "
+            "row whose scores differ flattens (its largest weight falls).")
+
+
+def longer_key_item(trace, names: list[str]) -> str:
+    """Try this: who turns to the first key when it is made 10 times longer.
+
+    Only the first key's column of scores changes, 10 times over: a query turns to it if
+    their dot product is positive, away if negative, and not at all if it is 0
+    (attncore.exercise.stretch_key). The first key, because the causal mask hides it
+    from no query.
+    """
+    rule = ("Make one key much longer (multiply its row of K by 10): its scores are multiplied "
+            "by 10 and no other score moves, so a query turns to it only if their dot product "
+            "is positive; with a negative one the query turns away, and with q·k = 0 it keeps "
+            "exactly the weights it has.")
+    if trace is None:
+        return rule
+    stretch = stretch_key(trace, 0)
+    groups = [
+        (stretch.change > 0, "turn to it (q·k > 0)", "turns to it (q·k > 0)"),
+        ((stretch.change == 0) & (stretch.dots == 0) & ~stretch.only_key,
+         "keep their weights (q·k = 0)", "keeps its weights (q·k = 0)"),
+        (stretch.change < 0, "turn away from it (q·k < 0)", "turns away from it (q·k < 0)"),
+        (stretch.only_key, "see only this key and keep weight 1",
+         "sees only this key and keeps weight 1"),
+    ]
+    said = []
+    for rows, many, one in groups:
+        which = [names[i] for i in np.flatnonzero(rows)]
+        if which:
+            said.append(f"{said_list(which)} {one if len(which) == 1 else many}")
+    return f"{rule} Try it on the first key, {names[0]}: {'; '.join(said)}."
+
+
+def closing_notes(trace, tokens: list[str], scaled: bool) -> None:
+    """What to notice, the formula and, off the projector, things to try and questions.
+
+    ``trace``: the page's trace (None while the inputs can't be used); the things to try
+    are said for its scores, and none depends on τ (the notes are not redrawn when τ
+    moves).
+    """
     bullet_list("What to notice", [
-        "The weights in each row are positive and sum to 1: each output row is an average "
-        "of the value rows.",
-        "The largest dot product gets the largest weight, and a dot product rewards length as "
-        "well as direction (q·k = |q| |k| cos θ): in the textbook example q₁ = [1, 0] scores "
-        "k₁ = [1, 0] (same direction) and k₃ = [1, 1] (45° away, but √2 times longer) "
-        "equally, so x1 gives them the same weight.",
+        "The weights in each row are at least 0 and sum to 1 (a key the mask hides gets "
+        "exactly 0): each output row is a weighted average of the value rows.",
+        "In each row, the largest score among the keys the query may see gets the largest "
+        "weight, and a dot product rewards length as well as direction "
+        "(q·k = |q| |k| cos θ): in the textbook example q₁ = [1, 0] scores k₁ = [1, 0] (same "
+        "direction) and k₃ = [1, 1] (45° away, but √2 times longer) equally, so without "
+        "the causal mask x1 gives them the same weight.",
         "Adding the same number to every score of a row changes nothing: the softmax only "
         "sees differences.",
         "With the causal mask, token 1 can only see itself, so its output is exactly v₁.",
@@ -389,13 +507,14 @@ def closing_notes() -> None:
     st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}"
              r"{\sqrt{d_k}}\right) V")
     if not presenter:
+        names = token_names(tokens)
         bullet_list("Try this", [
-            "Set the temperature τ to 0.1: each row becomes nearly one-hot (hard attention). "
-            "Set it to 5: the rows flatten towards uniform.",
-            "Switch the scaling off and watch the weights of the textbook example sharpen.",
-            "Pick the “Uniform” example: every score is 0, so every weight is 1/T (T tokens), "
-            "whatever K is.",
-            "Make one key much longer (multiply its row by 10) and see every query turn to it.",
+            low_tau_item(trace, names),
+            scaling_item(trace.d_k if trace is not None else d_k, scaled),
+            "Pick the “Uniform” example: every query is 0, so every score is 0 and every "
+            "weight is 1/T (T tokens), whatever K is; with the causal mask, row i's weights "
+            "are 1/i on the keys it may see.",
+            longer_key_item(trace, names),
         ], expanded=False)
         practice_questions("we", [
             {"q": "In the textbook example (scaling on, τ = 1), which key does query x3 "
@@ -434,7 +553,7 @@ def download_section(results: dict) -> None:
 # compute is kept in `results` for the downloads at the end (see pages.ui.live.keep).
 results = {"tokens": tokens}
 softmax_onwards(inputs, problems, tokens, v_cols, scaled, causal, signature, results)
-closing_notes()
+closing_notes(trace, tokens, scaled)
 if not presenter and "weights" in results and not problems:
     download_section(results)
 

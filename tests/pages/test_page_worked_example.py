@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import assert_no_exception, chart_spec, open_page
+from conftest import assert_no_exception, chart_array, chart_spec, open_page
 from streamlit.testing.v1 import AppTest
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "1_Worked_example.py")
@@ -401,3 +401,136 @@ def test_presenter_inputs_too_wide_to_sit_beside_s_get_the_whole_width(d_k, d_v,
     assert any("we_table" in i for i in _ids(row)) == beside
     place = "beside the inputs." if beside else "under the inputs."
     assert any(m.value.endswith(place) for m in at.markdown)
+
+
+def try_this(at: AppTest, start: str) -> str:
+    """The item of "Try this" that starts with ``start``, links reduced to their text."""
+    box = next(e for e in at.expander if e.label == "Try this")
+    items = " ".join(m.value for m in box.markdown).split("\n- ")
+    item = next(i.lstrip("- ") for i in items if i.lstrip("- ").startswith(start))
+    return re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", item)
+
+
+def named_rows(part: str, names: list[str]) -> tuple[list[int], str]:
+    """The rows a part of a sentence names first (“x1”, “x2” and “x3” ...), and the rest."""
+    lead = re.match(r"((?:“[^”]*”(?: \(\d+\))?(?:, | and )?)+) (.*)", part)
+    rows = [names.index(n) for n in re.findall(r"“([^”]*)”", lead.group(1))]
+    return rows, lead.group(2)
+
+
+def test_low_tau_try_this_at_the_defaults_by_hand():
+    # At τ = 0.1 the logits are 10·S/√2: row 1 [7.07, 0, 7.07] ties keys 1 and 3, row 2
+    # [0, 7.07, 7.07] ties keys 2 and 3, row 3 [7.07, 7.07, 14.14] gives key 3
+    # 1/(1 + 2e^{-7.07}) = 0.998 > 0.99.
+    item = try_this(run(), "Set the temperature τ to 0.1")
+    assert ("“x1” splits its weight equally between “x1” and “x3”, tied for its largest "
+            "score; “x2” splits its weight equally between “x2” and “x3”") in item
+    assert "“x3” becomes nearly one-hot" in item
+    assert "every row becomes nearly one-hot" not in item and "hard attention does" in item
+
+
+@pytest.mark.parametrize("query", [
+    {},
+    {"we_preset": "Uniform", "we_causal": "true"},
+    {"we_preset": "Random", "we_tokens": "6", "we_dk": "4", "we_seed": "3"},
+    {"we_preset": "Random", "we_tokens": "6", "we_dk": "1", "we_causal": "true", "we_seed": "2"},
+    {"we_preset": "The cat sat", "we_tokens": "6", "we_scale": "false"},
+    {"we_preset": "Random", "we_tokens": "5", "we_dk": "3", "we_causal": "true", "we_seed": "4"},
+])
+def test_low_tau_try_this_follows_the_weights_at_tau_0_1(query):
+    at = run(**query)
+    item = try_this(at, "Set the temperature τ to 0.1")
+    here = item.split("Here, at τ = 0.1: ")[1].split(". Set it to 5")[0]
+    names = [str(x) for x in chart_spec(at, "we_fig_weights")["data"][0]["y"]]
+    at.slider(key="we_temp").set_value(0.1).run()
+    w = chart_array(at, "we_fig_weights")  # the figure's weights, every digit
+    seen = []
+    for part in here.split("; "):
+        rows, claim = named_rows(part, names)
+        keys = [names.index(n) for n in re.findall(r"“([^”]*)”", claim)]
+        seen += rows
+        for i in rows:
+            if claim.startswith(("become", "sees only", "see only")):
+                assert w[i].max() > 0.99, (part, w[i])  # the glossary's "nearly one-hot"
+            elif "split" in claim:  # equal weights on the tied keys, holding nearly all
+                assert np.ptp(w[i, keys]) < 1e-12 and w[i, keys].sum() > 0.99, part
+            else:
+                assert "still spread" in claim and w[i].max() <= 0.99, (part, w[i])
+                assert w[i, keys].sum() > 0.99, part
+    assert sorted(seen) == list(range(len(names)))  # every row is said once
+
+
+@pytest.mark.parametrize("query, k_row", [
+    ({}, {"k1": "10", "k2": "0"}),  # k1 = [1, 0] -> [10, 0]
+    ({"we_preset": "Random", "we_tokens": "5", "we_dk": "3", "we_causal": "true", "we_seed": "4"},
+     None),
+])
+def test_longer_key_try_this_agrees_with_the_page_after_the_edit(query, k_row):
+    at = run(**query)
+    item = try_this(at, "Make one key much longer")
+    names = [str(x) for x in chart_spec(at, "we_fig_weights")["data"][0]["y"]]
+    before = chart_array(at, "we_fig_weights")[:, 0]
+    if k_row is None:  # the example's own first key, times 10
+        from attncore.text import worked_example
+        k = worked_example("random", 5, 3, 2, 4).k[0]
+        k_row = {f"k{c + 1}": repr(10 * float(x)) for c, x in enumerate(k)}
+    edit(at, "we_table_" + "_".join(str(p) for p in table_signature(query)), {0: k_row})
+    after = chart_array(at, "we_fig_weights")[:, 0]
+    said = item.split(f"Try it on the first key, “{names[0]}”: ")[1].rstrip(".")
+    seen = []
+    for part in said.split("; "):
+        rows, claim = named_rows(part, names)
+        seen += rows
+        for i in rows:
+            if claim.startswith(("turn to", "turns to")):
+                assert after[i] > before[i], part
+            elif claim.startswith(("turn away", "turns away")):
+                assert after[i] < before[i], part
+            else:
+                assert after[i] == pytest.approx(before[i], abs=1e-12), part
+    assert sorted(seen) == list(range(len(names)))
+    if not query:  # by hand: q1·k1 = 1, q2·k1 = 0, q3·k1 = 1
+        assert said == "“x1” and “x3” turn to it (q·k > 0); “x2” keeps its weights (q·k = 0)"
+
+
+def table_signature(query: dict) -> list:
+    """The editor's signature (preset, T, d_k, d_v, seed), as the page builds it."""
+    if not query:
+        return ["textbook", 3, 2, 3, 0]
+    return [query["we_preset"].lower(), int(query["we_tokens"]), int(query["we_dk"]), 3,
+            int(query["we_seed"])]
+
+
+def test_check_your_work_hint_follows_scaling_switched_off():
+    # Scaling off: step 2 is S itself; dividing row 1 [1, 0, 1] by d_k = 2 is a mistake,
+    # and the page must not tell the student to divide by √d_k.
+    at = run(we_scale="false")
+    edit(at, "we_check_scaled_textbook_3_2_3_0", {0: {"1": "0.5", "2": "0", "3": "0.5"}})
+    message = errors(at)
+    assert "You divided by d_k = 2" in message and "Scaling is switched off" in message
+    assert "divides every score by √d_k" not in message
+
+
+def test_scaling_try_this_follows_d_k_and_the_toggle():
+    assert "every score is then √d_k = √2 ≈ 1.414 times larger" in try_this(run(), "Switch")
+    assert "divided by √d_k = √2 ≈ 1.414" in try_this(run(we_scale="false"), "Switch")
+    assert "with d_k = 1, √d_k = 1, so nothing changes" in try_this(
+        run(we_preset="Random", we_dk="1"), "Switch")
+
+
+def test_step_2_says_the_root_without_a_false_equals():
+    text = " ".join(m.value for m in run().markdown)
+    assert "√d_k = √2 ≈ 1.414" in text and "√2 = 1.414" not in text
+    text = " ".join(m.value for m in run(we_preset="Random", we_dk="4").markdown)
+    assert "√d_k = √4 = 2." in text
+
+
+def test_subtracted_maximum_is_explained_with_the_largest_logit():
+    # Scaling off, τ = 0.1: the logits are 10·S; the caption names the largest |logit|.
+    at = run(we_preset="Random", we_tokens="6", we_dk="4", we_seed="0", we_temp="0.1",
+             we_scale="false")
+    largest = np.abs(chart_array(at, "we_fig_scaled")).max() / 0.1
+    assert largest > 30  # beyond attncore.softmax.HAND_EXP_LIMIT: the shift is used
+    caption = next(c.value for c in at.caption if "larger than 30" in c.value)
+    assert f"(up to {largest:.4g})" in caption
+    assert not any("larger than 30" in c.value for c in run().caption)  # |x| ≤ 2 at defaults
