@@ -249,9 +249,9 @@ def _check_positional(page: Page) -> None:
     assert (T, d, base) == (64, 64, 10000)
     pe = _arr(trace["pe"])
     assert pe.shape == (T, d) and table.values.shape == (T, d)
-    # Positions are counted from 1 on the page; dimensions from 0, as in the formula.
-    assert table.rows == [str(p + 1) for p in range(T)] and table.columns == [str(c)
-                                                                               for c in range(d)]
+    # Positions are counted from 0 on the page, as in the formula; dimensions from 0 too.
+    assert table.rows == [str(p) for p in range(T)] and table.columns == [str(c)
+                                                                           for c in range(d)]
     np.testing.assert_array_equal(table.values, pe)
     # By hand: PE[p, 2i] = sin(p / base^(2i/d)), PE[p, 2i+1] = cos(the same angle).
     p, i = np.arange(T)[:, None], np.arange(d // 2)[None, :]

@@ -152,7 +152,7 @@ def test_downloads_follow_the_lesson_body_and_what_it_offers(page: Page, streaml
     _press(page, "Positions", "ArrowRight")  # 64 -> 65 positions
     _assert_no_error(page, "Positional encodings, positions moved", streamlit_server, mark)
     table = _get_csv(page, "pe")  # "Sinusoidal table", the default choice
-    assert table.values.shape == (65, 64) and table.rows[-1] == "65"
+    assert table.values.shape == (65, 64) and table.rows[-1] == "64"
     # Its last row is PE(p = 64): sin(64 · 10000^(-2i/64)) and cos(...) for i = 0..31.
     omega = 10000.0 ** (-np.arange(0, 64, 2) / 64)
     np.testing.assert_allclose(table.values[-1, 0::2], np.sin(64 * omega), atol=1e-12)

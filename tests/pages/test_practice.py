@@ -18,6 +18,7 @@ CHECKED = {
     "mha_pq1": 8.0,  # d_k = 64 / 8
     "mha_pq2": 16384.0,  # 4 · 64² = 16,384
     "pe_pq1": math.sin(1.0),  # sin(1 / b⁰) = sin 1 = 0.8415
+    "pe_pq4": 0.5,  # 6 ALiBi heads: head 5 takes the first 8-head slope, 2^(−8/8)
     "s2s_pq1": 256.0,  # W is 16 × 16
     "cost_pq1": 64.0,  # 8 · 1024² · 8 bytes = 2²⁹ bytes = 64 · 2²⁰
     "cost_pq2": 9.0,  # (3n)² / n² = 9
