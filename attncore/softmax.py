@@ -1,12 +1,16 @@
 r"""Softmax with temperature and a boolean mask, its steps, and its Jacobian.
 
-.. math:: \mathrm{softmax}(s)_j = \frac{e^{(s_j - m)/T}}{\sum_k e^{(s_k - m)/T}},
+.. math:: \mathrm{softmax}(s)_j = \frac{e^{(s_j - m)/\tau}}{\sum_k e^{(s_k - m)/\tau}},
           \quad m = \max_k s_k
 
+with τ the temperature (T is the number of tokens everywhere in Attention Lab).
+
 **Fully masked rows.** When a mask forbids every key of a row there is nothing to
-attend to: with :math:`-\infty` scores the textbook formula gives 0/0 = NaN, and with
+attend to: with :math:`-\infty` scores the textbook formula gives NaN (0/0 without the
+shift by the maximum; NaN/NaN with it, as -inf - (-inf) is undefined), and with
 a large negative stand-in such as -1e9 it silently gives uniform weights over keys
-that were meant to be hidden. Our policy: such a row gets all-zero weights (so its
+that were meant to be hidden (:func:`attncore.pitfalls.plain_masked_softmax` computes
+both, for lesson 3). Our policy: such a row gets all-zero weights (so its
 attention output is the zero vector) and is reported by :func:`fully_masked_rows`.
 Never NaN.
 """
@@ -66,7 +70,7 @@ def softmax_steps(
     axis : int
         The axis that is normalised (the keys).
     temperature : float
-        T > 0. Small T sharpens towards the one-hot argmax, large T flattens
+        τ > 0. A small τ sharpens towards the one-hot argmax, a large τ flattens
         towards uniform.
     mask : array_like of bool, optional
         Broadcastable to ``x``; True means "may attend".
@@ -127,7 +131,7 @@ def softmax(x, axis: int = -1, temperature: float = 1.0, mask=None) -> np.ndarra
     axis : int
         The axis to normalise; rows are the default.
     temperature : float
-        T > 0; the scores are divided by T first.
+        τ > 0; the scores are divided by τ first.
     mask : array_like of bool, optional
         Broadcastable to ``x``; True means "may attend".
 
@@ -177,24 +181,3 @@ def _broadcast_mask(mask, shape) -> np.ndarray:
         raise ValueError(
             f"mask of shape {mask.shape} does not broadcast to the scores' shape {shape}"
         ) from exc
-
-
-def softmax_with_fill(x, mask, fill: float) -> np.ndarray:
-    """What a textbook masked softmax does *without* our policy, for teaching.
-
-    Masked scores are replaced by ``fill`` and the plain formula
-    ``exp(s - max) / sum exp(s - max)`` is applied. With ``fill = -inf`` a fully
-    masked row is ``-inf - (-inf)`` = NaN; with ``fill = -1e9`` it silently becomes
-    uniform over the keys that were meant to be hidden. Compare :func:`softmax`,
-    which gives such a row all-zero weights. Other rows agree with :func:`softmax`.
-
-    Returns
-    -------
-    ndarray, same shape as ``x``; may contain NaN (that is the point).
-    """
-    x = as_real_array(x, "scores", min_ndim=1)
-    allowed = _broadcast_mask(mask, x.shape)
-    filled = np.where(allowed, x, fill)
-    with np.errstate(invalid="ignore"):
-        e = np.exp(filled - np.max(filled, axis=-1, keepdims=True))
-        return e / np.sum(e, axis=-1, keepdims=True)

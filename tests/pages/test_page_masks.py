@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -190,3 +191,127 @@ def test_the_window_radius_stops_where_every_key_is_seen():
     assert np.all(chart_array(at, "mk_fig_weights") > 0)  # no mask left: every weight > 0
     at.slider(key="mk_window").set_value(0).run()
     np.testing.assert_array_equal(chart_array(at, "mk_fig_weights"), np.eye(6))  # r = 0
+
+
+# ---- Computed sentences (issue 34): each follows the numbers at the defaults and at an
+# extreme. The default view: sentence 2 "A dog barked" + 3 <pad>, T = 6, padding+causal.
+
+
+def test_the_fully_masked_row_is_said_from_its_numbers():
+    text = texts(run())
+    # Row 6 masked completely: −∞ − (−∞) is NaN at every key; −1e9 leaves s − m = 0,
+    # e⁰ = 1 at 6 keys, so 1/6 = 0.1667 each.
+    assert ("each weight of the row is **NaN** when −∞ fills the masked scores, **0.1667** "
+            "when −1e9 does, and **exactly 0** under attncore's policy") in text
+    assert "each s − m is NaN (−∞ − (−∞) is undefined)" in text
+    assert "NaN / NaN = **NaN**" in text
+    assert "the sum is 6.0000 and each weight is **0.1667**" in text
+    # The 5 other rows keep a key; on them e^(−1e9 − m) underflows and the fills agree.
+    assert "keeps at least one key (5 here)" in text
+    assert "give the same weights, the largest difference being exactly 0" in text
+    assert "underflow to exactly 0 in float64" in text
+
+
+def test_one_token_has_no_other_row_and_no_earlier_position():
+    at = run()
+    at.text_area(key="mk_text").set_value("hello").run()  # T = 1
+    text = texts(at)
+    assert "each weight of the row is **NaN** when −∞ fills the masked scores, **1.0000**" in text
+    assert "Every other row" not in text
+    assert "this sentence has no earlier position to check" in text
+    assert "the largest change at earlier positions" not in text
+
+
+def test_the_dropout_sentence_counts_the_rows_its_table_shows():
+    at = run()
+    table = next(t.value for t in at.table if "after masking and dropout" in t.value.index)
+    off = sum(v != "1.0000" for v in table.loc["after masking and dropout"])
+    assert f"here {off} of the 6 rows that keep a key are off 1" in texts(at)
+    assert at.slider(key="mk_dropout").label == "Attention dropout p_drop"
+    at.slider(key="mk_dropout").set_value(0.0).run()
+    assert "With p_drop = 0 nothing is dropped" in texts(at)
+    assert "no longer 1" not in texts(at)
+
+
+def test_a_real_query_sees_itself_and_the_real_tokens_before_it():
+    notes = texts(run(), "markdown")
+    assert "sees only earlier real tokens" not in notes
+    assert "a real token's query sees itself and the real tokens before it" in notes
+
+
+def test_the_window_says_it_is_symmetric_unlike_lesson_11s():
+    captions = texts(run(mk_mask="window"), "caption")
+    assert "symmetric, r on each side" in captions
+    assert "sliding window" in captions and "causal instead: the W most recent" in captions
+
+
+def pitfall(name: str, **query) -> AppTest:
+    return run(mk_pitfall=name, **query)
+
+
+def test_the_inverted_mask_hides_what_the_mask_allows():
+    at = pitfall("inverted mask")
+    # Allowed cells of padding+causal, by row: 1, 2, 3, then 3 for each <pad> row: 15 of 36.
+    text = texts(at)
+    assert "hides the 15 cells it allows and opens the 21 it hides" in text
+    assert "The weight left on the keys the mask allows is exactly 0" in text
+    wrong = chart_array(at, "mk_fig_pitfall_wrong")
+    assert np.all(np.tril(wrong)[:3, :3] == 0)  # query i never sees keys j ≤ i any more
+    # The mask "none" allows every cell; read inverted it hides them all.
+    assert "no row keeps a key" in texts(pitfall("inverted mask", mk_mask="none"))
+
+
+def test_the_off_by_one_causal_mask_hides_the_diagonal_and_empties_row_1():
+    at = pitfall("off-by-one causal mask")
+    text = texts(at)
+    assert "are exactly 0. Row 1 (“A”) keeps no key" in text
+    # Row 2 keeps key 1 only: its weight there is 1.
+    assert "Query 2 (“dog”) can look only at token 1, with weight 1.0000" in text
+    wrong = chart_array(at, "mk_fig_pitfall_wrong")
+    assert np.all(np.diag(wrong) == 0) and wrong[1, 0] == 1.0
+    at.text_area(key="mk_text").set_value("hello").run()  # T = 1: only row 1, empty
+    assert "Row 1 (“hello”) keeps no key" in texts(at) and "Query 2" not in texts(at)
+
+
+def test_the_softmax_over_queries_is_said_from_its_sums():
+    at = pitfall("softmax over the wrong axis")
+    wrong = chart_array(at, "mk_fig_pitfall_wrong")  # float32 on the wire
+    np.testing.assert_allclose(wrong.sum(axis=0), [1, 1, 1, 0, 0, 0], atol=1e-6)
+    rows = wrong.sum(axis=1)
+    text = texts(at)
+    assert "each of the 3 columns that keep a query sums to 1" in text
+    low, high = re.search(r"sum to anything from (\d\.\d{4}) to (\d\.\d{4}) instead of 1",
+                          text).groups()
+    assert abs(float(low) - rows.min()) < 1e-4 and abs(float(high) - rows.max()) < 1e-4
+    at.text_area(key="mk_text").set_value("hello").run()
+    assert "(one token: its row is its column), so the mistake does not show" in texts(at)
+
+
+def test_minus_1e9_in_float16_is_minus_infinity():
+    at = pitfall("−1e9 in float16")
+    table = next(t.value for t in at.table if "the fill, as stored" in t.value.columns)
+    assert table.loc["float16, fill −1e9", "largest finite number"] == "65,504"
+    assert table.loc["float16, fill −1e9", "the fill, as stored"] == "−∞"
+    assert table.loc["float32, fill −1e9", "the fill, as stored"] == "−1.000×10⁹"
+    assert table.loc["float16, fill −1e9", "row 6, fully masked: each weight"] == "NaN"
+    assert table.loc["float64, fill −1e9", "row 6, fully masked: each weight"] == "0.1667"
+    assert "so −1e9 is stored as −∞" in texts(at)
+    assert "gets **NaN** as with −∞ in section 3; in float64 it gets 0.1667" in texts(at)
+
+
+def test_an_empty_custom_mask_leaves_the_wrong_axis_nothing_to_normalise():
+    at = pitfall("softmax over the wrong axis", mk_mask="custom")
+    at.session_state["mk_custom_6"] = {"edited_rows": {i: {str(j + 1): False for j in range(6)}
+                                                       for i in range(6)},
+                                       "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert not at.exception
+    assert "nothing to normalise" in texts(at, "info")
+
+
+def test_presenter_mode_shows_the_pitfalls_briefly():
+    at = pitfall("inverted mask", presenter="true")
+    text = texts(at)
+    assert "nn.MultiheadAttention" not in text  # the conventions in words: off the projector
+    assert chart_spec(at, "mk_fig_pitfall_wrong")
+    assert "hides the 15 cells it allows" in text
