@@ -104,6 +104,31 @@ def encode(tokens, params: Seq2SeqParams, seed: int = 0) -> np.ndarray:
     return np.tanh(toy_embeddings(tokens, params.d, seed=seed, decimals=None) @ params.w_enc)
 
 
+def read_as(tokens) -> list[str]:
+    """The word the toy decoder reads each target token as: its translation in
+    :data:`LEXICON` (matched in lower case, with ’ read as '), else the token itself."""
+    return [LEXICON.get(t.lower().replace("\u2019", "'"), t) for t in tokens]
+
+
+def lexicon_matches(source, target) -> np.ndarray:
+    """Which source token each target token is read as, shape (T, S) of bool.
+
+    ``[t, s]`` is True when target token t, read through :data:`LEXICON`
+    (:func:`read_as`), is source token s (case-insensitive, as the toy embeddings are):
+    the pairs whose states are alike, which an untrained dot score can find. A row with
+    no True has no translation in the source.
+
+    >>> lexicon_matches(["I", "love", "cats"], ["J'", "aime", "les", "chats"]).astype(int)
+    array([[1, 0, 0],
+           [0, 1, 0],
+           [0, 0, 0],
+           [0, 0, 1]])
+    """
+    words = [w.lower() for w in source]
+    return np.array([[m.lower() == w for w in words] for m in read_as(target)],
+                    dtype=bool).reshape(len(target), len(words))
+
+
 def decoder_states(tokens, params: Seq2SeqParams, seed: int = 0) -> np.ndarray:
     """Decoder states s_t = tanh(y_t W_enc), shape (T, d).
 
@@ -113,8 +138,7 @@ def decoder_states(tokens, params: Seq2SeqParams, seed: int = 0) -> np.ndarray:
     """
     if len(tokens) == 0:
         raise ValueError("the target sentence is empty; type at least one word")
-    meaning = [LEXICON.get(t.lower().replace("\u2019", "'"), t) for t in tokens]
-    y = (toy_embeddings(meaning, params.d, seed=seed, decimals=None)
+    y = (toy_embeddings(read_as(tokens), params.d, seed=seed, decimals=None)
          + 0.3 * toy_embeddings(tokens, params.d, seed=seed + 1, decimals=None))
     return np.tanh(y @ params.w_enc)
 
@@ -161,8 +185,10 @@ class Alignment:
 def bahdanau(h, s, params: Seq2SeqParams) -> Alignment:
     """Bahdanau attention: additive score, queried with the previous decoder state.
 
-    The state before the first step is s_0 = mean of the encoder states (a common
-    initialisation), so step t uses s_{t-1} with s_{-1} := mean(h).
+    The state before the first step is the mean of the encoder states: this app's
+    choice (Bahdanau et al. start from s_0 = tanh(W_s h←_1), the backward encoder's
+    state at the first source word). Row t (from 0) is queried with the state of target
+    token t - 1, row 0 with that mean.
     """
     h = as_real_array(h, "encoder states", min_ndim=2)
     s = as_real_array(s, "decoder states", min_ndim=2)

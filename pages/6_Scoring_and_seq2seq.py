@@ -17,6 +17,7 @@ from pages.ui.figures import (
     matrix_heatmap,
     spoken_token,
 )
+from pages.ui.glossary import term_link
 from pages.ui.labels import md_escape, plotly_safe
 from pages.ui.layout import (
     bad_input_stops_page,
@@ -93,15 +94,47 @@ def scores_section(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqParams, src:
     with right:
         st.markdown("| score | formula | parameters |\n|---|---|---|\n" + "\n".join(
             f"| {SCORE_LABELS[n]} | {FORMULAS[n]} | {counts[n]:,} |" for n in SCORE_NAMES))
-    st.markdown(f"Query: the decoder state of “{md_escape(tgt[t])}”, target token {t + 1}; "
-                f"keys: the {len(src)} encoder states. Each row is a softmax over the source "
-                "(it sums to 1). Tokens, steps and positions are counted from 1. "
+    st.markdown(f"Query: the {term_link('decoder-state', 'decoder state')} of "
+                f"“{md_escape(tgt[t])}”, target token {t + 1}; keys: the {len(src)} encoder "
+                f"states. Each row is a {term_link('softmax', 'softmax')} over the source (it "
+                "sums to 1). Tokens, steps and positions are counted from 1. "
                 f"d = {D}; the general and additive scores use random (untrained) matrices.")
     keep(results, "step", t + 1)
     keep(results, "weights_by_score", weights)
 
 
 scores_section(h, s, params, src, tgt, font, results)
+
+
+# Each score written with the query q (s_{t-1} or s_t) and the encoder state h_s.
+SCORE_TEX = {"dot": r"{q}^\top h_s", "general": r"{q}^\top W h_s",
+             "additive": r"v^\top \tanh(W_q {q} + W_k h_s)"}
+
+
+def alignment_text(src: list[str], tgt: list[str], weights: np.ndarray, score: str) -> str:
+    """How many target words whose translation is in the source (by the toy lexicon) put
+    their largest weight on it, in words that say why: alike states for the dot score,
+    chance for a random matrix."""
+    matches = s2s.lexicon_matches(src, tgt)  # (T, S)
+    has = matches.any(axis=1)
+    found = matches[np.arange(len(tgt)), weights.argmax(axis=1)] & has
+    m, hits = int(has.sum()), int(found.sum())
+    if m == 0:
+        return ("No target word here has its translation in the source (by this app's toy "
+                "lexicon), so there is no alignment to find.")
+    if m == 1:
+        counted = ("over the whole sentence, the one target word whose translation is in the "
+                   "source "
+                   + ("puts" if hits else "does not put") + " its largest weight on it")
+    else:
+        verb = "puts its" if hits == 1 else "put their"
+        counted = (f"over the whole sentence, {hits} of the {m} target words whose "
+                   f"translation is in the source {verb} largest weight on it")
+    if score == "dot":
+        return (f"With the dot score, {counted}: the toy decoder reads each word through a "
+                "small lexicon, so a word and its translation get alike states.")
+    return (f"The {score} score's matrices are random (untrained), so its alignment has "
+            f"learned nothing: {counted}, by chance.")
 
 
 @st.fragment
@@ -119,11 +152,18 @@ def alignment_section(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqParams,
                            key="s2s_align_step") - 1
     if model == "Bahdanau":
         align = s2s.bahdanau(h, s, params)
-        st.markdown("**Bahdanau**: additive score with the *previous* decoder state sₜ₋₁ "
-                    "(before the first step, the mean encoder state).")
+        st.markdown("**Bahdanau**: additive score, asked with the *previous* decoder state "
+                    "sₜ₋₁: the decoder computes the context before its new state. Step 1 has "
+                    "no previous state; this app uses the mean of the encoder states there "
+                    r"(Bahdanau et al. start from $s_0 = \tanh(W_s \overleftarrow{h}_1)$, the "
+                    "backward encoder's state at the first source word).")
+        score_used, query = "additive", r"s_{t-1}"
     else:
         align = s2s.luong(h, s, params, luong_score)
-        st.markdown(f"**Luong**: {luong_score} score with the *current* decoder state sₜ.")
+        concat = " (Luong et al.'s “concat”)" if luong_score == "additive" else ""
+        st.markdown(f"**Luong**: {luong_score} score{concat}, asked with the *current* decoder "
+                    "state sₜ (Luong et al. write hₜ for it and h̄ₛ for the encoder's states).")
+        score_used, query = luong_score, "s_t"
     filled = np.where(np.arange(T)[:, None] <= t, align.weights, np.nan)
     left, right = st.columns(2)
     with left:
@@ -147,12 +187,20 @@ def alignment_section(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqParams,
                     alt=f"Alignment filled up to step {t + 1}, target rows and source columns."
                         " " + describe_matrix(align.weights[:t + 1], tgt[:t + 1], src,
                                               rows="target", cols="source"))
-    st.markdown(f"α_{t + 1} sums to {align.weights[t].sum():.6f}; move the step slider to fill "
-                "the alignment matrix row by row. The dot score finds the translation because "
-                "our toy decoder reads each word through a small lexicon; the random additive "
-                "and general matrices have learned nothing, so their alignments are arbitrary.")
-    st.latex(r"\alpha_{ts} = \frac{\exp \mathrm{score}(s_{t}, h_s)}{\sum_{s'} \exp "
-             r"\mathrm{score}(s_{t}, h_{s'})},\qquad c_t = \sum_s \alpha_{ts}\, h_s")
+    st.markdown(f"α_{t + 1} sums to {align.weights[t].sum():.6f}, and the "
+                f"{term_link('context-vector', 'context vector')} c_{t + 1} is the average of "
+                f"the encoder states weighted by it. Move the step slider to fill the alignment "
+                "matrix row by row. " + alignment_text(src, tgt, align.weights, score_used))
+    if not presenter:
+        st.caption("This app's decoder state is not recurrent: sₜ = tanh(W yₜ) is built from "
+                   "target word t itself, read through a small lexicon, so that an untrained "
+                   "dot score has something to find. A real decoder's state at step t has read "
+                   "only the words before t, and it learns its alignment from the translation "
+                   "loss, as the trained models below do.")
+    st.latex(rf"\alpha_{{ts}} = \frac{{\exp \mathrm{{score}}({query}, h_s)}}{{\sum_{{s'}} "
+             rf"\exp \mathrm{{score}}({query}, h_{{s'}})}},\quad \mathrm{{score}}({query}, h_s) "
+             rf"= {SCORE_TEX[score_used].format(q=query)},\quad c_t = \sum_s \alpha_{{ts}}\, "
+             "h_s")
     for name, value in (("model", model), ("luong_score", luong_score),
                         ("alignment", align.weights), ("scores", align.scores),
                         ("contexts", align.contexts)):
@@ -173,16 +221,17 @@ def trained_alignments() -> dict:
     for kind in ("additive", "general"):
         run = train_alignment(AlignmentConfig(kind=kind, steps=100))  # 1.0 by step ~40
         n = len(english) + 1  # the words and the end mark
+        french, order = translate_words(english)  # order[i]: the English word of French i
         found[kind] = {"weights": run.snapshots["alignment"][-1, 0, :n, :n],
-                       "french": [*translate_words(english)[0], EOS], "english": [*english, EOS],
+                       "french": [*french, EOS], "english": [*english, EOS], "order": order,
                        "accuracy": run.final_accuracy, "score": run.attention_score,
-                       "steps": run.steps, "seed": run.seed}
+                       "steps": run.steps, "seed": run.seed, "d": run.config.d_model}
     return found
 
 
 st.subheader("Bahdanau and Luong scores after training")
 trained = trained_alignments()
-names = {"additive": "Bahdanau (additive)", "general": "Luong (general)"}
+names = {"additive": "Additive score (Bahdanau's)", "general": "General score (Luong's)"}
 cols = st.columns(2)
 for col, (kind, res) in zip(cols, trained.items(), strict=True):
     with col:
@@ -193,18 +242,57 @@ for col, (kind, res) in zip(cols, trained.items(), strict=True):
                     alt=f"{names[kind]}, trained: French rows, English columns. "
                         + describe_matrix(res["weights"], res["french"], res["english"],
                                           rows="French", cols="English"))
-        st.caption(f"Held-out token accuracy {res['accuracy']:.3f}; alignment score "
-                   f"{res['score']:.3f} (target words whose largest weight is on their source "
-                   "word).")
+        st.caption(f"On held-out sentences: token accuracy {res['accuracy']:.3f}; alignment "
+                   f"score {res['score']:.3f} (the share of target words whose largest weight "
+                   "is on their source word).")
+
+
+def crossing_text(trained: dict) -> str:
+    """Whether each trained model puts the largest weight of every moved French word on its
+    English word, read from the alignments drawn above."""
+    first = next(iter(trained.values()))
+    order, french, english = first["order"], first["french"], first["english"]
+    moved = [i for i, j in enumerate(order) if i != j]
+    if not moved:
+        return ""
+    pairs = ", ".join(f"*{french[i]}* → *{english[order[i]]}*" for i in moved)
+    right = {kind: sum(int(np.argmax(res["weights"][i])) == order[i] for i in moved)
+             for kind, res in trained.items()}
+    if all(r == len(moved) for r in right.values()):
+        return (f"In both, each moved word ({pairs}) puts its largest weight on its English "
+                "word: the crossings emerged without any alignment labels.")
+    said = "; ".join(f"{names[kind].split(' (')[0].lower()}: {r} of {len(moved)}"
+                     for kind, r in right.items())
+    return (f"Moved words ({pairs}) whose largest weight is on their English word: {said}.")
+
+
 first = trained["additive"]
 st.markdown(
     "The random matrices above have learned nothing. These two were **trained** (lesson 8's "
     f"model, seed {first['seed']}, each for {first['steps']} AdamW steps) on a toy "
     "English → French task in which each adjective moves after its noun, from the "
     "translation loss alone: encoder state = word + position, decoder state = previous "
-    "French word + position, d = 32. The crossing for *big dog* → *chien grand* emerged "
-    "without any alignment labels. Lesson 8 trains it live."
+    f"French word + position, d = {first['d']}. With no recurrent network, that decoder "
+    "state is the same for both, so the two differ only in their score. "
+    + crossing_text(trained) + " Lesson 8 trains it live."
 )
+
+
+def hard_gradient_text(src: list[str], hard_grad: np.ndarray) -> str:
+    """What nudging the scores did to the soft and the hard context, as measured."""
+    soft = ("Nudge any score s_j by ±10⁻⁶ and measure how the context moves. The soft context "
+            "moves with every score whose state differs from c: ‖dc/ds_j‖ = α_j ‖h_j − c‖. ")
+    moved = np.flatnonzero(hard_grad)
+    if moved.size == 0:
+        hard = ("The hard one does not move at all: its gradient is 0 almost everywhere (and "
+                "undefined where the choice flips). ")
+    else:
+        where = ", ".join(f"“{md_escape(src[j])}”" for j in moved)
+        hard = (f"The hard one moves only where a nudge flips the choice (here at {where}: "
+                "two scores within 10⁻⁶ of each other), and there it jumps: its gradient is 0 "
+                "almost everywhere and undefined at a flip. ")
+    return soft + hard + ("Backpropagation gets no signal, so hard attention is trained with "
+                          "sampling estimators such as REINFORCE instead.")
 
 
 @st.fragment
@@ -248,7 +336,8 @@ def local_and_hard_sections(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqPar
                                       what=f"Local weights around p_t = {centre:.2f}, D = "
                                            f"{half}"))
     rule = ("Monotonic: p_t = t, the decoding step (at most S)" if mode == "monotonic"
-            else "Predictive: p_t = 1 + S·σ(v_pᵀ tanh(W_p sₜ)), anywhere from 1 to S + 1")
+            else "Predictive: p_t = 1 + S·σ(v_pᵀ tanh(W_p sₜ)), between 1 and S + 1; W_p and "
+                 "v_p are random here (untrained), so this centre is arbitrary")
     st.markdown(
         f"Query: the decoder state of “{md_escape(tgt[t])}”, step {t + 1}. "
         f"{rule}: p_t = {centre:.2f}, a source position counted from 1. Outside "
@@ -266,9 +355,11 @@ def local_and_hard_sections(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqPar
     soft_grad, hard_grad = s2s.context_gradient(dot_scores, h)
     left, right = st.columns(2)
     with left:
-        st.markdown(f"At step {t + 1}, **soft**: c = Σ α_s h_s, a blend of all {S} states. "
-                    f"**Hard**: pick one position, here the argmax, “{md_escape(src[chosen])}”, "
-                    f"and c is h_{chosen + 1} (largest difference "
+        st.markdown(f"At step {t + 1}, **soft** attention: c = Σ α_s h_s, a blend of all {S} "
+                    f"states. **{term_link('hard', 'Hard attention')}**: choose one position "
+                    "and take its state alone. Xu et al. draw the position from α while "
+                    f"training; here it is the argmax, “{md_escape(src[chosen])}”, and c is "
+                    f"h_{chosen + 1} (largest difference "
                     f"{difference_text(np.max(np.abs(hard_context - h[chosen])))}).")
         grads = pd.DataFrame({"soft ‖dc/ds_j‖": soft_grad, "hard ‖dc/ds_j‖": hard_grad},
                              index=[f"{j + 1}: {w}" for j, w in enumerate(src)])
@@ -276,11 +367,13 @@ def local_and_hard_sections(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqPar
         # (drawn on a canvas) would be drawn again on each of them
         st.table(grads.style.format("{:.3g}"))
     with right:
-        st.markdown("Nudge any score by ±10⁻⁶ and measure how the context moves. The soft "
-                    "context moves with every score; the hard one does not move at all: its "
-                    "gradient is 0 almost everywhere (and undefined where the choice flips). "
-                    "Backpropagation gets no signal, so hard attention is trained with "
-                    "sampling estimators such as REINFORCE instead.")
+        st.markdown(hard_gradient_text(src, hard_grad))
+        if not presenter:
+            st.markdown(f"A low temperature τ (lessons 1 and 2) does not make soft "
+                        f"attention hard: it makes it {term_link('sharp', 'sharp')}, its "
+                        "weight concentrated on "
+                        "the largest scores but still smooth, with a gradient everywhere. Only "
+                        "its limit is the argmax.")
     keep(results, "hard", {"step": t + 1, "chosen_from_1": chosen + 1,
                            "soft_gradient": soft_grad, "hard_gradient": hard_grad})
 
@@ -291,8 +384,9 @@ bullet_list("What to notice", [
     "Dot and scaled dot have no parameters; general has d², additive d_a(2d + 1).",
     "Bahdanau asks with the previous decoder state, Luong with the current one.",
     "Each α_t is a distribution over the source; the context vector is the average of the "
-    "encoder states under it.",
-    "Local attention is exactly 0 outside its window; hard attention has zero gradient.",
+    "encoder states weighted by it.",
+    "Local attention's weights are exactly 0 outside its window; hard attention's choice has "
+    "zero gradient almost everywhere, while a sharp (low-temperature) softmax keeps one.",
 ])
 if not presenter:
     bullet_list("Try this", [

@@ -119,3 +119,19 @@ def test_parameter_counts():
     # general: 16 × 16 = 256; additive with d_a = 16: 16 · (16 + 16 + 1) = 528.
     assert params.parameter_counts() == {"dot": 0, "scaled_dot": 0, "general": 256,
                                          "additive": 528}
+
+
+def test_lexicon_matches_read_the_target_as_the_decoder_does():
+    # "Le" -> "the" (lower-cased), "l’" -> "the" (curly apostrophe), "chat" -> "cat",
+    # "noir" -> "black", "zzz" has no entry and is read as itself.
+    got = s2s.lexicon_matches(["The", "black", "cat", "zzz"], ["Le", "l’", "chat", "noir", "zzz"])
+    expected = np.zeros((5, 4), dtype=bool)
+    expected[0, 0] = expected[1, 0] = expected[2, 2] = expected[3, 1] = expected[4, 3] = True
+    np.testing.assert_array_equal(got, expected)
+    assert s2s.lexicon_matches(["a"], ["b", "c"]).shape == (2, 1)
+    # A word and the word it is read as get states that are alike: the decoder's "chat" and
+    # the encoder's "cat" are nearer than "chat" and "dog".
+    params = s2s.init_seq2seq(16, np.random.default_rng(0))
+    h = s2s.encode(["cat", "dog"], params)
+    s = s2s.decoder_states(["chat"], params)
+    assert s[0] @ h[0] > s[0] @ h[1]

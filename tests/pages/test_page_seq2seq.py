@@ -132,3 +132,88 @@ def test_one_token_target_and_shrinking_target_keep_working():
     assert not at.exception
     assert [at.slider(key=k).value for k in ("s2s_step", "s2s_align_step",
                                               "s2s_local_step")] == [2, 2, 2]
+
+
+def latex(at: AppTest) -> str:
+    return " ".join(e.value for e in at.latex)
+
+
+def test_each_model_shows_its_own_formula_and_start():
+    at = run()  # Bahdanau: the previous state, and this app's choice of s₀
+    assert r"\mathrm{score}(s_{t-1}, h_s) = v^\top \tanh(W_q s_{t-1} + W_k h_s)" in latex(at)
+    assert "this app uses the mean of the encoder states" in markdown(at)
+    assert r"\overleftarrow{h}_1" in markdown(at)
+    at = run(s2s_model="Luong", s2s_luong_score="general")
+    assert r"\mathrm{score}(s_t, h_s) = s_t^\top W h_s" in latex(at)
+    assert "s_{t-1}" not in latex(at)
+    at = run(s2s_model="Luong", s2s_luong_score="additive")
+    assert "(Luong et al.'s “concat”)" in markdown(at)
+
+
+def argmax_rows(at: AppTest) -> list[int]:
+    # the alignment filled to its last step; a row's largest weight read from the figure
+    return [int(np.argmax(row)) for row in chart_array(at, "s2s_fig_alignment")]
+
+
+def test_the_alignment_sentence_counts_what_the_figure_shows():
+    # J' aime les chats over I love cats: J' -> I, aime -> love, chats -> cats by the toy
+    # lexicon, les -> the is not in the source: 3 words can be found, in columns 0, 1, 2.
+    expected = {0: 0, 1: 1, 3: 2}
+    for query, words in [
+        ({"s2s_model": "Luong"}, "With the dot score, over the whole sentence, {} of the 3 "
+                                 "target words"),
+        ({"s2s_model": "Bahdanau"}, "The additive score's matrices are random (untrained), so "
+                                    "its alignment has learned nothing: over the whole "
+                                    "sentence, {} of the 3 target words"),
+    ]:
+        at = run(s2s_align_step="4", **query)
+        rows = argmax_rows(at)
+        hits = sum(rows[t] == s for t, s in expected.items())
+        assert words.format(hits) in markdown(at)
+    # Extremes: nothing to find, and one word to find (and found by the dot score: the
+    # decoder reads "chat" as "cat", the same word as the source's).
+    at = run(s2s_model="Luong", s2s_target="xyz abc")
+    assert "No target word here has its translation in the source" in markdown(at)
+    at = run(s2s_model="Luong", s2s_source="a cat", s2s_target="chat")
+    assert argmax_rows(at) == [1]
+    assert "the one target word whose translation is in the source puts its largest" in \
+        markdown(at)
+
+
+def test_the_hard_gradient_sentence_follows_the_measured_gradient(monkeypatch):
+    at = run()
+    assert "The hard one does not move at all" in markdown(at)
+
+    from attncore import seq2seq as s2s
+
+    def flipping(scores, h, eps=1e-6):  # as if the choice flipped when "love" was nudged
+        soft = np.ones(len(scores))
+        hard = np.zeros(len(scores))
+        hard[1] = 1e5
+        return soft, hard
+
+    monkeypatch.setattr(s2s, "context_gradient", flipping)
+    at = run()
+    assert "The hard one moves only where a nudge flips the choice (here at “love”" in \
+        markdown(at)
+    assert "does not move at all" not in markdown(at)
+
+
+def test_hard_and_sharp_keep_their_meanings():
+    text = markdown(run())
+    assert "[Hard attention](" in text and "#glossary-hard)" in text
+    assert "[sharp](" in text and "#glossary-sharp)" in text
+    assert "does not make soft attention hard" in text
+
+
+def test_the_crossing_sentence_follows_the_trained_alignments():
+    from attncore.train.alignment import DISPLAY, translate_words
+
+    at = run()
+    order = translate_words(DISPLAY[0].split())[1]  # the English word of each French word
+    moved = [i for i, j in enumerate(order) if i != j]
+    right = [all(int(np.argmax(chart_array(at, f"s2s_fig_trained_{kind}")[i])) == order[i]
+                 for i in moved) for kind in ("additive", "general")]
+    said = "In both, each moved word (" in markdown(at)
+    assert said == all(right)
+    assert "d = 32" in markdown(at)  # AlignmentConfig's d_model
