@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from attncore.analysis import NEARLY_ONE_HOT
 from attncore.train import (
     AlignmentConfig,
     InductionConfig,
@@ -17,6 +18,7 @@ from attncore.train import (
 )
 from attncore.train import alignment as al
 from attncore.train import sentiment as sa
+from attncore.train.induction import STEP_RATIO, loss_drop
 from pages.ui.controls import URL, seed_input
 from pages.ui.figures import (
     bar_chart,
@@ -28,6 +30,7 @@ from pages.ui.figures import (
     line_chart,
     matrix_heatmap,
 )
+from pages.ui.glossary import term_link
 from pages.ui.layout import (
     bullet_list,
     figure_font,
@@ -38,11 +41,13 @@ from pages.ui.layout import (
     show_error,
     show_figure,
 )
+from pages.ui.numbers import number_text
 from pages.ui.tables import downloads, to_csv
 
 # Caps: no control starts more than about 30 s of training on this machine.
 MAX_STEPS = {"sentiment": 600, "alignment": 600, "induction": 600}
 MAX_INPUT_CHARS = 200
+NEGATED = sa.DISPLAY.index("the plot was not good")  # the negated example shown
 
 presenter = setup_page("Attention that learns", "🌱")
 font = figure_font(presenter)
@@ -50,7 +55,8 @@ lesson_header(
     "8 · Attention that learns",
     "train three small models live (NumPy, hand-written gradients) and watch their "
     "attention move from random to meaningful: onto sentiment words, into an alignment "
-    "with crossings, into a previous-token head and an induction head.",
+    "with crossings, into a previous-token head and an "
+    f"{term_link('induction-head', 'induction head')}.",
 )
 if not presenter:
     st.caption(
@@ -160,13 +166,22 @@ def settings_form(name: str, default_steps: int, extra=None) -> tuple[dict, bool
     return committed(name, current), bool(pressed or again)
 
 
-def curves_chart(runs: dict, key: str, title: str) -> None:
-    """Held-out accuracy at the checkpoints of each run, and the training loss."""
+def curves_chart(runs: dict, key: str, title: str, short: dict | None = None) -> None:
+    """Held-out accuracy at the checkpoints of each run, and the loss: the training loss of
+    each step's batch and the held-out loss at the checkpoints, on one axis of steps done
+    (the batch of step s is scored with the parameters after s updates, as the
+    checkpoint at s is). ``short``: a short name per run for the loss chart's legend."""
     left, right = st.columns(2)
     first = next(iter(runs.values()))
     accuracy = {n: r.accuracy for n, r in runs.items()}
-    loss = {n: r.loss for n, r in runs.items()}
-    steps = np.arange(1, len(first.loss) + 1)
+    steps = np.arange(first.steps + 1)
+    loss = {}
+    for n, r in runs.items():
+        held_out = np.full(steps.size, np.nan)
+        held_out[r.checkpoints] = r.held_out_loss
+        name = f"{(short or {}).get(n, n)} " if len(runs) > 1 else ""
+        loss[f"{name}training"] = np.append(r.loss, np.nan)
+        loss[f"{name}held-out"] = held_out
     with left:
         show_figure(line_chart(first.checkpoints, accuracy,
                                title=f"{title}: held-out accuracy", x_title="step",
@@ -174,12 +189,13 @@ def curves_chart(runs: dict, key: str, title: str) -> None:
                     alt=describe_lines(first.checkpoints, accuracy, x_title="step",
                                        y_title=f"{title}: held-out accuracy"))
     with right:
-        show_figure(line_chart(steps, loss,
-                               title=f"{title}: training loss (one batch per step)",
-                               x_title="step", y_title="cross-entropy", font_size=font),
-                    key=f"{key}_loss",
+        figure = line_chart(steps, loss, title=f"{title}: loss (training batch, held-out)",
+                            x_title="step", y_title="cross-entropy", font_size=font)
+        figure.update_traces(connectgaps=True)  # held-out points: at the checkpoints only
+        show_figure(figure, key=f"{key}_loss",
                     alt=describe_lines(steps, loss, x_title="step",
-                                       y_title=f"{title}: training loss"))
+                                       y_title=f"{title}: loss of each training batch and "
+                                               "held-out loss at the checkpoints"))
 
 
 def checkpoint_slider(run, key: str) -> int:
@@ -217,6 +233,133 @@ def words_of(ids) -> list[str]:
     return [sa.VOCAB[i] for i in ids if i != 0]
 
 
+# ---- sentences computed from the runs (What to notice, Try this, section 4) -------------
+
+def n2(x: float) -> str:
+    """Two decimals, or scientific notation for a nonzero number that would show as 0."""
+    return number_text(x, 2)
+
+
+def pooling_notice(run) -> str:
+    """Where model A's pooling weights start, and when they reach the key words."""
+    start = collapse.outcome(run).start
+    filler = run.curves["filler_share"]
+    reached = sa.first_step_reaching(run.checkpoints, run.scores, 0.5)
+    text = (f"Before training model A's pooling weights are {start} (normalised entropy "
+            f"{n2(run.curves['pool_entropy'][0])}): on average {n2(run.scores[0])} of a "
+            f"held-out sentence's weight is on its sentiment and negation words, "
+            f"{n2(filler[0])} on filler. ")
+    if reached is None:
+        return text + (f"After {run.steps} steps the share on those words is "
+                       f"{n2(run.scores[-1])}: it has not yet reached one half.")
+    return text + (f"By step {reached} the share on those words reaches one half; at step "
+                   f"{run.steps} it is {n2(run.scores[-1])}, and filler's {n2(filler[-1])}.")
+
+
+def negation_notice(runs: dict) -> str:
+    """How A and B do on negated sentences, and where B's *not* looks at the end."""
+    a, b = runs["pooling only"], runs["self-attention + pooling"]
+    words = sa.DISPLAY[NEGATED].split()
+    attn = b.snapshots["attn"][-1, NEGATED, :, : len(words), : len(words)]  # (heads, T, T)
+    row, target = words.index("not"), words.index("good")
+    on_target = sum(int(np.argmax(head[row])) == target for head in attn)
+    return (f"After {a.steps} steps, on negated held-out sentences model A is right "
+            f"{a.curves['negated_accuracy'][-1]:.3f} of the time (chance: 0.5) and model B "
+            f"{b.curves['negated_accuracy'][-1]:.3f}. In *{sa.DISPLAY[NEGATED]}*, "
+            f"{on_target} of B's {len(attn)} heads look from *not* mostly at *good*, the word "
+            "it negates.")
+
+
+def alignment_notice(run) -> str:
+    moved = run.curves["moved_score"]
+    return ("Trained on the translation loss alone (no one labels which word goes with "
+            "which), the alignment puts the largest weight of a moved French word (a noun "
+            "moved before its adjective, or the adjective after it) on its own English "
+            "word for "
+            f"{moved[0]:.0%} of them untrained and {moved[-1]:.0%} at step {run.steps}.")
+
+
+def loss_shape(run) -> str:
+    """How the induction model's held-out loss falls: a step after a plateau, or not
+    (attncore.train.induction.loss_drop decides), and what the heads do meanwhile."""
+    d = loss_drop(run.checkpoints, run.held_out_loss)
+    first = run.held_out_loss[0]
+    if not d.fell:
+        return (f"The held-out loss has not fallen in {run.steps} steps ({n2(first)} at step "
+                f"0, {n2(run.held_out_loss[-1])} at step {run.steps}).")
+    stretch = f"from {n2(d.loss_from)} at step {d.start} to {n2(d.loss_to)} at step {d.end}"
+    k0, k1 = (int(np.flatnonzero(run.checkpoints == s)[0]) for s in (d.start, d.end))
+    prev = np.max([v for n, v in run.curves.items() if "previous" in n], axis=0)
+    heads = (f" Over that stretch the best layer-2 head's induction score goes from "
+             f"{n2(run.scores[k0])} to {n2(run.scores[k1])}, and the best layer-1 head's "
+             f"previous-token score from {n2(prev[k0])} to {n2(prev[k1])}.")
+    if d.at_start:
+        return (f"The held-out loss falls fastest at once, {stretch}, and more slowly after: "
+                "no plateau, so no step." + heads)
+    if d.is_step:
+        before = ("does not fall" if d.slope_before <= 0 else
+                  f"falls slowly ({n2(first)} to {n2(d.loss_from)})")
+        pace = "" if not np.isfinite(d.ratio) else f", {d.ratio:.1f} times as fast"
+        return (f"The held-out loss falls in a step: it {before} for the first {d.start} "
+                f"steps, then drops {stretch}{pace}." + heads)
+    return (f"The held-out loss falls from the start ({n2(first)} at step 0, "
+            f"{n2(d.loss_from)} at step {d.start}), then faster: {stretch}, {d.ratio:.1f} "
+            "times the earlier pace. That is a steady fall that speeds up, not a sudden step "
+            f"after a plateau (which would be at least {STEP_RATIO:g} times)." + heads)
+
+
+def collapse_table(runs: dict) -> pd.DataFrame:
+    """One row per setting: how its pooling attention started and ended, and where it
+    looked."""
+    rows = []
+    for name, run in runs.items():
+        o = collapse.outcome(run)
+        rows.append({"setting": name,
+                     "at step 0": f"{o.start} (entropy {n2(o.entropy_start)})",
+                     f"at step {run.steps}": f"{o.end} (entropy {n2(o.entropy_end)})",
+                     "weight on key words": f"{n2(o.key_start)} → {n2(o.key_end)}",
+                     "moved onto them": "yes" if o.moved else "no",
+                     "held-out accuracy": f"{n2(o.accuracy)}"})
+    return pd.DataFrame(rows).set_index("setting")
+
+
+def collapse_notice(runs: dict, seed: int) -> str:
+    """Which settings' attention moved onto the key words, in section 4's runs."""
+    said = {}
+    for name, run in runs.items():
+        o = collapse.outcome(run)
+        said[name] = (o.moved, f"*{name}* (starts {o.start}, ends {o.end}; weight on key "
+                               f"words {n2(o.key_start)} → {n2(o.key_end)}, accuracy "
+                               f"{n2(o.accuracy)})")
+    moved = [t for ok, t in said.values() if ok]
+    stuck = [t for ok, t in said.values() if not ok]
+    text = f"In section 4 (seed {seed}) the pooling weights moved onto the key words under "
+    text += ("; ".join(moved) if moved else "no setting")
+    if stuck:
+        text += ". They did not under " + "; ".join(stuck)
+    return text + "."
+
+
+def not_bad_notice(runs: dict) -> str:
+    """What each trained model says of *the film was not bad*."""
+    sentence = "the film was not bad"
+    ids = sa.encode(sentence)[0][None, :]
+    said = []
+    for name, run in runs.items():
+        p = float(sa.predict(run.params, ids)["positive"][0])
+        said.append(f"model {'A' if name == 'pooling only' else 'B'} gives P(positive) = "
+                    f"{p:.3f} ({verdict(p).replace('**', '')})")
+    return f"Type *{sentence}*: " + "; ".join(said) + "."
+
+
+def verdict(p: float) -> str:
+    """The side a P(positive) falls on, and whether it is only a guess (near 0.5)."""
+    side = "positive" if p >= 0.5 else "negative"
+    if abs(p - 0.5) < sa.GUESS_MARGIN:
+        return f"**{side}**, but only just: within {sa.GUESS_MARGIN:g} of 0.5, a guess"
+    return f"**{side}**"
+
+
 # ---- 1 · sentiment ----------------------------------------------------------------------
 
 st.header("1 · Sentiment: attention pooling learns which words matter")
@@ -227,12 +370,14 @@ else:
         "A synthetic corpus: filler words, one sentiment word (*great*, *awful* …), sometimes an "
         "intensifier (*very*) and sometimes a negation (*not*, *never*) that flips the label. "
         "Model A, **pooling only**: word + position vectors → attention pooling with one learned "
-        "query → linear classifier. Model B adds **one self-attention layer** (2 heads, d = 16, "
-        "residual) before the pooling; its pooling scores are computed from the layer's input "
-        "and it pools the layer's output. B learns in two stages: for its first "
-        f"{SentimentConfig.pool_first} steps the layer is held off (its output projection stays "
-        "0), so the pooling first finds the sentiment words, as A does; then the layer learns "
-        "negation."
+        "query → linear classifier. Model B adds **one self-attention layer** "
+        f"({SentimentConfig.heads} heads, d = {SentimentConfig.d_model}, residual) before the "
+        "pooling; its pooling scores are computed from the layer's input and it pools the "
+        "layer's output. Both are trained with Adam on the "
+        f"{term_link('cross-entropy', 'cross-entropy loss')} of the label. B learns in two "
+        f"stages: for its first {SentimentConfig.pool_first} steps the layer is held off (its "
+        "output projection stays 0), so the pooling first looks for the sentiment words, as A "
+        "does; then the layer is switched on and trained with the rest."
     )
 chosen, _ = settings_form("sentiment", SentimentConfig.steps)
 try:
@@ -253,7 +398,8 @@ cols[3].metric("Training time A + B (measured)", f"{pool_run.seconds + attn_run.
 if not presenter:
     st.caption(f"Seed {chosen['seed']}, {chosen['steps']} Adam steps of 64 sentences; held-out: "
                f"{SentimentConfig.n_held_out} sentences never trained on, about 40 % negated.")
-curves_chart(runs, "learn_fig_sent", "Sentiment")
+curves_chart(runs, "learn_fig_sent", "Sentiment",
+             short={"pooling only": "A", "self-attention + pooling": "B"})
 
 st.subheader("Where the pooling looks, before and after training")
 sentence_index = st.selectbox("Example sentence", range(len(sa.DISPLAY)),
@@ -291,13 +437,21 @@ st.caption("A and B start from the same numbers, and B's layer is off for its fi
 st.subheader("Negation: what pooling alone cannot do")
 neg = {n: r.curves["negated_accuracy"][-1] for n, r in runs.items()}
 plain = {n: r.curves["plain_accuracy"][-1] for n, r in runs.items()}
+a_low, a_high = pool_run.curves["negated_p_low"][-1], pool_run.curves["negated_p_high"][-1]
+a_guesses = max(abs(a_low - 0.5), abs(a_high - 0.5)) < sa.GUESS_MARGIN
 st.markdown(
     f"Held-out accuracy on sentences **without** negation: A {plain['pooling only']:.3f}, "
     f"B {plain['self-attention + pooling']:.3f}; **with** negation: A "
     f"{neg['pooling only']:.3f}, B {neg['self-attention + pooling']:.3f}. A weighted average "
     "of word vectors cannot turn *bad* into its opposite: *not* adds the same vector whatever "
-    "follows it, so model A guesses on negated sentences. Self-attention lets one word's "
-    "vector depend on another's, so *not* can carry the flipped meaning of the word it negates."
+    "follows it. "
+    + (f"So model A guesses: it gives every negated held-out sentence a P(positive) "
+       f"between {a_low:.3f} and {a_high:.3f}, all within {sa.GUESS_MARGIN:g} of 0.5. "
+       if a_guesses else
+       f"Model A gives the negated held-out sentences a P(positive) from {a_low:.3f} to "
+       f"{a_high:.3f}. ")
+    + "Self-attention lets one word's vector depend on another's, so *not* can carry the "
+    "flipped meaning of the word it negates."
 )
 
 
@@ -305,7 +459,7 @@ st.markdown(
 def negation_heads(attn_run, font: int) -> None:
     """B's self-attention on a negated sentence at one checkpoint. It reruns alone when
     its checkpoint moves (st.fragment): nothing else on the page depends on it."""
-    neg_index = sa.DISPLAY.index("the plot was not good")
+    neg_index = NEGATED
     neg_words = sa.DISPLAY[neg_index].split()
     k = checkpoint_slider(attn_run, "learn_sent_checkpoint")
     attn = attn_run.snapshots["attn"][k, neg_index, :, : len(neg_words), : len(neg_words)]
@@ -351,8 +505,7 @@ else:
         out = sa.predict(run.params, ids[None, :])
         p = float(out["positive"][0])
         with col:
-            st.markdown(f"**{name}**: P(positive) = {p:.3f} → "
-                        f"**{'positive' if p >= 0.5 else 'negative'}**")
+            st.markdown(f"**{name}**: P(positive) = {p:.3f} → {verdict(p)}")
             show_figure(bar_chart(known, out["pool"][0], title="pooling weights",
                                   x_title="word", y_title="weight", y_range=(0, 1.1),
                                   decimals=2, font_size=font - 2),
@@ -429,15 +582,18 @@ if align_run is not None:
 
 # ---- 3 · induction ----------------------------------------------------------------------
 
-st.header("3 · Induction heads: a two-step algorithm forms, with a jump in the loss")
+st.header("3 · Induction heads: a two-step algorithm forms")
 st.markdown(
     "Sequences are a random segment of distinct tokens repeated (*7 3 9 1 7 3 9 1 7 …*); from "
     "the second copy on, the next token can be found by looking at what followed the current "
-    "token last time. A 2-layer, attention-only causal transformer (2 heads per layer, "
-    f"d = {InductionConfig.d_model}, vocabulary {InductionConfig.vocab}, length "
-    f"{InductionConfig.length}, periods {InductionConfig.min_period}–"
-    f"{InductionConfig.max_period}) learns it with a **previous-token head** in layer 1 and an "
-    "**induction head** in layer 2. This one trains only when you press Train (about 5–20 s)."
+    "token last time. A 2-layer, attention-only causal transformer "
+    f"({InductionConfig.heads} heads per layer, d = {InductionConfig.d_model}, vocabulary "
+    f"{InductionConfig.vocab}, length {InductionConfig.length}, periods "
+    f"{InductionConfig.min_period}–{InductionConfig.max_period}) can learn it with a "
+    "**previous-token head** in layer 1 (each token looks at the one before it) and an "
+    "**induction head** in layer 2 (it finds where the current token occurred before and "
+    "looks at the token that followed it). This one trains only when you press Train "
+    "(about 5–20 s)."
 )
 
 
@@ -487,6 +643,7 @@ if key in trained_settings() or pressed:
                 key="learn_fig_ind_heads",
                 alt=describe_lines(ind_run.checkpoints, ind_run.curves, x_title="step",
                                    y_title="Each head's score (weight on its pattern's key)"))
+    st.markdown(loss_shape(ind_run))
     induction_heads(ind_run, font, presenter)
 else:
     ind_run = None
@@ -497,9 +654,12 @@ else:
 
 st.header("4 · When attention goes wrong: collapse and over-sparsity")
 st.markdown(
-    "Model A trained under bad settings. The normalised entropy of its pooling weights is 1 "
-    "for uniform attention (collapse: nothing picked out) and 0 for one-hot attention "
-    "(over-sparse: one word takes all, the softmax saturates and its gradient vanishes)."
+    "Model A trained under settings that may break its attention. The "
+    f"{term_link('entropy', 'normalised entropy')} of its pooling weights is 1 for uniform "
+    "attention (collapse: nothing picked out) and 0 for "
+    f"{term_link('one-hot', 'one-hot')} attention (over-sparse: one word takes all, the "
+    f"softmax {term_link('saturation', 'saturates')} and its gradient all but vanishes). "
+    "Which settings it recovers from is read off the runs below."
 )
 with st.form("learn_collapse_form"):
     collapse_seed = seed_input(st, "learn_collapse_seed")
@@ -526,21 +686,28 @@ if run_collapse or collapse_key in trained_settings():
                     key="learn_fig_collapse_acc",
                     alt=describe_lines(steps, accuracies, x_title="step",
                                        y_title="Held-out accuracy"))
+    st.table(collapse_table(bad))
+    if not presenter:
+        st.caption(f"Seed {int(collapse_seed)}, held-out sentences. Nearly one-hot: at least "
+                   f"{collapse.ONE_HOT_SHARE:.0%} of the sentences' rows have a largest weight "
+                   f"above {NEARLY_ONE_HOT:g}; nearly uniform: normalised entropy at least "
+                   f"{collapse.NEARLY_UNIFORM:g}; sharp: entropy below 0.5. Moved: the weight "
+                   f"on sentiment and negation words rose by at least {collapse.MOVED:g}. "
+                   "Chance accuracy is 0.5.")
 else:
     bad = None
     st.info("Press the button to train the five settings.")
 
 bullet_list("What to notice", [
-    "Before training every map is a blur; the pooling weights move onto the sentiment words "
-    "within a few dozen steps, and the weight on filler falls.",
-    "Pooling alone stays near chance on negated sentences however long it trains; one "
-    "self-attention layer fixes it, and *not* attends to the word it negates.",
-    "The alignment grows its crossing for adjective–noun pairs from the translation loss "
-    "alone: no one labelled which word goes with which.",
-    "The induction model's loss falls in a step when layer 1's previous-token head and layer "
-    "2's induction head form together.",
-    "A temperature too low or an initial scale too large makes attention one-hot from the "
-    "start and it never recovers; a temperature too high keeps it uniform.",
+    pooling_notice(pool_run),
+    negation_notice(runs),
+    alignment_notice(align_run) if align_run is not None else
+    "Section 2: train the encoder-decoder to see whether its alignment finds the crossings "
+    "from the translation loss alone (no one labels which word goes with which).",
+    loss_shape(ind_run) if ind_run is not None else
+    "Section 3: train the induction model to see how its loss falls as the heads form.",
+    collapse_notice(bad, int(collapse_seed)) if bad is not None else
+    "Section 4: train the five settings to see which of them attention recovers from.",
 ])
 st.subheader("The formulas")
 st.latex(r"\text{pooling: } a = \mathrm{softmax}\!\left(\frac{(X W_k)\, q}{\sqrt{d}\,\tau}\right),"
@@ -551,11 +718,11 @@ st.latex(r"\frac{\partial L}{\partial s_j} = a_j\Big(\frac{\partial L}{\partial 
          r"\text{(the softmax's backward pass, used by every attention layer here)}")
 if not presenter:
     bullet_list("Try this", [
-        "Train with 20 steps: the pooling weights have barely moved from their random start.",
-        "Type *the film was not bad*: model A calls it negative, model B positive.",
+        "Train with 20 steps: how far have the pooling weights moved from their random start?",
+        not_bad_notice(runs),
         "Switch the alignment to Luong (general) and compare its map with Bahdanau's.",
-        "Press *Train again with a new seed* a few times: the numbers change a little, the "
-        "patterns do not.",
+        "Press *Train again with a new seed* a few times: which numbers change, and does B's "
+        "*not* still look at the word it negates?",
     ], expanded=False)
     practice_questions("learn", [
         {"q": "Model A's pooling weights on *the plot was not good* are 0.1, 0.1, 0.1, 0.3 and "
@@ -568,10 +735,11 @@ if not presenter:
               "other down. The label depends on the pair (an XOR), which needs an interaction "
               "such as self-attention."},
         {"q": "In a sequence with period 5, at which earlier position does an induction head "
-              "at position 12 look?",
+              "at position 12 look? (The nearest one.)",
          "value": 8.0, "tol": 1e-9,
          "a": "Position 12 holds the same token as position 7; the token after it, at "
-              "12 − 5 + 1 = 8, is the one to copy."},
+              "12 − 5 + 1 = 8, is the one to copy. (Position 3, after the first copy at 2, "
+              "holds the same token: the head may look there too.)"},
     ])
     st.subheader("Download")
     matrices = {"Sentiment B: checkpoints": curves_table(attn_run),

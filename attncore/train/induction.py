@@ -7,7 +7,11 @@ token that followed it. Olsson et al. (2022) showed that two layers learn this w
 two cooperating heads: a *previous-token head* in layer 1 (each position attends to
 the one before, so it knows its predecessor) and an *induction head* in layer 2 (the
 query, the current token, matches keys whose predecessor is that token, and copies
-what is there). The loss falls in a sudden step when the pair forms.
+what is there). In their models the loss falls in a sudden step (a plateau, then a
+drop) as the pair forms. Whether it does here is measured, not assumed:
+:func:`loss_drop` finds the steepest stretch of a loss curve and compares it with the
+slope before it (at the page's defaults the held-out loss falls from the start, then
+faster while the heads form: no plateau, so no sudden step).
 
 Model (no MLP, no LayerNorm): :math:`x_0 = E[\text{ids}] + P`,
 :math:`x_1 = x_0 + \mathrm{MHA}_1(x_0)`, :math:`x_2 = x_1 + \mathrm{MHA}_2(x_1)`,
@@ -34,6 +38,10 @@ from .layers import (
 from .run import Measure, TrainingRun, check_run_settings, train
 
 LAYERS = 2
+#: A loss curve falls "in a step" when its steepest stretch falls at least this many
+#: times as fast as the curve fell, on average, before that stretch (a plateau, then a
+#: drop); a steady fall, or one that speeds up gradually, stays below it.
+STEP_RATIO = 3.0
 
 
 @dataclass(frozen=True)
@@ -176,3 +184,70 @@ def train_induction(config: InductionConfig = InductionConfig(), progress=None) 
     examples = {"ids": h_ids[0, :-1], "period": int(h_period[0])}
     return train("induction", config.seed, config, params, loss_and_grads, measure, examples,
                  steps=config.steps, lr=config.lr, progress=progress)
+
+
+@dataclass(frozen=True)
+class LossDrop:
+    """The steepest stretch of a loss curve and the slope before it.
+
+    The loss falls from ``loss_from`` at step ``start`` to ``loss_to`` at step ``end``
+    (the stretch, about a tenth of the run), ``slope`` a step on average (positive =
+    falling); ``slope_before`` is the mean fall a step from the first checkpoint to
+    ``start`` (NaN when the stretch starts at the first checkpoint); ``ratio`` is
+    ``slope / slope_before`` (inf when the loss did not fall before the stretch, NaN
+    when there is nothing before it or the loss never fell).
+    """
+
+    start: int
+    end: int
+    loss_from: float
+    loss_to: float
+    slope: float
+    slope_before: float
+    ratio: float
+
+    @property
+    def fell(self) -> bool:
+        """Whether the loss fell anywhere (the steepest stretch falls)."""
+        return self.slope > 0
+
+    @property
+    def at_start(self) -> bool:
+        """Whether the steepest stretch is the first one: the loss fell fastest at once."""
+        return np.isnan(self.slope_before)
+
+    @property
+    def is_step(self) -> bool:
+        """A plateau, then a drop: the stretch falls at least STEP_RATIO times as fast as
+        the loss fell before it."""
+        return self.fell and not self.at_start and self.ratio >= STEP_RATIO
+
+
+def loss_drop(steps, loss, fraction: float = 0.1) -> LossDrop:
+    """Find the steepest fall of ``loss`` (n,) measured at ``steps`` (n,), increasing,
+    over stretches of about ``fraction`` of the checkpoint intervals (at least one).
+
+    Notes
+    -----
+    With checkpoints :math:`s_0 < \\dots < s_n` and a stretch of w intervals, the slope
+    of the stretch starting at i is :math:`(L_i - L_{i+w}) / (s_{i+w} - s_i)`; the
+    steepest is compared with the mean slope before it, :math:`(L_0 - L_i) / (s_i - s_0)`.
+    """
+    s = np.asarray(steps, dtype=np.float64)
+    y = np.asarray(loss, dtype=np.float64)
+    if s.ndim != 1 or s.shape != y.shape or s.size < 2:
+        raise ValueError(f"steps and loss must be two 1-D arrays of the same length, at "
+                         f"least 2; got shapes {s.shape} and {y.shape}")
+    if not (np.all(np.isfinite(s)) and np.all(np.isfinite(y))):
+        raise ValueError("steps and loss must be finite numbers")
+    if np.any(np.diff(s) <= 0):
+        raise ValueError("steps must increase")
+    w = max(1, int(round(fraction * (s.size - 1))))
+    slopes = (y[:-w] - y[w:]) / (s[w:] - s[:-w])  # (n - w,) fall a step of each stretch
+    i = int(np.argmax(slopes))
+    slope = float(slopes[i])
+    before = float((y[0] - y[i]) / (s[i] - s[0])) if i else np.nan
+    # nothing before the stretch, or no fall: no ratio; no fall before it: infinitely faster
+    ratio = np.nan if i == 0 or slope <= 0 else (slope / before if before > 0 else np.inf)
+    return LossDrop(start=int(s[i]), end=int(s[i + w]), loss_from=float(y[i]),
+                    loss_to=float(y[i + w]), slope=slope, slope_before=before, ratio=ratio)

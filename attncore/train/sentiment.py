@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._checks import positive_number, whole_number
+from ..analysis import NEARLY_ONE_HOT
 from ..text import tokenize
 from .attention import pool_backward, pool_forward, self_attention_backward, self_attention_forward
 from .layers import (
@@ -58,6 +59,9 @@ KINDS = tuple(kind for kind, words in GROUPS.items() for _ in words)  # the kind
 # which tokens the attention score counts: sentiment and negation words
 KEY_WORD = np.array([k in ("positive", "negative", "negation") for k in KINDS])
 MODELS = ("pooling", "self-attention")
+#: A P(positive) within this of 0.5 is a guess, not a verdict (the classifier still
+#: picks a side).
+GUESS_MARGIN = 0.15
 DISPLAY = ("the movie was really great", "the plot was not good",
            "this film is not bad and the music", "i thought it was a boring story")
 
@@ -219,9 +223,22 @@ def predict(p: dict, ids: np.ndarray, temperature: float = 1.0, heads: int = 2) 
     return out
 
 
+def first_step_reaching(checkpoints, values, level: float) -> int | None:
+    """The first checkpoint at which ``values`` (one per checkpoint) is at least
+    ``level``; None when it never is."""
+    at = np.flatnonzero(np.asarray(values, dtype=np.float64) >= level)
+    return int(np.asarray(checkpoints)[at[0]]) if at.size else None
+
+
 def train_sentiment(config: SentimentConfig = SentimentConfig(), progress=None) -> TrainingRun:
     """Train one sentiment model; the score is the held-out pooling weight on
-    sentiment and negation words (mean over sentences of their summed weight)."""
+    sentiment and negation words (mean over sentences of their summed weight).
+
+    ``run.curves`` (one value per checkpoint, on the held-out sentences): accuracy on
+    negated and on plain sentences, the pooling weight on filler, the mean normalised
+    entropy and the mean largest weight of the pooling rows, the share of rows that are
+    nearly one-hot (largest weight above NEARLY_ONE_HOT), and the lowest and highest
+    P(positive) given to a negated sentence."""
     data_rng = np.random.default_rng([config.seed, 0])
     ids, _, labels, _ = make_corpus(data_rng, config.n_train)
     seen = {row.tobytes() for row in ids}
@@ -260,6 +277,9 @@ def train_sentiment(config: SentimentConfig = SentimentConfig(), progress=None) 
             ent = -np.sum(np.where(a > 0, a * np.log(np.where(a > 0, a, 1.0)), 0.0), axis=1)
         key_share = float(np.mean(np.sum(a * key_word, axis=1)))
         filler = (np.array(KINDS)[h_ids] == "filler") & mask
+        # P(positive) of the negated sentences: pooling alone can only guess, near 0.5
+        z = logits - logits.max(axis=1, keepdims=True)
+        positive = (np.exp(z[:, 1]) / np.exp(z).sum(axis=1))[h_negated]
         return Measure(
             accuracy=float(right.mean()),
             loss=loss,
@@ -271,6 +291,9 @@ def train_sentiment(config: SentimentConfig = SentimentConfig(), progress=None) 
                 "filler_share": float(np.mean(np.sum(a * filler, axis=1))),
                 "pool_entropy": float(np.mean(ent / np.log(mask.sum(axis=1).clip(2)))),
                 "max_weight": float(np.mean(a.max(axis=1))),
+                "one_hot_share": float(np.mean(a.max(axis=1) > NEARLY_ONE_HOT)),
+                "negated_p_low": float(positive.min()) if positive.size else np.nan,
+                "negated_p_high": float(positive.max()) if positive.size else np.nan,
             },
         )
 

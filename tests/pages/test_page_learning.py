@@ -6,11 +6,20 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import NOT_FUZZED, assert_no_exception, chart_array, chart_spec, open_page
 
-from attncore.train import AlignmentConfig, SentimentConfig, train_alignment, train_sentiment
+from attncore.train import (
+    AlignmentConfig,
+    InductionConfig,
+    SentimentConfig,
+    train_alignment,
+    train_sentiment,
+)
 from attncore.train.alignment import DISPLAY, translate_words
+from attncore.train.collapse import SETTINGS, train_setting
+from attncore.train.sentiment import GUESS_MARGIN, encode, predict
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "8_Attention_that_learns.py")
 FAST = {"learn_sentiment_steps": "20", "learn_alignment_steps": "15"}
@@ -154,3 +163,69 @@ def test_buttons_and_checkpoints_leave_the_server_log_clean(policy_warnings):
     at.button(key="learn_sentiment_train").click().run()  # moves the checkpoint to 40
     assert at.select_slider(key="learn_sent_checkpoint").value == 40
     assert [r.getMessage() for r in policy_warnings] == []
+
+
+def notice(at) -> str:
+    """The What to notice and Try this lists, as one text."""
+    return "\n".join(m.value for m in at.markdown if m.value.startswith("- "))
+
+
+def test_what_a_model_says_of_not_bad_is_read_off_the_trained_models():
+    # 20 steps (the link's) and 600 (the cap): the sentence gives each model's own
+    # P(positive), and calls it a guess exactly when it lies within GUESS_MARGIN of 0.5
+    ids = encode("the film was not bad")[0][None, :]
+    for steps in (20, 600):
+        at = open_page(PAGE, **FAST | {"learn_sentiment_steps": str(steps)})
+        for model, letter in (("pooling", "A"), ("self-attention", "B")):
+            run = train_sentiment(SentimentConfig(model=model, steps=steps))
+            p = float(predict(run.params, ids)["positive"][0])
+            side = "positive" if p >= 0.5 else "negative"
+            guess = abs(p - 0.5) < GUESS_MARGIN
+            said = f"model {letter} gives P(positive) = {p:.3f} ({side}"
+            assert said + (", but only just" if guess else ")") in notice(at), (steps, model)
+            if model == "pooling":  # when its share on key words first reached one half
+                reached = [s for s, v in zip(run.checkpoints, run.scores, strict=True)
+                           if v >= 0.5]
+                expected = (f"By step {reached[0]} the share on those words reaches one half"
+                            if reached else "it has not yet reached one half")
+                assert expected in notice(at), steps
+
+
+def held_out_loss(at, key: str) -> tuple[np.ndarray, np.ndarray]:
+    """The held-out loss a loss chart draws, at its checkpoints (the other steps are gaps)."""
+    x = chart_array(at, key, "x", trace=1)
+    y = chart_array(at, key, "y", trace=1)
+    kept = np.isfinite(y)
+    return x[kept].astype(int), y[kept]
+
+
+def test_the_loss_and_collapse_sentences_follow_the_runs():
+    """At the defaults (250 steps, seed 0) the induction loss speeds up but has no plateau;
+    at 4 steps it falls fastest at once. Section 4 sorts each setting by whether its weight
+    on the key words rose by at least 0.25, counted here from its scores."""
+    at = open_page(PAGE, **FAST)
+    at.button(key="learn_induction_train").click().run()
+    at.button(key="learn_collapse_train").click().run()
+    assert_no_exception(at, "induction and collapse at their defaults")
+    steps, loss = held_out_loss(at, "learn_fig_ind_loss")
+    assert steps[-1] == InductionConfig.steps and steps.size == 21
+    # by a second, plainer method: every stretch of 2 of the 20 intervals, the steepest,
+    # and the mean fall a step before it
+    falls = [((loss[i] - loss[i + 2]) / (steps[i + 2] - steps[i]), i) for i in range(19)]
+    slope, i = max(falls)
+    ratio = slope / ((loss[0] - loss[i]) / steps[i])
+    assert i > 0 and 1 < ratio < 3  # faster, but far from a plateau and a drop
+    said = notice(at)
+    assert f"then faster: from {loss[i]:.2f} at step {steps[i]}" in said
+    assert f"{ratio:.1f} times the earlier pace" in said and "not a sudden step" in said
+    moved_part, _, stuck_part = said.partition("They did not under")
+    for name in SETTINGS:
+        scores = train_setting(name, seed=0).scores
+        where = moved_part if scores[-1] - scores[0] >= 0.25 else stuck_part
+        assert f"*{name}* (starts" in where, name
+    # the extreme: 4 steps, where the first stretch is the steepest
+    at.number_input(key="learn_induction_steps").set_value(4.0)
+    at.button(key="learn_induction_train").click().run()
+    _, tiny = held_out_loss(at, "learn_fig_ind_loss")
+    fastest_first = np.argmax(-np.diff(tiny)) == 0 and tiny[1] < tiny[0]
+    assert ("falls fastest at once" in notice(at)) == bool(fastest_first)
