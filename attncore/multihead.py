@@ -4,7 +4,9 @@ r"""Multi-head attention: H heads, each with its own slice of W_Q, W_K, W_V.
           {\sqrt{d_k}}\right) X W_V^h, \qquad
           \mathrm{MHA}(X) = [\mathrm{head}_1, \dots, \mathrm{head}_H]\, W_O
 
-with :math:`W_Q^h = W_Q[:, h d_k:(h+1) d_k]` and :math:`d_k = d_{model} / H`. All heads
+with :math:`W_Q^h = W_Q[:, h d_k:(h+1) d_k]` and :math:`d_k = d_v = d_{model} / H`. That
+width is this implementation's convention (and the original Transformer's), not a law:
+:math:`W_O \in \mathbb{R}^{H d_v \times d_{model}}` would take other widths. All heads
 are computed at once by reshaping (no Python loop over heads).
 """
 
@@ -25,8 +27,9 @@ def check_heads(d_model: int, n_heads: int) -> int:
     n_heads = whole_number(n_heads, "n_heads", 1)
     if d_model % n_heads:
         raise ValueError(
-            f"n_heads = {n_heads} does not divide d_model = {d_model}; each head needs "
-            f"d_k = d_model / H whole dimensions (choose one of {divisors(d_model)})"
+            f"n_heads = {n_heads} does not divide d_model = {d_model}; this implementation "
+            f"gives each head d_k = d_model / H whole dimensions (choose one of "
+            f"{divisors(d_model)})"
         )
     return d_model // n_heads
 

@@ -20,6 +20,7 @@ from pages.ui.figures import (
     matrix_heatmap,
     said_number,
 )
+from pages.ui.glossary import term_link
 from pages.ui.layout import (
     bullet_list,
     figure_font,
@@ -31,7 +32,7 @@ from pages.ui.layout import (
     show_figure,
 )
 from pages.ui.live import lesson_downloads, offer_downloads
-from pages.ui.numbers import difference_text
+from pages.ui.numbers import difference_text, number_text
 
 MAX_TOKENS = 24
 MAX_SHOWN_HEADS = 16  # heatmaps drawn; statistics cover every head
@@ -44,8 +45,9 @@ presenter = setup_page("Multi-head attention", "🧠")
 font = figure_font(presenter)
 lesson_header(
     "4 · Multi-head attention",
-    "follow the shapes from X to the output, see that each head has its own slice of "
-    "W_Q, W_K, W_V and its own pattern, and compare self- with cross-attention.",
+    f"follow the shapes from X to the output, see that each {term_link('head', 'head')} has "
+    "its own slice of W_Q, W_K, W_V and its own weights, and compare "
+    f"{term_link('self-attention', 'self- with cross-attention')}.",
 )
 
 
@@ -84,7 +86,7 @@ def shapes_and_slices(number: int, x: np.ndarray, params: mh.MultiHeadParams,
     dims = [f"{r + 1}" for r in range(d_model)]
     st.header(f"{number} · The shapes, with this configuration's numbers")
     st.markdown(f"T = {T} tokens, d_model = {d_model}, H = {H} heads, d_k = d_model / H = "
-                f"{d_k}.")
+                f"{d_k}: this implementation's choice, and the original Transformer's.")
     if not presenter:
         st.markdown(
             f"| step | operation | shape |\n|---|---|---|\n"
@@ -166,7 +168,8 @@ def head_chart(stats: dict[str, np.ndarray], similarity: np.ndarray, font: int) 
                         key="mha_fig_stat",
                         alt=describe_bars(heads, stats[chart], what=f"{chart}, per head"))
     right.caption("The similarity of two heads is the cosine between their weight maps: "
-                  "1 when they attend alike, near 0 when they look at different tokens.")
+                  "1 when they attend alike, 0 when no query gives weight to the same key in "
+                  "both.")
 
 
 
@@ -273,8 +276,9 @@ def lesson(results: dict) -> None:
     allowed = mh.head_counts(d_model, designed=weights_kind == "designed")
     n_heads = c2.selectbox(
         "Heads H", allowed, key="mha_heads", **URL,
-        help="Only divisors of d_model: each head takes d_k = d_model / H whole columns. "
-             "Designed heads also need d_k ≥ 2 (a position is an angle, two numbers).",
+        help="This implementation gives each head d_k = d_model / H columns (as the original "
+             "Transformer does), so only divisors of d_model are offered. Designed heads also "
+             "need d_k ≥ 2 (a position is an angle, two numbers).",
         **keep_offered("mha_heads", allowed, 4 if 4 in allowed else allowed[0]))
     seed = seed_input(c4, "mha_seed")
     c1, c2 = st.columns(2)
@@ -282,6 +286,16 @@ def lesson(results: dict) -> None:
     use_pe = c2.toggle("Add sinusoidal positional encoding", value=True, key="mha_pe",
                        disabled=weights_kind == "designed", **URL,
                        help="Designed heads read positions from their own features.")
+    if not presenter:
+        # Positions come before lesson 5 explains them: say what the switch adds, and why.
+        st.markdown(
+            f"{term_link('positional-encoding', 'Positional encoding')}: the switch adds to "
+            "each token's vector a fixed pattern of sines and cosines of its position "
+            "([lesson 5](./Positional_encoding) explains it). Without it, equal words get equal "
+            "queries, keys and values wherever they stand, and (without the causal mask) "
+            "reordering the words only reorders the outputs. Designed heads carry position "
+            "features of their own, so the switch does not apply to them."
+        )
 
     H = n_heads
     tokens = capped_tokens(sentence, "sentence", MAX_TOKENS)
@@ -320,9 +334,10 @@ def lesson(results: dict) -> None:
                     + describe_grid(maps, names, tokens, tokens))
     if patterns:
         rows = [(f"head {h + 1}", patterns[h],
-                 "✓" if mh.pattern_holds(w[h], patterns[h], tokens) else "✗ (masked)")
+                 "✓" if mh.pattern_holds(w[h], patterns[h], tokens) else "✗")
                 for h in range(shown)]
-        st.markdown("Each designed head's largest weight in every row is where its pattern says:")
+        st.markdown("Each designed head's largest weight in each row is where its pattern says "
+                    "(for the previous-token head, from the second row on):")
         # A static table: a few rows of text need no canvas grid (measured on switching to
         # designed heads, it made no difference beyond the noise).
         st.table(pd.DataFrame(rows, columns=["head", "pattern", "largest weight there"])
@@ -331,11 +346,22 @@ def lesson(results: dict) -> None:
         shapes_and_slices(2, x, params, trace, presenter)
 
     st.header("3 · What each head does, in numbers")
+    if not presenter:
+        st.markdown(
+            "Each number is a head's average over its query rows: the "
+            f"{term_link('entropy', 'entropy')} of a row (in nats: 0 when one key takes all the "
+            "weight, ln T when it is uniform over all T keys), its largest weight, the weight on "
+            "the query's own token (diagonal), on the token before it (previous token; 0 for the "
+            "first row) and on the first token, and the share of keys given less than 0.1 "
+            "(sparsity)."
+        )
     table = statistics_table(w)
+    # number_text: a designed head's entropy of 1.4e-4 must not read as a false "0.000".
+    shown_table = table.style.format(lambda v: number_text(v, 3))
     if not presenter and H <= STATIC_TABLE_ROWS:  # static: a canvas grid redraws slowly
-        st.table(table.style.format("{:.3f}"))
+        st.table(shown_table)
     elif not presenter:
-        st.dataframe(table.style.format("{:.3f}"), width="stretch")
+        st.dataframe(shown_table, width="stretch")
 
     head_chart({name: table[name].to_numpy() for name in table},
                analysis.head_similarity(w), font)
@@ -346,9 +372,10 @@ def lesson(results: dict) -> None:
         f"| | heads | d_k | W_Q, W_K, W_V, W_O | parameters |\n|---|---|---|---|---|\n"
         f"| one head | 1 | {d_model} | 4 × ({d_model} × {d_model}) | {one.n_parameters:,} |\n"
         f"| this layer | {H} | {d_k} | 4 × ({d_model} × {d_model}) | {params.n_parameters:,} |\n\n"
-        f"Both have 4·d_model² = 4 × {d_model}² = {4 * d_model ** 2:,} parameters: the heads "
-        "split the same matrices instead of adding new ones. One head must average everything "
-        "into a single pattern; H heads can each look somewhere else."
+        f"Both have 4·d_model² = 4 × {d_model}² = {4 * d_model ** 2:,} parameters (no biases "
+        "here, and d_k = d_model / H): the heads split the same matrices instead of adding new "
+        "ones. One head gives each query one set of weights over the keys; H heads give it H "
+        "sets, each free to look somewhere else."
     )
 
     cross_attention(H, seed, font)
@@ -359,10 +386,12 @@ def closing_notes() -> None:
     bullet_list("What to notice", [
         "Every head has its own W_Qʰ, W_Kʰ, W_Vʰ: column slices of the full matrices, so H heads "
         "cost no more parameters than one.",
-        "Random heads give blurred, similar patterns; designed (or trained) heads specialise: "
-        "previous token, self, first token, same word.",
+        "Random weights give the heads no particular job; designed heads are built for one "
+        "each (previous token, self, first token, same word), jobs that trained heads can "
+        "learn (lesson 9 shows a trained model's heads). Their statistics show the difference.",
         "The average over heads can hide what every single head does.",
-        "Cross-attention maps are rectangular: target rows, source columns.",
+        "A cross-attention map has one row per target token and one column per source token: "
+        "rectangular when the two lengths differ.",
     ])
     st.subheader("The formula")
     st.latex(r"\mathrm{head}_h = \mathrm{softmax}\!\left(\frac{X W_Q^h (X W_K^h)^\top}{\sqrt{d_k}}"
@@ -379,10 +408,14 @@ def closing_notes() -> None:
             {"q": "d_model = 64 and H = 8. What is d_k?", "value": 8.0, "tol": 1e-9,
              "a": "d_k = d_model / H = 64 / 8 = 8."},
             {"q": "How many parameters do W_Q, W_K, W_V and W_O have together when d_model = 64, "
-                  "with 1 head and with 8 heads?", "value": 16384.0, "tol": 0.5,
+                  "with 1 head and with 8 heads (d_k = d_model / H, no biases)?",
+             "value": 16384.0, "tol": 0.5,
              "a": "4 · 64² = 16,384 in both cases: the heads share out the same matrices."},
-            {"q": "Why can't H = 3 be used with d_model = 32?",
-             "a": "32 / 3 is not a whole number: the heads split the d_model columns evenly."},
+            {"q": "Why does this lesson not offer H = 3 with d_model = 32?",
+             "a": "It gives each head d_k = d_model / H columns of W_Q, W_K and W_V (as the "
+                  "original Transformer does), and 32 / 3 is not a whole number. That is a "
+                  "convention, not a law: W_O has H·d_v rows and d_model columns, so a layer "
+                  "could have 3 heads with d_k = d_v = 8, and W_O of 24 × 32."},
         ])
 
 

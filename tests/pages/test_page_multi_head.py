@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from conftest import chart_array, chart_spec, open_page
 from presenter_order import above_first_figure, not_allowed_above
@@ -233,3 +234,32 @@ def test_the_similarity_map_is_described_by_its_pairs_of_different_heads():
     alt = " ".join(str(c.value) for c in at.caption).replace("\\", "")  # markdown escapes
     assert f"Most alike: h{i[best] + 1} and h{j[best] + 1}, " in alt
     assert "1 on the diagonal" in alt
+
+
+def test_d_k_is_said_to_be_a_convention_not_a_law():
+    at = run()
+    assert "d_k = d_model / H = 8: this implementation's choice" in markdown(at)
+    assert "original Transformer" in at.selectbox(key="mha_heads").help
+    answers = " ".join(e.markdown[0].value for e in at.expander if e.label.startswith("Answer"))
+    assert "convention, not a law" in answers and "24 × 32" in answers  # 3 heads × d_v = 8
+
+
+def test_the_positional_encoding_switched_on_by_default_is_explained_with_links():
+    at = run()
+    assert at.toggle(key="mha_pe").value is True
+    text = markdown(at)
+    assert "[lesson 5](./Positional_encoding)" in text
+    assert "#glossary-positional-encoding" in text
+    # On a projector the explanation is secondary: hidden.
+    assert "[lesson 5](./Positional_encoding)" not in markdown(run(presenter="true"))
+
+
+def test_a_small_statistic_is_never_shown_as_a_false_zero():
+    # Designed heads are nearly one-hot: head 1's mean entropy is about 1e-4 nats, nonzero.
+    at = run(mha_weights="designed")
+    table = next(t for t in at.table if "entropy" in t.value.columns)
+    assert 0 < table.value.loc["head 1", "entropy"] < 5e-4
+    # What the student reads: the Styler's display strings, sent beside the numbers.
+    shown = pa.ipc.open_stream(table.proto.arrow_data.styler.display_values).read_pandas()
+    assert shown.loc["head 1", "entropy"].endswith("×10⁻⁴")
+    assert "0.000" not in shown.to_numpy().ravel().tolist()
