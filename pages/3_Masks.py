@@ -146,7 +146,7 @@ def fully_masked_row(tokens: list[str], mask: np.ndarray, q: np.ndarray, k: np.n
         else:
             why = f" Their masked keys' e^(−1e9 − m) are {values_text(tails)}."
         st.markdown(
-            f"**Every other row** keeps at least one key ({int(kept.sum())} here): on them "
+            f"**The rows that keep a key** ({int(kept.sum())} here): on them "
             f"−∞ and −1e9 give {verdict}, the largest difference being "
             f"{difference_text(gap)}.{why} The two fills differ on a fully masked row, and in "
             "float16, which cannot hold −1e9 (pitfall “−1e9 in float16” in section 6)."

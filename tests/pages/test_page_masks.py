@@ -207,7 +207,7 @@ def test_the_fully_masked_row_is_said_from_its_numbers():
     assert "NaN / NaN = **NaN**" in text
     assert "the sum is 6.0000 and each weight is **0.1667**" in text
     # The 5 other rows keep a key; on them e^(−1e9 − m) underflows and the fills agree.
-    assert "keeps at least one key (5 here)" in text
+    assert "The rows that keep a key** (5 here)" in text
     assert "give the same weights, the largest difference being exactly 0" in text
     assert "underflow to exactly 0 in float64" in text
 
@@ -217,7 +217,7 @@ def test_one_token_has_no_other_row_and_no_earlier_position():
     at.text_area(key="mk_text").set_value("hello").run()  # T = 1
     text = texts(at)
     assert "each weight of the row is **NaN** when −∞ fills the masked scores, **1.0000**" in text
-    assert "Every other row" not in text
+    assert "The rows that keep a key" not in text
     assert "this sentence has no earlier position to check" in text
     assert "the largest change at earlier positions" not in text
 
@@ -315,3 +315,10 @@ def test_presenter_mode_shows_the_pitfalls_briefly():
     assert "nn.MultiheadAttention" not in text  # the conventions in words: off the projector
     assert chart_spec(at, "mk_fig_pitfall_wrong")
     assert "hides the 15 cells it allows" in text
+
+
+def test_rows_already_fully_masked_are_not_counted_as_keeping_a_key():
+    # Padding query rows masked: rows 4–6 are empty already, row 6 is the one blocked, so
+    # rows 1–3 are the ones that keep a key.
+    at = run(mk_pad_queries="true")
+    assert "The rows that keep a key** (3 here)" in texts(at)
