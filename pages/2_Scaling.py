@@ -5,7 +5,8 @@ import pandas as pd
 import streamlit as st
 
 from attncore import scaling as ex
-from attncore.analysis import effective_keys, entropy, max_weight
+from attncore.analysis import effective_keys, max_weight
+from attncore.scaling import weight_focus
 from pages.ui.controls import URL, seed_input
 from pages.ui.figures import (
     SERIES_COLOURS,
@@ -17,6 +18,7 @@ from pages.ui.figures import (
     line_chart,
     said_number,
 )
+from pages.ui.glossary import term_link
 from pages.ui.layout import (
     bad_input_stops_page,
     bullet_list,
@@ -43,13 +45,45 @@ presenter = setup_page("Why divide by √d_k", "📏")
 font = figure_font(presenter)
 lesson_header(
     "2 · Why divide the scores by √d_k?",
-    "see that dot products grow with d_k, that an unscaled softmax saturates and stops "
-    "passing gradient, and that 1/√d_k (not 1/d_k) keeps it in a useful range.",
+    "see that dot products spread out as d_k grows, that unscaled they saturate the softmax "
+    "and pass it less and less gradient, and that 1/√d_k (not 1/d_k) keeps them in a useful "
+    "range.",
 )
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def sample_stats(d_k: int, n: int, sigma2: float, seed: int) -> ex.DotProductStats:
     return ex.dot_product_stats(d_k, n, np.random.default_rng(seed), sigma2)
+
+
+def away(z: float) -> str:
+    """A difference in standard deviations, in words: "0.4 standard deviations above"."""
+    if z == 0:
+        return "exactly on"
+    return f"{abs(z):.1f} standard deviations {'above' if z > 0 else 'below'}"
+
+
+def moments_caption(stats: ex.DotProductStats, n_samples: int) -> tuple[str, str]:
+    """The theory under the moments table, and how far new samples move its empirical
+    values, from attncore.scaling.sampling_spread for these d_k, n and σ²."""
+    d_k, sigma2 = stats.d_k, stats.sigma2
+    spread = ex.sampling_spread(d_k, n_samples, sigma2)
+    z_mean = stats.scaled_mean / spread.scaled_mean_sd  # the same for qᵀk: both scale by √d_k
+    z_var = (stats.scaled_var / stats.theory_scaled_var - 1) / spread.variance_rel_sd
+    products = "one product" if d_k == 1 else f"a sum of {d_k} products"
+    return (
+        "Theory: Var[qᵀk] = d_k·σ⁴ and Var[qᵀk/√d_k] = σ⁴; the dashed curves are normal "
+        f"densities with those variances. But qᵀk is {products} q_i k_i, and its distribution "
+        "has a sharper peak and heavier tails than a normal one: excess kurtosis "
+        f"6/d_k = {said_number(spread.excess_kurtosis)} (0 for a normal distribution), the "
+        "closer to 0 the more products.",
+        "New samples (another seed) move the empirical values: "
+        f"by about ±{said_number(spread.mean_sd)} for the mean of qᵀk (σ²√(d_k/n)), "
+        f"±{said_number(spread.scaled_mean_sd)} for that of qᵀk/√d_k (σ²/√n), and "
+        f"±{100 * spread.variance_rel_sd:.2g}% for either variance (√(2/(n−1) + 6/(d_k·n)); a "
+        f"normal sample's √(2/(n−1)) would be {100 * np.sqrt(2 / (n_samples - 1)):.2g}%), "
+        f"one standard deviation each, at n = {n_samples:,} samples. Here the means are "
+        f"{away(z_mean)} 0 and the variances {away(z_var)} the theory."
+    )
 
 
 def normal_density(sd: float):
@@ -70,12 +104,42 @@ def curves(n_keys: int, trials: int, sigma2: float, seed: int) -> ex.ScalingCurv
     return ex.scaling_curves(D_KS, n_keys, trials, np.random.default_rng(seed), sigma2)
 
 
+def temperature_ends(scores: np.ndarray, sweep: np.ndarray, keys: list[str]) -> str:
+    """What the lowest and the highest τ of section 4 do to its query, said from its weights.
+
+    The lowest τ is sharp, not hard: the softmax stays smooth, and its limit τ → 0 is
+    one-hot only when one key has the largest score (attncore.scaling.weight_focus).
+    """
+    n_keys = len(keys)
+    low, high = TEMPERATURES[0], TEMPERATURES[-1]
+    focus, = weight_focus(scores, low)
+    top = np.argmax(sweep[0])
+    sharp = (f"A low τ makes the softmax {term_link('sharp', 'sharp')}: at τ = {low:g} the "
+             f"largest weight is {number_text(sweep[0].max(), 3)}, on {keys[top]}"
+             + (f", {term_link('one-hot', 'nearly one-hot')}" if focus.nearly_one_hot else "")
+             + ". The softmax is still a smooth, differentiable function of the scores; only "
+             "its limit τ → 0 is an argmax, ")
+    if len(focus.tied) == 1:
+        sharp += f"all the weight on {keys[focus.tied[0]]}, the one key with the largest score."
+    else:
+        sharp += ("equal weights on " + ", ".join(keys[j] for j in focus.tied)
+                  + ", tied for the largest score.")
+    hard = (f" {term_link('hard', 'Hard attention')} (lesson 6) chooses one position "
+            "outright instead, and that choice has no gradient.")
+    flat = (f" A high τ flattens the weights towards uniform: at τ = {high:g} they lie between "
+            f"{number_text(sweep[-1].min(), 3)} and {number_text(sweep[-1].max(), 3)}, around "
+            f"1/{n_keys} = {number_text(1 / n_keys, 3)}, spread over "
+            f"{number_text(effective_keys(sweep[-1]), 2)} effective keys of {n_keys}.")
+    return sharp + hard + flat
+
+
 @st.fragment
-def temperature_section(sweep: np.ndarray, results: dict) -> None:
-    """Section 4; moving τ redraws only this section (``sweep`` holds every τ's weights)."""
+def temperature_section(scores: np.ndarray, sweep: np.ndarray, results: dict) -> None:
+    """Section 4; moving τ redraws only this section (``sweep`` holds every τ's weights of
+    the one query's ``scores``)."""
     n_keys = sweep.shape[1]
     keys = [f"k{j + 1}" for j in range(n_keys)]
-    st.header("4 · Temperature τ: from hard to uniform attention")
+    st.header("4 · Temperature τ: from sharp to uniform attention")
     temperature = st.select_slider("Softmax temperature τ", TEMPERATURES, value=1.0,
                                    key="sc_temp", **URL)
     at_t = sweep[TEMPERATURES.index(temperature)]
@@ -95,14 +159,44 @@ def temperature_section(sweep: np.ndarray, results: dict) -> None:
                     key="sc_fig_temperature",
                     alt=describe_lines(TEMPERATURES, against_t, x_title="τ",
                                        y_title="Max weight and effective keys / n"))
-    st.markdown(
-        f"One query against {n_keys} keys at d_k = {TEMPERATURE_D_K} (σ² = 1), its scores "
-        f"scaled by 1/√d_k as in section 2, then divided by τ. At τ = {TEMPERATURES[0]} the "
-        f"largest score takes most of the weight ({max_weight(sweep[0]):.3f}; as τ → 0 it "
-        f"tends to 1, hard attention); at τ = {TEMPERATURES[-1]:g} the weights are nearly "
-        f"uniform (entropy {entropy(sweep[-1]):.3f} of log n = {np.log(n_keys):.3f})."
-    )
+    st.markdown(f"One query against {n_keys} keys at d_k = {TEMPERATURE_D_K} (σ² = 1), its "
+                "scores scaled by 1/√d_k as in section 2, then divided by τ. At "
+                f"τ = {temperature:g} the largest weight is {number_text(at_t.max(), 3)} and "
+                f"the weight is spread over {number_text(effective_keys(at_t), 2)} effective "
+                f"keys of {n_keys}.")
+    if not presenter:
+        st.markdown(temperature_ends(scores, sweep, keys))
     results["temperature"] = temperature
+
+
+def curves_sentence(cv: ex.ScalingCurves) -> str:
+    """What section 3's curves show, said from their first and last points."""
+    n = cv.n_keys
+    if n == 1:
+        return ("With a single key every weight is 1 and every Jacobian 0, whatever the scaling "
+                "and d_k: choose n of 2 or more to compare the scalings.")
+    first, last = f"d_k = {D_KS[0]:,}", f"d_k = {D_KS[-1]:,}"
+
+    def moves(series, digits):
+        a, b = series[0], series[-1]
+        verb = "rises" if b > a else "falls" if b < a else "stays"
+        said = (lambda x: number_text(x, 3)) if digits == "weight" else (lambda x: f"{x:.3g}")
+        return f"{verb} from {said(a)} at {first} to {said(b)} at {last}"
+
+    sqrt_w, none_j = cv.max_weight["sqrt_dk"], cv.jacobian_norm["none"]
+    # A softmax passes the most gradient at a moderate spread of scores: the unscaled
+    # norm may first rise with d_k, then fall.
+    peak = int(np.argmax(none_j))
+    peak_said = ("" if peak in (0, len(D_KS) - 1) else
+                 f", after a peak of {none_j[peak]:.3g} at d_k = {D_KS[peak]:,}")
+    return (
+        f"At {first} the three scalings are the same (1/d_k = 1/√d_k = 1). Without scaling "
+        f"the mean max weight {moves(cv.max_weight['none'], 'weight')}, and the mean Jacobian norm "
+        f"{moves(none_j, 'norm')}{peak_said}. With 1/d_k the mean max weight "
+        f"{moves(cv.max_weight['dk'], 'weight')}, against 1/n = {number_text(1 / n, 3)} for "
+        f"uniform weights. With 1/√d_k it stays between {number_text(sqrt_w.min(), 3)} and "
+        f"{number_text(sqrt_w.max(), 3)} at every d_k shown."
+    )
 
 
 @st.fragment
@@ -112,11 +206,14 @@ def keys_and_curves(d_k: int, sigma2: float, seed: int, results: dict) -> None:
     A fragment: moving n or the trials redraws these sections only. What they compute
     goes into ``results``, read by the downloads when a button is clicked.
     """
-    st.header("2 · Large scores saturate the softmax")
+    st.header("2 · Widely spread scores saturate the softmax")
     n_keys = st.slider("Keys n", 1, 64, 16, key="sc_nkeys", **URL)
     sat = ex.saturation(d_k, n_keys, np.random.default_rng(seed + 1), sigma2)
-    st.markdown(f"One query against {n_keys} keys at d_k = {d_k}: the same scores under the "
-                "three scalings.")
+    st.markdown(f"One query against {n_keys} key{'s' if n_keys > 1 else ''} at d_k = {d_k}: "
+                "the same dot products under "
+                "the three scalings. The softmax only sees differences between scores: the more "
+                f"they differ, the more of the weight the largest takes, until the softmax "
+                f"{term_link('saturation', 'saturates')}.")
     keys = [f"k{j + 1}" for j in range(n_keys)]
     # Three panels of one figure: n and d_k change all three, drawn once.
     show_figure(side_by_side([
@@ -125,6 +222,17 @@ def keys_and_curves(d_k: int, sigma2: float, seed: int, results: dict) -> None:
         for name in ex.SCALINGS], font_size=font), key="sc_fig_saturation",
         alt=" ".join(describe_bars(keys, sat[name].weights, what=f"{LABEL[name]}: weights")
                      for name in ex.SCALINGS))
+    st.latex(r"\text{entropy} = -\sum_j w_j \ln w_j \ \text{(nats)}, \qquad "
+             r"\text{effective keys} = e^{\text{entropy}}, \qquad "
+             r"\left\| \frac{\partial w}{\partial s} \right\|_F "
+             r"= \left\| \mathrm{diag}(w) - w\,w^\top \right\|_F")
+    if not presenter:
+        st.markdown(
+            "For the weights w of each panel: the largest weight; the "
+            f"{term_link('entropy', 'entropy')}, in nats (0 when one key takes all the weight, "
+            "ln n when it is spread evenly over the n keys); the "
+            f"{term_link('effective-keys', 'effective number of keys')} (1 to n); and the "
+            f"norm of the softmax's {term_link('jacobian', 'Jacobian')}.")
     summary = pd.DataFrame(
         # number_text: a saturated entropy of 1e-10 reads 1.000×10⁻¹⁰, never "0.000"
         {LABEL[n]: [number_text(sat[n].max_weight, 3),
@@ -132,12 +240,14 @@ def keys_and_curves(d_k: int, sigma2: float, seed: int, results: dict) -> None:
                     f"{number_text(sat[n].effective_keys, 2)} of {n_keys}",
                     f"{sat[n].jacobian_norm:.3g}"]
          for n in ex.SCALINGS},
-        index=["max weight", "entropy H (of log n)", "effective keys e^H", "‖softmax Jacobian‖"],
+        index=["max weight", "entropy (of ln n)", "effective keys e^entropy",
+               "‖softmax Jacobian‖"],
     )
     st.table(summary)  # static: cheap to redraw
     if not presenter:
-        st.caption("The Jacobian norm measures how much the weights move when the scores move: "
-                   "the gradient signal that reaches Q and K during training.")
+        st.caption("The Jacobian norm measures how much the weights move when the scores move. "
+                   "During training the gradient from the weights passes through this Jacobian "
+                   "to reach the scores, and so W_Q and W_K: near 0, little gets through.")
 
     st.header("3 · Averaged over many queries, against d_k")
     trials = st.select_slider("Trials per point", [20, 50, 100, 200], value=50, key="sc_trials",
@@ -147,8 +257,8 @@ def keys_and_curves(d_k: int, sigma2: float, seed: int, results: dict) -> None:
     named = lambda d: {LABEL[k]: v for k, v in d.items()}  # noqa: E731
     panels = {  # title: (series, y title, dashed)
         "Mean max weight": (named(cv.max_weight), "max weight", ()),
-        "Mean entropy": (named(cv.entropy) | {"log n (uniform)": np.full(
-            len(D_KS), cv.max_entropy)}, "nats", ("log n (uniform)",)),
+        "Mean entropy": (named(cv.entropy) | {"ln n (uniform)": np.full(
+            len(D_KS), cv.max_entropy)}, "nats", ("ln n (uniform)",)),
         "Mean ‖softmax Jacobian‖": (named(cv.jacobian_norm), "Frobenius norm", ()),
     }
     # Three panels of one figure, for the same reason; one legend names the scalings.
@@ -159,13 +269,7 @@ def keys_and_curves(d_k: int, sigma2: float, seed: int, results: dict) -> None:
         key="sc_fig_curves",
         alt=" ".join(describe_lines(D_KS, series, x_title="d_k", y_title=title)
                      for title, (series, _, _) in panels.items()))
-    st.markdown(
-        f"Without scaling the mean max weight climbs from {cv.max_weight['none'][0]:.2f} to "
-        f"{cv.max_weight['none'][-1]:.2f} and the gradient signal falls from "
-        f"{cv.jacobian_norm['none'][0]:.3g} to {cv.jacobian_norm['none'][-1]:.3g}; with 1/d_k the "
-        f"weights flatten (max weight {cv.max_weight['dk'][-1]:.3f}, uniform is "
-        f"{1 / n_keys:.3f}); with 1/√d_k they stay where they were at d_k = 1."
-    )
+    st.markdown(curves_sentence(cv))
     results |= {"n_keys": n_keys, "trials": trials, "keys": keys, "saturation": sat,
                 "curves": cv}
 
@@ -191,12 +295,13 @@ def sections_1_to_3(results: dict) -> None:
     with bad_input_stops_page():
         stats = sample_stats(d_k, n_samples, sigma2, seed)
 
-    st.header("1 · Dot products grow with d_k")
+    st.header("1 · The spread of qᵀk grows with d_k")
     if not presenter:  # in presenter mode the histograms come straight after the controls
         st.markdown(
-            f"Draw q and k with {d_k} independent components, each with mean 0 and variance "
-            f"σ² = {sigma2:g}, and compute qᵀk, {n_samples} times. The spread of qᵀk grows like "
-            "√d_k; dividing by √d_k brings it back to σ²."
+            f"Draw q and k with {d_k} independent normal component{'s' if d_k > 1 else ''}, "
+            f"each with mean 0 and variance σ² = {sigma2:g}, and compute qᵀk, {n_samples:,} "
+            "times. In theory its mean is 0 whatever d_k, and its standard deviation, σ²√d_k, "
+            "grows like √d_k; dividing by √d_k brings it back to σ²."
         )
     sd_raw, sd_scaled = np.sqrt(stats.theory_var), np.sqrt(stats.theory_scaled_var)
     # Both histograms in one figure: d_k and the samples change both, and one figure is drawn
@@ -220,10 +325,8 @@ def sections_1_to_3(results: dict) -> None:
     )
     st.table(moments.map(lambda x: number_text(x, 3)))  # static: cheap to redraw
     if not presenter:
-        st.caption("Theory: Var[qᵀk] = d_k·σ⁴ and Var[qᵀk/√d_k] = σ⁴; the dashed curves are "
-                   "the normal densities with those variances (the sum of many products is "
-                   "nearly normal). The empirical values wobble by about ±"
-                   f"{100 * np.sqrt(2 / (n_samples - 1)):.0f}% at {n_samples} samples.")
+        for caption in moments_caption(stats, n_samples):
+            st.caption(caption)
 
     var_raw, var_scaled = variance_curve(sigma2, seed)
     variances = {"Var[qᵀk], sampled": var_raw, "Var[qᵀk/√d_k], sampled": var_scaled,
@@ -245,37 +348,49 @@ def closing_notes() -> None:
     """What to notice, the formulas and, off the projector, things to try and questions."""
     bullet_list("What to notice", [
         "The variance of qᵀk grows in proportion to d_k; dividing by √d_k makes it σ⁴ for "
-        "every d_k: the softmax sees scores of the same size whatever the dimension.",
-        "Unscaled scores at large d_k put almost all the weight on one key, and the softmax's "
-        "Jacobian, the gradient that reaches the scores, shrinks towards 0.",
-        "Dividing by d_k over-corrects: the score variance falls like σ⁴/d_k and every query "
-        "attends almost uniformly, whatever it asks.",
+        "every d_k: the softmax sees scores of the same spread whatever the dimension.",
+        "Without scaling, the scores spread out as d_k grows: the weight gathers on one key "
+        "and the softmax's Jacobian, through which the gradient reaches the scores, shrinks "
+        "towards 0.",
+        "Dividing by d_k over-corrects: the score variance falls like σ⁴/d_k, so as d_k grows "
+        "the weights come closer to uniform, whatever the query asks.",
     ])
     st.subheader("The formulas")
     st.latex(r"\mathrm{Var}[q^\top k] = \sum_{i=1}^{d_k} \mathrm{Var}[q_i k_i] = d_k\,\sigma^4,"
              r"\qquad \mathrm{Var}\!\left[\frac{q^\top k}{\sqrt{d_k}}\right] = \sigma^4")
-    st.latex(r"\frac{\partial\, \mathrm{softmax}(s)}{\partial s} = \mathrm{diag}(p) - p\,p^\top"
-             r"\;\to\; 0 \text{ as } p \to \text{one-hot}")
+    st.latex(r"w = \mathrm{softmax}(s), \qquad \frac{\partial w}{\partial s} = "
+             r"\mathrm{diag}(w) - w\,w^\top \;\to\; 0 \text{ as } w \to \text{one-hot}")
     if presenter:
         return
     bullet_list("Try this", [
-        "Move d_k to 1024 with scaling off and watch the max weight approach 1.",
-        "Set σ² = 4: the variance of qᵀk/√d_k becomes σ⁴ = 16, and the scaled softmax "
-        "saturates too. Scaling assumes unit-variance components (hence layer norm).",
-        "Set τ to 0.05, then 20: hard attention, then uniform attention.",
+        "Move d_k from 1 to 1,024: the unscaled scores' standard deviation σ²√d_k grows "
+        "32-fold. As d_k grows, the mean max weight without scaling tends to 1 and its mean "
+        "Jacobian norm to 0 (section 3 draws both), while 1/√d_k keeps the scores' standard "
+        "deviation at σ².",
+        "Set σ² = 4: the variance of qᵀk/√d_k becomes σ⁴ = 16 (standard deviation 4), and the "
+        "1/√d_k panel of section 2 sharpens too: dividing by √d_k corrects for d_k, not for σ². "
+        "The scaling assumes components of variance about 1. In a Transformer q = x W_Q and "
+        "k = x W_K: LayerNorm normalises the token vector x, not q and k, whose variance comes "
+        "from W_Q and W_K; a usual initialisation makes it about 1, and nothing keeps it so "
+        "during training.",
+        f"Set τ to {TEMPERATURES[0]:g}, then {TEMPERATURES[-1]:g}: a "
+        f"{term_link('sharp', 'sharp')} softmax (the weight gathers on the largest scores, "
+        "and it is still differentiable), then weights flattened towards uniform.",
         "Set n = 1: with a single key every scaling gives weight 1 and a zero Jacobian.",
     ], expanded=False)
     practice_questions("sc", [
         {"q": "Why divide by √d_k and not by d_k?",
-         "a": "qᵀk has standard deviation σ²√d_k. Dividing by √d_k makes it σ², the same for "
-              "every d_k. Dividing by d_k makes it σ²/√d_k, which shrinks to 0: the scores "
-              "all become nearly equal and attention nearly uniform."},
+         "a": "If q and k have independent components of mean 0 and variance σ², qᵀk has "
+              "standard deviation σ²√d_k. Dividing by √d_k makes it σ², the same for every "
+              "d_k. Dividing by d_k makes it σ²/√d_k, which shrinks towards 0 as d_k grows: "
+              "the scores become nearly equal and attention nearly uniform."},
         {"q": "q and k have 64 independent components of variance 1. What is the variance "
               "of qᵀk?",
          "value": 64.0, "tol": 1e-6,
          "a": "d_k·σ⁴ = 64 × 1 = 64 (standard deviation 8)."},
-        {"q": "A softmax row is one-hot, p = (1, 0, 0). What is its Jacobian?",
-         "a": "diag(p) − p pᵀ = diag(1,0,0) − e₁e₁ᵀ = 0: no gradient reaches the scores."},
+        {"q": "A row of weights is one-hot, w = (1, 0, 0): the limit of a saturated softmax. "
+              "What is the softmax's Jacobian there?",
+         "a": "diag(w) − w wᵀ = diag(1, 0, 0) − e₁e₁ᵀ = 0: no gradient reaches the scores."},
     ])
 
 
@@ -324,7 +439,7 @@ seed = results["settings"]["seed"]
 # The weights at every τ of section 4 (the downloads hold them all).
 example = ex.saturation(TEMPERATURE_D_K, TEMPERATURE_KEYS, np.random.default_rng(seed + 2))
 results["sweep"] = ex.temperature_sweep(example["sqrt_dk"].scores, TEMPERATURES)
-temperature_section(results["sweep"], results)
+temperature_section(example["sqrt_dk"].scores, results["sweep"], results)
 closing_notes()
 if not presenter:
     st.subheader("Download")

@@ -73,7 +73,7 @@ def test_largest_setting_gives_finite_numbers():
 
 
 def test_entropy_and_effective_keys_of_known_rows():
-    # Uniform over 4: H = -4 · (1/4) log(1/4) = log 4, e^H = 4. One-hot: H = 0, e^H = 1.
+    # Uniform over 4: entropy -4 · (1/4) ln(1/4) = ln 4, e^entropy = 4. One-hot: 0 and 1.
     rows = np.array([[0.25] * 4, [1.0, 0.0, 0.0, 0.0]])
     np.testing.assert_allclose(analysis.entropy(rows), [math.log(4), 0.0], atol=1e-15)
     np.testing.assert_allclose(analysis.effective_keys(rows), [4.0, 1.0], rtol=1e-14)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -47,15 +48,15 @@ def test_large_d_k_without_scaling_saturates():
     at = run(sc_dk="1024", sc_nkeys="8")
     table = summary(at)
     assert float(table.loc["max weight", "no scaling"]) > 0.99
-    # 1/d_k: almost uniform over 8 keys, e^H close to 8.
-    assert float(table.loc["effective keys e^H", "1/d_k"].split(" of ")[0]) > 7.5
+    # 1/d_k: almost uniform over 8 keys, e^entropy close to 8.
+    assert float(table.loc["effective keys e^entropy", "1/d_k"].split(" of ")[0]) > 7.5
 
 
 def test_a_saturated_entropy_is_not_shown_as_zero():
     # d_k = 1024, σ² = 4, seed 0: the unscaled softmax puts all but about 5e-12 of the
     # weight on one key, so its entropy is tiny but not 0 (1.3e-10 computed in float64).
     at = run(sc_dk="1024", sc_sigma2="4.0")
-    entropy = summary(at).loc["entropy H (of log n)", "no scaling"].split(" of ")[0]
+    entropy = summary(at).loc["entropy (of ln n)", "no scaling"].split(" of ")[0]
     assert "×10⁻" in entropy, entropy
 
 
@@ -71,10 +72,9 @@ def test_extreme_settings_give_numbers_not_nan(query):
     assert "nan" not in text.lower() and "inf" not in text.lower()
 
 
-def test_temperature_slider_moves_between_hard_and_uniform():
+def test_temperature_slider_moves_between_sharp_and_uniform():
     at = run()
-    texts = " ".join(m.value for m in at.markdown)
-    assert "hard attention" in texts
+    assert [h.value for h in at.header][-1] == "4 · Temperature τ: from sharp to uniform attention"
     at.select_slider(key="sc_temp").set_value(20.0).run()
     assert not at.exception
     # At T = 20 the 1/√d_k scores of 8 keys (|s| of order 1, below 3 with σ² = 1) are
@@ -127,3 +127,108 @@ def test_presenter_mode_leaves_out_the_long_captions():
     assert not any(c.startswith("Theory:") for c in main_captions)
     # every figure still drawn: histograms, variance, saturation, curves, temperature (2)
     assert len(at.get("plotly_chart")) == 6
+
+
+def markdown_with(at: AppTest, start: str) -> str:
+    """The page's markdown that starts with ``start``, links reduced to their text."""
+    texts = (re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", m.value) for m in at.markdown)
+    return next(t for t in texts if t.startswith(start))
+
+
+def theory_caption(at: AppTest) -> str:
+    """The captions under the moments table: the theory, then the spread of new samples."""
+    captions = [c.value for c in at.caption]
+    first = next(i for i, c in enumerate(captions) if c.startswith("Theory:"))
+    return " ".join(captions[first:first + 2])
+
+
+@pytest.mark.parametrize("query, variance_spread, normal_spread", [
+    # sqrt(2/999 + 6/(64·1000)) = sqrt(0.0020020 + 0.0000938) = 0.04578; sqrt(2/999) = 0.04474
+    ({}, "±4.6%", "4.5%"),
+    # sqrt(2/999 + 6/1000) = sqrt(0.0080020) = 0.08945: twice the normal-only 4.5%
+    ({"sc_dk": "1"}, "±8.9%", "4.5%"),
+    # sqrt(2/99 + 6/100) = sqrt(0.080202) = 0.2832; sqrt(2/99) = 0.1421
+    ({"sc_dk": "1", "sc_samples": "100", "sc_sigma2": "4.0"}, "±28%", "14%"),
+])
+def test_theory_caption_states_the_spread_for_this_d_k_and_n(query, variance_spread,
+                                                             normal_spread):
+    at = run(**query)
+    caption = theory_caption(at)
+    assert f"{variance_spread} for either variance" in caption
+    assert f"√(2/(n−1)) would be {normal_spread}" in caption
+    assert "wobble" not in caption and "±4% at" not in caption
+    # How far this seed landed, in those standard deviations, from the table's own numbers.
+    m = moments(at)
+    d_k, n = int(query.get("sc_dk", 64)), int(query.get("sc_samples", 1000))
+    sigma2 = float(query.get("sc_sigma2", 1.0))
+    rel_sd = math.sqrt(2 / (n - 1) + 6 / (d_k * n))
+    z_var = (m.loc["qᵀk / √d_k", "empirical variance"] / sigma2**2 - 1) / rel_sd
+    z_mean = m.loc["qᵀk / √d_k", "empirical mean"] / (sigma2 / math.sqrt(n))
+    said = re.search(r"Here the means are (\d+\.\d) standard deviations (above|below) 0 and "
+                     r"the variances (\d+\.\d) standard deviations (above|below)", caption)
+    assert float(said.group(1)) == pytest.approx(abs(z_mean), abs=0.06)
+    assert said.group(2) == ("above" if z_mean > 0 else "below")
+    assert float(said.group(3)) == pytest.approx(abs(z_var), abs=0.06)
+    assert said.group(4) == ("above" if z_var > 0 else "below")
+    kurtosis = "6/d_k = 6 " if d_k == 1 else "6/d_k = 0.0938"  # 6/64 = 0.09375
+    assert kurtosis in caption
+
+
+def test_entropy_is_a_word_with_its_formula_before_the_table():
+    at = run()
+    latex = " ".join(e.value for e in at.latex)
+    assert r"\text{entropy} = -\sum_j w_j \ln w_j" in latex
+    assert list(summary(at).index) == ["max weight", "entropy (of ln n)",
+                                       "effective keys e^entropy", "‖softmax Jacobian‖"]
+    text = " ".join(m.value for m in at.markdown)
+    for key in ("entropy", "effective-keys", "jacobian", "saturation", "sharp", "hard"):
+        assert f"#glossary-{key})" in text, key
+    assert " H " not in text and "e^H" not in text  # H is the number of heads
+
+
+def curve(at: AppTest, index: int):
+    return chart_array(at, "sc_fig_curves", "y", index)
+
+
+@pytest.mark.parametrize("query", [{}, {"sc_sigma2": "0.25", "sc_nkeys": "2"},
+                                   {"sc_sigma2": "4.0", "sc_nkeys": "64"}])
+def test_curves_sentence_follows_the_curves(query):
+    at = run(**query)
+    text = markdown_with(at, "At d_k = 1 the three scalings are the same")
+    # Traces of the first and third panels: 0-2 max weight, 7-9 Jacobian norm.
+    none_w, sqrt_w, dk_w, none_j = curve(at, 0), curve(at, 1), curve(at, 2), curve(at, 7)
+    verb = lambda a, b: "rises" if b > a else "falls"  # noqa: E731
+    assert (f"mean max weight {verb(none_w[0], none_w[-1])} from {none_w[0]:.3f} at d_k = 1 "
+            f"to {none_w[-1]:.3f} at d_k = 1,024") in text
+    assert (f"Jacobian norm {verb(none_j[0], none_j[-1])} from {none_j[0]:.3g} at d_k = 1 to "
+            f"{none_j[-1]:.3g}") in text
+    peak = none_j.argmax()
+    if 0 < peak < none_j.size - 1:  # a rise before the fall is said
+        assert f"after a peak of {none_j[peak]:.3g} at d_k = {2 ** peak:,}" in text
+    else:
+        assert "after a peak" not in text
+    assert f"With 1/d_k the mean max weight {verb(dk_w[0], dk_w[-1])} from" in text
+    assert f"stays between {sqrt_w.min():.3f} and {sqrt_w.max():.3f}" in text
+
+
+def test_curves_sentence_with_one_key():
+    at = run(sc_nkeys="1")
+    assert any(m.value.startswith("With a single key every weight is 1") for m in at.markdown)
+    assert not any("rises from" in m.value for m in at.markdown)
+
+
+def test_temperature_ends_are_said_from_the_weights_at_both_ends():
+    at = run()
+    text = markdown_with(at, "A low τ makes the softmax sharp")
+    for tau in (0.05, 20.0):
+        at.select_slider(key="sc_temp").set_value(tau).run()
+        w = chart_array(at, "sc_fig_temperature_weights", "y")
+        if tau == 0.05:
+            assert f"the largest weight is {w.max():.3f}, on k{w.argmax() + 1}" in text
+            assert ("nearly one-hot" in text) == (w.max() > 0.99)
+            # The limit τ → 0 is one-hot because no other key ties for the largest score.
+            assert f"all the weight on k{w.argmax() + 1}, the one key with the largest" in text
+        else:
+            assert f"they lie between {w.min():.3f} and {w.max():.3f}, around 1/8 = 0.125" in text
+    # A low τ is sharp; hard attention is the other thing, choosing one position.
+    assert "hard attention" not in text.lower().replace("hard attention (lesson 6) chooses", "")
