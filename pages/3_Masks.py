@@ -506,7 +506,7 @@ def lesson(results: dict) -> None:
     # Lesson 11's window is another one: causal, the W most recent tokens.
     c2.caption(MASKS[kind] + (f" (lesson 11's {term_link('sliding-window', 'sliding window')} "
                               "is causal instead: the W most recent tokens)"
-                              if kind == "window" else ""))
+                              if kind == "window" and not presenter else ""))
     # r = T − 1 already lets every query see every key, so the slider stops there.
     width = bounded_slider(c3, "Window radius r", 0, T - 1, 1, "mk_window",
                            disabled=kind != "window")
