@@ -209,11 +209,12 @@ def keys_and_curves(d_k: int, sigma2: float, seed: int, results: dict) -> None:
     st.header("2 · Widely spread scores saturate the softmax")
     n_keys = st.slider("Keys n", 1, 64, 16, key="sc_nkeys", **URL)
     sat = ex.saturation(d_k, n_keys, np.random.default_rng(seed + 1), sigma2)
+    differences = (
+        "The softmax only sees differences between scores: the more they differ, the more of "
+        f"the weight the largest takes, until the softmax {term_link('saturation', 'saturates')}."
+        if n_keys > 1 else "With a single key there is no difference to see: its weight is 1.")
     st.markdown(f"One query against {n_keys} key{'s' if n_keys > 1 else ''} at d_k = {d_k}: "
-                "the same dot products under "
-                "the three scalings. The softmax only sees differences between scores: the more "
-                f"they differ, the more of the weight the largest takes, until the softmax "
-                f"{term_link('saturation', 'saturates')}.")
+                f"the same dot products under the three scalings. {differences}")
     keys = [f"k{j + 1}" for j in range(n_keys)]
     # Three panels of one figure: n and d_k change all three, drawn once.
     show_figure(side_by_side([

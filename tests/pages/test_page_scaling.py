@@ -215,6 +215,9 @@ def test_curves_sentence_with_one_key():
     at = run(sc_nkeys="1")
     assert any(m.value.startswith("With a single key every weight is 1") for m in at.markdown)
     assert not any("rises from" in m.value for m in at.markdown)
+    assert any("With a single key there is no difference to see" in m.value
+               for m in at.markdown)
+    assert not any("the more they differ" in m.value for m in at.markdown)
 
 
 def test_temperature_ends_are_said_from_the_weights_at_both_ends():
