@@ -184,8 +184,9 @@ if example.x is not None:
     with st.expander("Where Q, K and V come from: Q = X W_Q, K = X W_K, V = X W_V",
                      expanded=not presenter):
         st.markdown("X holds a toy embedding per word, a row per token ("
-                    + ", ".join(md_escape(t) for t in example.tokens) + "): the same word "
-                    "always gets the same vector. The W matrices are seeded projections.")
+                    + ", ".join(md_escape(t) for t in example.tokens) + "): the same word, "
+                    "whatever its case, always gets the same vector. The W matrices are seeded "
+                    "projections.")
         # One LaTeX block, not four tables: a new example redraws it with the page. The
         # numbers are short decimals (0.8, -1.6): written with as many decimals as they have.
         given = [("X", example.x), ("W_Q", example.w_q), ("W_K", example.w_k),
