@@ -5,7 +5,8 @@ pandas). Shape letters everywhere: ``B`` batch, ``H`` heads, ``Tq``/``Tk`` query
 and key lengths, ``d_model``, ``d_k = d_v = d_model / H``.
 
 One module per idea: ``softmax`` (the one softmax policy), ``scores``, ``attention``,
-``masks``, ``multihead``, ``positional``, ``analysis`` (statistics of weights),
+``masks``, ``pitfalls`` (lesson 3's masking mistakes, computed), ``multihead``,
+``positional``, ``analysis`` (statistics of weights),
 ``seq2seq``, ``text``, ``init`` (the one random initialisation), ``exercise`` (checking
 a student's hand calculation), ``measure`` (timing and memory on one BLAS thread), and the
 lessons' experiments ``scaling`` (lesson 2) and ``cost`` (lesson 7). The package exports

@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 
 from .. import figures as package  # builders call package.figure (see __init__)
 from ..labels import plotly_safe, unique_labels
+from ..numbers import number_text
 from .axes import (
     ALL_LABELS_UP_TO,
     CHAR_EM,
@@ -104,12 +105,15 @@ def bar_chart(labels, values, *, title: str, x_title: str, y_title: str,
     values = np.asarray(values, dtype=np.float64)
     labels = [plotly_safe(x) for x in unique_labels(labels)]
     show_text = len(labels) <= 8
+    # number_text, not a fixed format: a bar of 1.4e-4 reads 1.400×10⁻⁴, never "0.000".
+    said = [number_text(v, decimals) for v in values]
     bar = dict(
         type="bar", x=labels, y=values, marker={"color": colour},
-        text=[f"{v:.{decimals}f}" for v in values] if show_text else None,
+        text=said if show_text else None,
         textposition="outside" if show_text else None,
         textfont={"size": font_size} if show_text else None,
-        hovertemplate=f"{x_title} %{{x}}<br>{y_title} %{{y:.{decimals}f}}<extra></extra>",
+        customdata=said,
+        hovertemplate=f"{x_title} %{{x}}<br>{y_title} %{{customdata}}<extra></extra>",
     )
     layout = _axes_layout(title, x_title, y_title, font_size, height,
                           y_values=[0.0, *(y_range or ()), *values])
