@@ -23,6 +23,7 @@ from pages.ui.figures import (
     said_number,
     spoken_token,
 )
+from pages.ui.glossary import term_link
 from pages.ui.labels import md_escape, plotly_safe
 from pages.ui.layout import (
     bad_input_stops_page,
@@ -43,6 +44,7 @@ PAGE_MAX_TOKENS = 64  # WordPieces read here ([CLS] and [SEP] included); the cor
 MAX_CHARS = 400
 ABLATE_ALL_MAX_TOKENS = 32  # switching off every head of a layer: 12 passes, < 0.5 s here
 GRID_CELLS = 16  # per side of each small multiple in the model view
+ROUNDING = 1e-12  # float64 computations that agree to this differ only by rounding
 DEFAULT_TEXT = "My cat chases moonbeams across the kitchen."
 DEFAULT_PARAPHRASE = "At night my kitten plays with moonlight on the kitchen floor."
 DEFAULT_UNRELATED = "Interest rates rose sharply last quarter."
@@ -156,7 +158,8 @@ with right:
 shares = ", ".join(f"L{r + 1} {layer_sink[r].sum():.0%}" for r in range(L))
 st.markdown(f"Share of all attention that lands on [CLS] or [SEP], per layer (averaged over "
             f"heads and query rows): {shares}. {n_special} tokens out of {T} get up to "
-            f"{layer_sink.sum(axis=1).max():.0%} of it.")
+            f"{layer_sink.sum(axis=1).max():.0%} of it: they act as "
+            f"{term_link('attention-sink', 'attention sinks')}.")
 if not presenter:
     with st.expander("Every head's statistics, as a table"):
         table = pd.DataFrame({"layer": np.repeat(np.arange(1, L + 1), H),
@@ -178,8 +181,9 @@ def row_view(w: np.ndarray, tokens: list[str], font: int) -> None:
                 alt=describe_bars(tokens, w[i], what=f"Row {query}: where "
                                                      f"{spoken_token(tokens[i])} looks"))
     top = np.argsort(w[i])[::-1][:3]
-    st.markdown(f"Row {query} (“{md_escape(tokens[i])}”) puts most weight on " + ", ".join(
-        f"“{md_escape(tokens[j])}” ({w[i, j]:.4g})" for j in top) + ".")
+    st.markdown(f"Row {query} (“{md_escape(tokens[i])}”): its largest weights are on "
+                + ", ".join(f"“{md_escape(tokens[j])}” ({said_number(w[i, j])})" for j in top)
+                + ".")
 
 
 @st.fragment
@@ -216,9 +220,11 @@ def head_by_hand(trace: pt.PretrainedTrace, l: int, h: int, presenter: bool) -> 
              rf"{tex(exps[j] / exps.sum())}\quad (m = {tex(shift)},\ \text{{the row maximum}})")
     by_hand = abs(exps[j] / exps.sum() - w[i, j])
     lesson_1 = np.max(np.abs(scaled_dot_product_attention(q, k, v).weights - w))
+    same = ("the same weights" if lesson_1 == 0 else "the same weights up to rounding"
+            if lesson_1 <= ROUNDING else "weights that differ from the model's")
     st.markdown(f"The model's own weight is {w[i, j]:.6f} (difference "
                 f"{difference_text(by_hand)}). Lesson 1's attention function on this head's "
-                f"q, k, v gives the same weights (largest difference {difference_text(lesson_1)}).")
+                f"q, k, v gives {same} (largest difference {difference_text(lesson_1)}).")
     out = (exps / exps.sum()) @ v  # (d_k,)
     st.latex(r"o = \sum_j w_j\, v_j = \begin{bmatrix}" + " & ".join(num(x, 3) for x in out[:4])
              + rf" & \cdots & {num(out[-1], 3)}\end{{bmatrix}}\quad ({d_k}\text{{ numbers}})")
@@ -262,7 +268,9 @@ def explanation(trace: pt.PretrainedTrace, text: str, l: int, h: int, font: int)
     focus = analysis.max_weight(trace.attentions[l]).mean(axis=-1)  # (H,)
     st.metric(f"Switch off layer {layer}, head {head} (section 2's map): cosine with the "
               "original sentence embedding", f"{1 - one:.5f}")
-    st.caption(f"1 − cosine = {one:.2g}: how far the sentence embedding moved.")
+    st.caption(f"1 − cosine = {one:.2g}: how far the sentence embedding moved. Switching a "
+               "head off multiplies its weights by 0, so its output is 0 (as Hugging Face's "
+               "head_mask does); every later layer is computed again.")
     left, right = st.columns(2)
     with left:
         show_figure(bar_chart([f"H{n + 1}" for n in range(H)], focus,
@@ -337,16 +345,24 @@ def one_head(trace: pt.PretrainedTrace, text: str, stats: dict[str, np.ndarray],
 one_head(trace, text, stats, presenter, font)
 
 st.header("5 · The Transformer block around attention")
+# (step, what happens, shape); every row after the first is one layer's
+BLOCK = [
+    ("embeddings", "word + position + token type, then LayerNorm", f"({T}, {cfg.d_model})"),
+    ("attention", f"{H} heads: softmax(Q Kᵀ / √{d_k}) V each", f"({H}, {T}, {d_k})"),
+    ("W_O", "heads concatenated, times W_O", f"({T}, {cfg.d_model})"),
+    ("residual + LayerNorm", "x + attention, then LayerNorm", f"({T}, {cfg.d_model})"),
+    ("feed-forward", f"GELU(x W₁ + b₁) W₂ + b₂, {cfg.d_ff} hidden units",
+     f"({T}, {cfg.d_ff}) → ({T}, {cfg.d_model})"),
+    ("residual + LayerNorm", "x + feed-forward, then LayerNorm", f"({T}, {cfg.d_model})"),
+]
+per_layer = len(BLOCK) - 1
 st.markdown(
-    f"| step | what happens | shape |\n|---|---|---|\n"
-    f"| embeddings | word + position + token type, then LayerNorm | ({T}, {cfg.d_model}) |\n"
-    f"| attention | {H} heads: softmax(Q Kᵀ / √{d_k}) V each | ({H}, {T}, {d_k}) |\n"
-    f"| W_O | heads concatenated, times W_O | ({T}, {cfg.d_model}) |\n"
-    f"| residual + LayerNorm | x + attention, then LayerNorm | ({T}, {cfg.d_model}) |\n"
-    f"| feed-forward | GELU(x W₁ + b₁) W₂ + b₂, {cfg.d_ff} hidden units | ({T}, {cfg.d_ff}) "
-    f"→ ({T}, {cfg.d_model}) |\n"
-    f"| residual + LayerNorm | x + feed-forward, then LayerNorm | ({T}, {cfg.d_model}) |\n\n"
-    f"The last four rows repeat in each of the {L} layers."
+    "| step | what happens | shape |\n|---|---|---|\n"
+    + "".join(f"| {step} | {what} | {shape} |\n" for step, what, shape in BLOCK)
+    + f"\nThe last {per_layer} rows repeat in each of the {L} layers. Each layer adds to the "
+    f"{term_link('residual-stream', 'residual stream')} (x + …) and then normalises it "
+    f"({term_link('layer-norm', 'LayerNorm')}, after the addition in BERT); the "
+    f"{term_link('ffn', 'feed-forward network')} works on each token on its own."
 )
 names, stream = trace.residual_stream  # (2L + 1, T, d)
 attn_norm = np.linalg.norm(trace.attention_output, axis=-1).mean(axis=-1)  # (L,)
@@ -369,8 +385,11 @@ with right:
                 alt=describe_lines(np.arange(1, L + 1), updates, x_title="layer",
                                    y_title="Mean norm of what each sublayer adds"))
 share = ffn_norm / (attn_norm + ffn_norm)
-st.markdown("The feed-forward network's share of the change, ‖FFN‖ / (‖attention‖ + ‖FFN‖), "
-            "per layer: " + ", ".join(f"L{r + 1} {share[r]:.0%}" for r in range(L)) + ".")
+st.markdown("How large the feed-forward update is beside the attention update, per layer: "
+            "‖FFN‖ / (‖attention‖ + ‖FFN‖) of their mean norms per token, "
+            + ", ".join(f"L{r + 1} {share[r]:.0%}" for r in range(L)) + ". (Two vectors' "
+            "norms do not add up to the norm of their sum: this compares sizes, not shares "
+            "of one change.)")
 
 
 @st.fragment
@@ -394,8 +413,10 @@ def layer_norm_view(trace: pt.PretrainedTrace, model: pt.MiniLM, font: int) -> N
                 "LayerNorm (the residual sum x + attention):")
     st.latex(rf"\mu = {tex(mu)},\ \sigma^2 = {tex(var)} \;\to\; z = \frac{{x - \mu}}"
              rf"{{\sqrt{{\sigma^2 + \epsilon}}}} \;\to\; y = \gamma \odot z + \beta")
+    eps = cfg.layer_norm_eps
     st.markdown(f"z has mean {difference_text(z.mean(), 1, rounding=True)} and variance "
-                f"{z.var():.6f}; ε = {cfg.layer_norm_eps:g} only guards against dividing by 0.")
+                f"σ²/(σ² + ε) = 1 − {difference_text(eps / (var + eps))}, not quite 1: "
+                f"ε = {eps:g} only guards against dividing by 0.")
     shown_dims = 48  # of 384: enough to see the shift and the rescaling, few enough to read
     steps = {"x: residual sum (input)": x[:shown_dims], "z: mean 0, variance 1": z[:shown_dims],
              "y = γ z + β (output)": y[:shown_dims]}
@@ -414,6 +435,38 @@ def layer_norm_view(trace: pt.PretrainedTrace, model: pt.MiniLM, font: int) -> N
 
 layer_norm_view(trace, model, font)
 
+
+def heads_put(heads: int, total: int) -> str:
+    """“No head puts”, “1 of the 72 heads puts”, “46 of the 72 heads each put”: a subject
+    and verb for “… more than half of its weight”."""
+    if heads == 0:
+        return "No head puts"
+    return (f"1 of the {total} heads puts" if heads == 1
+            else f"{heads} of the {total} heads each put")
+
+
+def sink_notice(stats: dict[str, np.ndarray], layer_sink: np.ndarray) -> str:
+    """How many heads, and which layers, put more than half of their weight on [CLS] and
+    [SEP] on this sentence."""
+    mass = stats["mass on [CLS] + [SEP]"]  # (L, H), averaged over query rows
+    layers = [f"L{r + 1}" for r in range(mass.shape[0]) if layer_sink[r].sum() > 0.5]
+    where = (f"; in {', '.join(layers)} more than half of all attention lands there" if layers
+             else "; in no layer does more than half of all attention land there")
+    return (f"{heads_put(int(np.sum(mass > 0.5)), mass.size)} more than half of its weight "
+            f"on [CLS] or [SEP] on this sentence"
+            f"{where}. A common reading of such sinks: a place to put weight when a head has "
+            "nothing to read.")
+
+
+def previous_notice(stats: dict[str, np.ndarray]) -> str:
+    """The heads that put more than half of their weight on the token just before."""
+    mass = stats["previous-token mass"]  # (L, H), averaged over query rows
+    l, h = np.unravel_index(int(np.argmax(mass)), mass.shape)
+    return (f"{heads_put(int(np.sum(mass > 0.5)), mass.size)} more than half of its weight "
+            "on the previous token (a bright line just "
+            f"below the diagonal) on this sentence; the most: layer {l + 1}, head {h + 1}, "
+            f"{mass[l, h]:.2f} on average over the rows.")
+
 st.header("6 · Sentence similarity: paraphrase against unrelated")
 c1, c2 = st.columns(2)
 paraphrase = c1.text_input("A paraphrase", DEFAULT_PARAPHRASE, key="pre_para",
@@ -430,20 +483,17 @@ for col, other, label in ((c1, paraphrase, "paraphrase"), (c2, unrelated, "unrel
     except ValueError as exc:
         with col:
             show_error(exc)
-st.caption("Sentence embedding = mean of the last layer's token vectors, divided by its "
-           "length (as sentence-transformers does), so the cosine is a dot product.")
+st.caption("Sentence embedding = the mean of the last layer's token vectors ([CLS] and "
+           "[SEP] included), divided by its Euclidean (L2) norm so that it has norm 1, as "
+           "sentence-transformers does; the cosine of two embeddings is then their dot "
+           "product.")
 
-nsink = [f"L{r + 1}" for r in range(L) if layer_sink[r].sum() > 0.5]
-bullet_list("What to notice", [
-    "Many heads put most of their weight on [CLS] or [SEP]: on this sentence, layers with "
-    f"more than half of their attention there: {', '.join(nsink) or 'none'}. These "
-    "'attention sinks' act as a place to put weight when a head has nothing to read.",
-    "Some heads are positional (a bright line just below the diagonal: the previous token); "
-    "others follow words or pieces of the same word (## pieces).",
+bullet_list("What to notice", [sink_notice(stats, layer_sink), previous_notice(stats),
     f"d_k = {d_k} here, so scores are divided by √{d_k} ≈ {root:.2f}.",
-    "LayerNorm resets every token vector to mean 0 and variance 1 before γ and β, so the "
-    "residual stream's mean norm stays between "
-    f"{stream_norm.min():.1f} and {stream_norm.max():.1f} across all {len(names)} steps.",
+    "Every step of the residual stream drawn in section 5 is a LayerNorm's output (mean 0 "
+    "and variance 1 before γ and β), so its size is reset at each step: its mean norm per "
+    f"token stays between {stream_norm.min():.1f} and {stream_norm.max():.1f} across all "
+    f"{len(names)} steps.",
     "A head's attention map and its effect on the output are different things.",
 ])
 st.subheader("The formula")
@@ -453,8 +503,8 @@ if not presenter:
     bullet_list("Try this", [
         "Type a sentence with a rare word and find the ## pieces in the head view.",
         "Find a head in layer 1 or 2 whose largest weights sit just below the diagonal.",
-        "Paste some HTML or an emoji: it is shown as text, and characters the vocabulary "
-        "lacks become [UNK].",
+        "Paste some HTML or an emoji: it is shown as text, and a word the vocabulary "
+        "cannot spell (an emoji, or a word with one in it) becomes one [UNK].",
         "Change the paraphrase until its cosine drops below the unrelated sentence's.",
     ], expanded=False)
     practice_questions("pre", [

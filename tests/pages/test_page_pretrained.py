@@ -6,7 +6,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import assert_no_exception, chart_array, chart_spec, new_app, open_page, text_of
+from conftest import (
+    assert_no_exception,
+    chart_array,
+    chart_spec,
+    new_app,
+    open_page,
+    shown_number,
+    text_of,
+)
 from streamlit.testing.v1 import AppTest
 
 from attncore import pretrained as pt
@@ -188,3 +196,64 @@ def test_statistic_picker_maps_the_chosen_statistic_of_every_head():
     assert shown.shape == (6, 12)
     np.testing.assert_allclose(shown, expected, atol=1e-6)  # float32 on the wire
     assert chart_spec(at, "pre_fig_stats")["layout"]["title"]["text"] == "mass on [CLS]"
+
+
+@needs_minilm
+def test_the_block_table_counts_its_own_rows():
+    text = next(m.value for m in run().markdown if m.value.startswith("| step |"))
+    table = [line for line in text.split("\n") if line.startswith("| ")]
+    rows = [line.split(" | ")[0].strip("| ") for line in table[1:]]  # past the header
+    assert rows[0] == "embeddings" and len(rows) == 6
+    # every row after the embeddings repeats per layer: attention, W_O, residual +
+    # LayerNorm, feed-forward, residual + LayerNorm
+    assert "The last 5 rows repeat in each of the 6 layers." in text
+
+
+@needs_minilm
+def test_the_sentence_embedding_is_said_to_be_l2_normalised():
+    at = run()
+    caption = text_of(at, "caption")
+    assert "divided by its Euclidean (L2) norm so that it has norm 1" in caption
+    assert "divided by its length" not in caption
+
+
+@needs_minilm
+def test_the_row_sentence_never_rounds_a_weight_to_an_exact_looking_1():
+    at = run()  # layer 1, head 3, row 3 ("cat"): 0.99997 on "my"
+    w = pt.encode(DEFAULT, max_tokens=64).attentions[0, 2, 2]
+    top = np.argsort(w)[::-1][:3]
+    assert w[top[0]] < 1 and "its largest weights are on “my” (1.00)" in text_of(at)
+    assert "(1)" not in text_of(at)
+    assert f"“cat” ({w[top[1]]:.3g}" not in text_of(at)  # scientific as the pages write it
+
+
+@needs_minilm
+def test_same_weights_is_said_as_the_difference_allows():
+    at = run()
+    text = text_of(at)
+    shown = text.split("gives the same weights")[1].split("largest difference ")[1]
+    difference = shown_number(shown)
+    said = "the same weights up to rounding" if difference > 0 else "the same weights ("
+    assert ("gives " + said) in text
+
+
+@needs_minilm
+@pytest.mark.parametrize("text", [DEFAULT, "hi"])
+def test_what_to_notice_counts_the_sink_and_previous_token_heads(text):
+    at = run(pre_text=text)
+    trace = pt.encode(text, max_tokens=64)
+    T = len(trace.tokens)
+    # Independently: the weight on the first and last key ([CLS], [SEP]), per head,
+    # averaged over the query rows; and the weight on key i − 1 (0 for row 0).
+    sink = trace.attentions[..., [0, T - 1]].sum(axis=-1).mean(axis=-1)  # (6, 12)
+    previous = np.stack([trace.attentions[..., i, i - 1] for i in range(1, T)],
+                        axis=-1).sum(axis=-1) / T
+    notice = text_of(at)
+    assert f"{int((sink > 0.5).sum())} of the 72 heads each put more than half" in notice
+    layers = [f"L{r + 1}" for r in range(6) if sink[r].mean() > 0.5]
+    assert f"in {', '.join(layers)} more than half of all attention lands there" in notice
+    l, h = np.unravel_index(np.argmax(previous), previous.shape)
+    assert f"the most: layer {l + 1}, head {h + 1}, {previous[l, h]:.2f}" in notice
+    n = int((previous > 0.5).sum())
+    assert (f"{n} of the 72 heads each put" if n > 1 else f"{n} of the 72 heads puts") + \
+        " more than half of its weight on the previous token" in notice
