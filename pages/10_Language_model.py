@@ -1,6 +1,7 @@
 """Lesson 10: a real language model writes (SmolLM2-135M-Instruct, run by our own NumPy code)."""
 
 import io
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,7 @@ from pages.ui.figures import (
     matrix_heatmap,
     said_number,
 )
+from pages.ui.glossary import term_link
 from pages.ui.labels import md_escape, plotly_safe
 from pages.ui.layout import (
     bad_input_stops_page,
@@ -49,8 +51,9 @@ font = figure_font(presenter)
 lesson_header(
     "10 · A real language model writes",
     "run SmolLM2, a real 30-layer decoder, on your own prompt: the next token and how it "
-    "is chosen, where the newest token looks, the causal mask checked, the induction heads "
-    "that copy, and one head computed by hand.",
+    "is chosen, where the newest token looks, the causal mask checked, the "
+    f"{term_link('induction-head', 'induction heads')} that copy, and one head computed by "
+    "hand.",
 )
 m = load_language_model()
 if m is None:
@@ -110,6 +113,15 @@ def sampling_section(probs: np.ndarray, top: np.ndarray, top_tokens: list[str],
                     alt=describe_bars(top_tokens, probs[top], what=f"The model's probability "
                                       f"of each of the {TOP_SHOWN} most likely next tokens"))
     best = int(top[0])
+    if not presenter:
+        st.markdown(
+            f"The model gives one {term_link('logit', 'logit')} per token of its vocabulary; "
+            "their softmax is the next-token distribution. To draw a token: divide the "
+            f"logits by the temperature τ (τ = 0 is {term_link('greedy', 'greedy')}: always "
+            f"the most likely token); {term_link('top-k', 'top-k')} keeps the k most likely "
+            "tokens; top-p keeps the smallest set of tokens whose probabilities add up to at "
+            "least p, taken most likely first (after top-k, among the tokens it kept, their "
+            "probabilities renormalised); what is kept is renormalised to sum to 1.")
     st.markdown(f"Most likely next token: **{md_escape(top_tokens[0])}** (id {best}) with "
                 f"probability {probs[best]:.3f}. With τ = {temperature:g}, top-k "
                 f"{top_k or 'off'} and top-p {top_p:g}, {kept:,} of the "
@@ -155,7 +167,8 @@ def show_generation(steps: list, presenter: bool) -> None:
                 s.runner_up_tokens[:4], s.runner_up_probs[:4], strict=True)) for s in steps]
     st.table(pd.DataFrame(rows).set_index("step"))
     seconds = np.array([s.seconds for s in steps])
-    st.caption(f"Each token is one pass through the model with the KV cache (lesson 11): "
+    st.caption(f"Each token is one pass through the model with the "
+               f"{term_link('kv-cache', 'KV cache')} (lesson 11): "
                f"median {np.median(seconds) * 1000:.0f} ms a token here, the first (the "
                f"whole prompt) {seconds[0] * 1000:.0f} ms (this run, on a machine others "
                "may share).")
@@ -197,7 +210,8 @@ def newest_token(trace: lm.LMTrace, presenter: bool, font: int) -> None:
     groups = "; ".join(f"KV head {g + 1} serves H{g * cfg.group + 1}–H{(g + 1) * cfg.group}"
                        for g in range(KV))
     strongest = np.argmax(rows, axis=1)
-    st.markdown(f"{H} query heads share {KV} key/value heads ({groups}): heads of one group "
+    st.markdown(f"{H} query heads share {KV} key/value heads ({groups}: "
+                f"{term_link('gqa', 'grouped-query attention')}): heads of one group "
                 "compare their own queries with the *same* keys and average the *same* "
                 "values. Where each head of this layer looks most: " + ", ".join(
                     f"H{h + 1} → “{md_escape(tokens[j])}” ({rows[h, j]:.2f})"
@@ -206,6 +220,60 @@ def newest_token(trace: lm.LMTrace, presenter: bool, font: int) -> None:
 
 newest_token(trace, presenter, font)
 stats = statistics(text)
+
+
+def even_share(T: int) -> float:
+    """The mean weight on the first token if each query row 2 .. T spread its weight evenly
+    over the tokens it sees (row i sees i tokens): the share no sink is needed for."""
+    return float(np.mean(1 / np.arange(2, T + 1))) if T > 1 else 1.0
+
+
+def sink_text(first: np.ndarray, prev: np.ndarray, tokens: list[str]) -> str:
+    """Whether the first token takes more than an even spread would give it."""
+    layer, even = int(np.argmax(first)), even_share(len(tokens))
+    said = (f"The first token “{md_escape(tokens[0])}” takes up to {first.max():.0%} of a "
+            f"layer's attention (layer {layer + 1}), against {even:.0%} if every query spread "
+            "its weight evenly over the tokens it sees")
+    if first.max() >= 2 * even:
+        said += (f": an {term_link('attention-sink', 'attention sink')}, where heads put "
+                 "weight they have no use for.")
+    else:
+        said += ": no more than twice an even spread, too little to call it a sink here."
+    return said + (f" Layer 1's heads put {prev[0]:.0%} of theirs on the previous token "
+                   f"(an even spread would give it {even:.0%} too).")
+
+
+def sinks_notice(stats: dict[str, np.ndarray], tokens: list[str]) -> str:
+    """How many heads give the first token more than half their weight, on this prompt."""
+    first = stats["mass on the first token"]
+    n = int(np.count_nonzero(first > 0.5))
+    return (f"On this prompt {n} of the {first.size} heads put more than half of their "
+            f"weight on the first token “{md_escape(tokens[0])}” (an even spread would give "
+            f"it {even_share(len(tokens)):.0%} on average). Lesson 9 measures the same for "
+            "[CLS] and [SEP] in an encoder.")
+
+
+def induction_notice(shown) -> str:
+    """What section 4's test found, at the settings it ran with."""
+    if shown is None:
+        return ("Section 4's test finds the heads that copy a repeated sequence: press its "
+                "button to run it at the settings chosen there.")
+    test, seed, segment = shown
+    layers = sorted({int(layer) + 1 for layer, _ in test.top_heads})
+    saved = test.loss_first - test.loss_repeat  # what copying saves, nats a token
+    if saved <= 0:
+        return (f"In section 4's test (seed {seed}, {segment} random tokens written twice) "
+                "the second copy costs no less than the first: the model did not copy.")
+    lost = (test.loss_top_off - test.loss_repeat) / saved
+    lost_random = (test.loss_random_off.max() - test.loss_repeat) / saved
+    where = ", ".join(map(str, layers[:-1])) + (" and " if len(layers) > 1 else "") + str(
+        layers[-1])
+    return (f"In section 4's test (seed {seed}, {segment} random tokens written twice) the "
+            f"{len(test.top_heads)} strongest induction heads sit in layer"
+            f"{'s' if len(layers) > 1 else ''} {where} of {L}. Switching them off takes back "
+            f"{lost:.0%} of what copying saved on the second copy "
+            f"({test.loss_top_off:.1f} nats a token instead of {test.loss_repeat:.1f}); as "
+            f"many random heads of those layers take back at most {lost_random:.0%}.")
 
 
 def head_map_text(values: np.ndarray, stat: str) -> str:
@@ -247,11 +315,7 @@ with left:
                                                  "on the previous token": prev},
                            x_title="layer", y_title="mean weight"))
 with right:
-    sink_layer = int(np.argmax(first))
-    st.markdown(f"The first token “{md_escape(tokens[0])}” takes up to {first.max():.0%} of "
-                f"a layer's attention (layer {sink_layer + 1}), whatever it says: an "
-                "**attention sink**, where a head puts weight it has no use for. Layer 1's "
-                f"heads put {prev[0]:.0%} of theirs on the previous token.")
+    st.markdown(sink_text(first, prev, tokens))
 if not presenter:
     # A file rather than a grid on the page: 270 rows drawn again on every new prompt cost
     # the redraw more than the figures above it.
@@ -270,7 +334,8 @@ above = np.triu(np.ones((T, T), dtype=bool), k=1)
 upper = trace.attentions[..., above]  # every weight above the diagonal, all 270 heads
 nonzero = np.count_nonzero(upper)
 st.markdown(f"**Above the diagonal.** The {L * H} maps hold {upper.size:,} weights above the "
-            "diagonal (a query looking at a later token): "
+            f"diagonal (a query looking at a later token, which the "
+            f"{term_link('causal-mask', 'causal mask')} forbids): "
             + ("every one is exactly 0, as the mask sets their scores to −∞ and e^−∞ = 0."
                if nonzero == 0 else f"{nonzero:,} of them are not 0: the mask leaks."))
 
@@ -315,7 +380,7 @@ def leakage(trace: lm.LMTrace, m: lm.SmolLM) -> None:
 leakage(trace, m)
 
 st.header("4 · Induction heads in a real model")
-st.markdown("Lesson 8 grew an **induction head** in a 2-layer toy: to continue a pattern "
+st.markdown("Lesson 8 grew an induction head in a 2-layer toy: to continue a pattern "
             "seen before, it looks at the token *after* the earlier occurrence of the "
             "current token. The same test on SmolLM2: random tokens, written twice.")
 
@@ -342,7 +407,7 @@ def induction_section(presenter: bool, font: int) -> None:
                     spinner="Running the model on the repeated tokens, then with heads "
                             "switched off…")
     if test is None:
-        return
+        return None
     P = segment
     shown = lm.pieces(m, test.ids[0])
     st.markdown(f"Three sequences of {P} random tokens, each written twice ({2 * P} tokens). "
@@ -365,9 +430,10 @@ def induction_section(presenter: bool, font: int) -> None:
                         f"followed its first occurrence. "
                         + describe_matrix(test.best_attention, labels, labels))
     with left:
-        st.markdown(f"tₙ′ is the second copy of tₙ. The bright stripe runs {P - 1} cells left "
-                    "of the diagonal, in the lower half: from each token of the second copy to "
-                    "the token that followed it the first time (from t2′ to t3).")
+        st.markdown(f"tₙ′ is the second copy of tₙ. An induction head's stripe runs {P - 1} "
+                    "cells left of the diagonal, in the lower half: from each token of the "
+                    "second copy to the token that followed it the first time (from t2′ to "
+                    "t3).")
         st.markdown("The strongest: " + ", ".join(
         f"layer {l + 1} head {h + 1} ({test.scores[l, h]:.2f})" for l, h in test.top_heads)
         + f". The best puts {best:.0%} of its attention where an induction head should, "
@@ -394,16 +460,22 @@ def induction_section(presenter: bool, font: int) -> None:
                                x_title="position", y_title="nats", font_size=font),
                     key="lm_fig_ind_curve",
                     alt=describe_lines(positions, curves, x_title="position", y_title="nats"))
+    guess = np.log(cfg.vocab_size)
     st.markdown(
-        f"Random tokens cost {test.loss_first:.1f} nats each the first time (a guess among "
-        f"{cfg.vocab_size:,} tokens would cost ln {cfg.vocab_size:,} = "
-        f"{np.log(cfg.vocab_size):.1f}), {test.loss_repeat:.1f} the second time: the model "
-        f"copies. With the 5 best induction heads off the second copy costs "
+        f"Random tokens cost {test.loss_first:.1f} nats each the first time (the "
+        f"{term_link('cross-entropy', 'cross-entropy')}; an even guess among "
+        f"{cfg.vocab_size:,} tokens would cost ln {cfg.vocab_size:,} = {guess:.1f}"
+        + (": the model gives random tokens less probability than an even guess would, as "
+           "it expects text, not noise" if test.loss_first > guess else "")
+        + f"), {test.loss_repeat:.1f} the second time"
+        + (": the model copies. " if test.loss_repeat < test.loss_first / 2 else ". ")
+        + f"With the 5 best induction heads off the second copy costs "
         f"{test.loss_top_off:.1f}; with 5 random heads of the same layers off, "
         f"{test.loss_random_off.min():.1f} to {test.loss_random_off.max():.1f}.")
+    return test, seed, segment
 
 
-induction_section(presenter, font)
+shown_test = induction_section(presenter, font)  # None until a test has run
 
 st.header("5 · One decoder head by hand")
 
@@ -430,8 +502,10 @@ def head_by_hand(trace: lm.LMTrace, m: lm.SmolLM, presenter: bool) -> None:
     x = trace.hidden_states[l, i].astype(np.float64)  # (d,) the stream entering layer l
     rms = np.sqrt(np.mean(x * x) + cfg.rms_eps)
     xn = x / rms * w.attn_norm[l]
-    st.markdown(f"**RMSNorm.** The stream of “{md_escape(tokens[i])}” entering layer {layer} "
-                f"has {cfg.d_model} numbers; their root-mean-square is {rms:.4f}. Each is "
+    st.markdown(f"**{term_link('layer-norm', 'RMSNorm')}.** The "
+                f"{term_link('residual-stream', 'stream')} of “{md_escape(tokens[i])}” "
+                f"entering layer {layer} has {cfg.d_model} numbers; their root-mean-square "
+                f"(with ε = {cfg.rms_eps:g} added under the root) is {rms:.4f}. Each is "
                 "divided by it and multiplied by the layer's gain (no mean is subtracted, no "
                 "shift added, unlike LayerNorm).")
     st.latex(rf"\hat x = \frac{{x}}{{\sqrt{{\tfrac{{1}}{{{cfg.d_model}}}\sum_c x_c^2 + "
@@ -443,11 +517,12 @@ def head_by_hand(trace: lm.LMTrace, m: lm.SmolLM, presenter: bool) -> None:
     kcols = slice(H * d_k + g * d_k, H * d_k + (g + 1) * d_k)
     k_raw = (xkn @ w.attn_qkv[l][:, kcols]).astype(np.float64)
     theta = cfg.rope_base ** (-2 * pair / d_k)
-    st.markdown(f"**q and k, then RoPE.** q = x̂ W_Q for head {head}, k = x̂ W_K for KV head "
+    st.markdown(f"**q and k, then {term_link('rope', 'RoPE')}.** q = x̂ W_Q for head {head}, "
+                f"k = x̂ W_K for KV head "
                 f"{g + 1} (which heads {g * cfg.group + 1}–{(g + 1) * cfg.group} all read). "
-                f"RoPE turns each pair (2i, 2i + 1) of q by the angle (position) × θᵢ, with "
-                f"θᵢ = {cfg.rope_base:g}^(−2i/{d_k}); pair i = {pair} turns by θ = {theta:.4g} "
-                "rad per position. Positions count from 0.")
+                f"RoPE turns each pair (2i, 2i + 1) of q and of k by the angle (position) × "
+                f"θᵢ, with θᵢ = {cfg.rope_base:g}^(−2i/{d_k}); pair i = {pair} turns by "
+                f"θ = {theta:.4g} rad per position. Positions count from 0.")
 
     def rotated(v: np.ndarray, position: int) -> tuple[float, float, float]:
         a = position * theta
@@ -497,8 +572,8 @@ st.markdown(
     f"| mask | none: every token sees every token | causal: only earlier tokens and itself |\n"
     f"| positions | learned absolute table ({MINILM['max_position_embeddings']} positions), "
     f"added to the input | RoPE: q and k turned by position, in every layer |\n"
-    f"| norm | LayerNorm *after* each residual add (post-LN) | RMSNorm *before* each block "
-    f"(pre-LN) |\n"
+    f"| norm | LayerNorm *after* each residual add (post-LN) | RMSNorm *before* attention "
+    f"and before the feed-forward (pre-LN) |\n"
     f"| feed-forward | GELU, {MINILM['intermediate_size']} hidden units | SwiGLU, "
     f"{cfg.d_ff} hidden units (gate × up) |\n"
     f"| heads | {MINILM['num_attention_heads']} heads of "
@@ -508,8 +583,8 @@ st.markdown(
     f"{cfg.d_model} |\n"
     f"| tokenizer | WordPiece, {MINILM['vocab_size']:,} pieces | byte-level BPE, "
     f"{cfg.vocab_size:,} pieces (never unknown) |\n"
-    f"| output | mean of the last layer | logits = last state × the token embedding "
-    f"(tied) |")
+    f"| output | mean of the last layer's vectors over the tokens | logits = the last "
+    f"token's final state, RMS-normalised, × the token embedding (tied) |")
 
 bullet_list("What to notice", [
     f"The model only ever predicts one token: here “{md_escape(top_tokens[0])}” with "
@@ -518,11 +593,10 @@ bullet_list("What to notice", [
     "Temperature reshapes the distribution; top-k and top-p cut its tail. At τ = 0 the "
     "text is always the same.",
     f"Heads that share a KV head read the same keys and values but ask their own "
-    f"questions: {KV} K/V heads cost a third of {H} in the cache (lesson 11).",
-    "The first token is an attention sink in many heads, as [CLS] and [SEP] were in "
-    "lesson 9.",
-    "Induction heads appear in a real model, in the middle layers, and copying breaks "
-    "without them.",
+    f"questions: {KV} K/V heads take {Fraction(KV, H)} of the cache that {H} would "
+    "(lesson 11).",
+    sinks_notice(stats, tokens),
+    induction_notice(shown_test),
 ])
 st.subheader("The formula")
 st.latex(r"x \leftarrow x + \mathrm{Attn}(\mathrm{RMSNorm}(x)),\quad "
@@ -530,11 +604,12 @@ st.latex(r"x \leftarrow x + \mathrm{Attn}(\mathrm{RMSNorm}(x)),\quad "
          r"p(\text{next}) = \mathrm{softmax}\big(\mathrm{RMSNorm}(x_T)\, E^\top / \tau\big)")
 if not presenter:
     bullet_list("Try this", [
-        "Set τ to 0 and write 20 tokens twice: the same text. Raise τ to 1.5: nonsense.",
-        "Turn on the chat switch: the prompt becomes a conversation, and the model answers "
-        "instead of continuing your sentence.",
-        "In section 3, change token 2 of a long prompt: every later logit moves, and none "
-        "before it.",
+        "Set τ to 0 and write 20 tokens twice: the same text. Raise τ to 1.5 and write with "
+        "a few seeds: how often does the text stay sensible?",
+        "Turn on the chat switch: the prompt becomes the user's turn in a conversation. "
+        "Does the model answer it, or continue your sentence?",
+        "In section 3, change token 2 of a long prompt: the logits before it stay the same "
+        "bit for bit; how far do the later ones move?",
         "Type a prompt that repeats a phrase, set section 2's Layer to the layer of the "
         "strongest induction head (section 4) and see where that head's newest token looks.",
     ], expanded=False)
@@ -545,8 +620,9 @@ if not presenter:
               f"the next {cfg.group} head 2, and so on."},
         {"q": f"By what number does each head divide its scores (head size {d_k})?",
          "value": float(np.sqrt(d_k)), "tol": 1e-3,
-         "a": f"√d_k = √{d_k} = {np.sqrt(d_k):g}, so that q·k keeps a variance near 1 "
-              "(lesson 2)."},
+         "a": f"√d_k = √{d_k} = {np.sqrt(d_k):g}. If q and k had {d_k} independent "
+              f"components of variance 1, q·k would have variance {d_k} and q·k / √{d_k} "
+              "variance 1 (lesson 2)."},
         {"q": "Why can changing the last token of a prompt not change the logits at any "
               "earlier position?",
          "a": "Each position's query may only look at keys at or before it (causal mask), and "

@@ -5,8 +5,10 @@ changes, in this order (as Hugging Face's and llama.cpp's samplers apply them):
 
 * **temperature** τ: softmax(z / τ); τ = 0 means greedy, always the most likely token;
 * **top-k**: keep the k most likely tokens only;
-* **top-p** (nucleus): keep the fewest most likely tokens whose probabilities add up to
-  at least p;
+* **top-p** (nucleus): keep the smallest set of tokens whose probabilities add up to at
+  least p: the most likely first, up to and including the one whose cumulative sum
+  reaches p. After top-k it reads the probabilities of the tokens top-k kept,
+  renormalised to sum to 1, as both samplers do;
 
 then the kept probabilities are renormalised to sum to 1 and one token is drawn with the
 seeded generator. With the KV cache each step runs the model on the one new token and
@@ -78,7 +80,8 @@ def sampling_distribution(logits: np.ndarray, sampling: Sampling) -> np.ndarray:
     if sampling.top_k:
         keep[order[sampling.top_k:]] = False
     if sampling.top_p < 1:
-        cumulative = np.cumsum(p[order])
+        kept = np.where(keep[order], p[order], 0.0)  # most likely first, top-k's cut out
+        cumulative = np.cumsum(kept) / kept.sum()
         # the fewest tokens whose sum reaches top_p: all before the crossing, and it
         n_keep = int(np.searchsorted(cumulative, sampling.top_p, side="left")) + 1
         keep[order[n_keep:]] = False

@@ -9,6 +9,7 @@ model package are skipped, saying so, only when it is not installed.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 
@@ -335,6 +336,25 @@ def test_the_sampling_distribution_by_hand():
     hot = generation.sampling_distribution(logits, lm.Sampling(2))
     assert np.allclose(hot, roots / roots.sum())
     assert np.array_equal(generation.sampling_distribution(logits, lm.Sampling(0)), [1, 0, 0])
+
+
+def test_top_p_keeps_the_smallest_set_reaching_p():
+    # The definition, checked by brute force over every subset of 6 tokens: the kept set
+    # reaches p, and no smaller set of tokens does.
+    rng = np.random.default_rng(4)
+    for _ in range(40):
+        probs = rng.dirichlet(np.ones(6) * 0.7)
+        top_p = float(rng.uniform(0.05, 0.99))
+        drawn = generation.sampling_distribution(np.log(probs), lm.Sampling(1, 0, top_p))
+        kept = np.flatnonzero(drawn)
+        assert probs[kept].sum() >= top_p
+        smallest = min(n for n in range(1, 7) for subset in itertools.combinations(range(6), n)
+                       if probs[list(subset)].sum() >= top_p)
+        assert kept.size == smallest
+    # after top-k, top-p reads the kept tokens' renormalised probabilities: top-2 of
+    # (0.5, 0.2, 0.2, 0.1) is (5/7, 2/7), and 5/7 = 0.714 alone reaches 0.65
+    two = generation.sampling_distribution(np.log([0.5, 0.2, 0.2, 0.1]), lm.Sampling(1, 2, 0.65))
+    assert np.array_equal(two, [1, 0, 0, 0])
 
 
 @pytest.mark.parametrize("bad", [{"temperature": -1}, {"temperature": float("nan")},

@@ -33,12 +33,37 @@ def test_defaults_show_the_next_token_and_its_probability():
     assert "Most likely next token: **␣Paris**" in text_of(at)
     assert "5 tokens" in text_of(at)
     assert "quantised to 4 bits" in text_of(at, "info")
+    # top-p 0.95 at τ = 0.8 (the defaults): the fewest most likely tokens whose tempered
+    # probabilities reach 0.95, counted here from the sorted probabilities
+    tempered = np.sort(p ** (1 / 0.8) / np.sum(p ** (1 / 0.8)))[::-1]
+    kept = int(np.argmax(np.cumsum(tempered) >= 0.95)) + 1
+    assert f"{kept} of the 49,152 tokens can be drawn" in text_of(at)
+    # the sink: rows 2..5 see 2..5 tokens, an even spread gives the first token
+    # (1/2 + 1/3 + 1/4 + 1/5) / 4 = 32%; the model's layer mean reaches far more
+    first = trace.attentions[..., 1:, 0].mean(axis=(1, 2))  # (layers,)
+    assert f"takes up to {first.max():.0%} of a layer's attention" in text_of(at)
+    assert "against 32% if every query spread" in text_of(at) and first.max() > 0.64
+    assert "attention sink" in text_of(at)
+    # the induction test ran at its defaults: the notice reads its heads and losses
+    test = lm.induction_test(seed=0, segment=25, sequences=3, n_top=5, draws=4)
+    saved = test.loss_first - test.loss_repeat
+    assert (f"takes back {(test.loss_top_off - test.loss_repeat) / saved:.0%} of what "
+            "copying saved") in text_of(at)
+
+
+@needs_smollm
+def test_a_one_token_prompt_has_no_sink_to_show():
+    # One token: the only row attends to itself, as an even spread would (100%)
+    assert lm.encode(lm.model(), "Hello").size == 1
+    at = run(lm_prompt="Hello")
+    assert "too little to call it a sink here" in text_of(at)
 
 
 @needs_smollm
 def test_temperature_zero_leaves_one_token_to_draw():
     at = run(lm_temp="0.0")
     assert "1 of the 49,152 tokens can be drawn" in text_of(at)
+    assert "q·k / √64 variance 1" in text_of(at)  # the practice answer: 64 components
 
 
 @needs_smollm
