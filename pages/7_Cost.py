@@ -246,13 +246,13 @@ def chunk_result(chunk: int, heads: int, d_k: int) -> cost.ChunkExperiment:
 def chunk_section(heads: int, d_k: int, results: dict) -> None:
     """The same attention computed a chunk of query rows at a time. It reruns alone when
     the chunk moves (st.fragment): the timings above are not touched."""
-    st.header("2 · Chunks of queries: the same output, memory chunk·n instead of n²")
+    st.header("2 · Chunks of queries: the same output to rounding, memory chunk·n, not n²")
     chunk = st.select_slider("Chunk (query rows at a time)", [16, 64, 256, CHUNK_N], value=64,
                              key="cost_chunk", **URL)
     cx = chunk_result(chunk, heads, d_k)
     c1, c2, c3 = st.columns(3)
-    c1.metric("Peak memory, all rows", f"{cx.full_peak_bytes / MIB:.1f} MiB")
-    c2.metric(f"Peak memory, {chunk} rows at a time", f"{cx.chunk_peak_bytes / MIB:.1f} MiB")
+    c1.metric("Peak memory, all rows", f"{cx.full_peak_bytes / MIB:.3g} MiB")
+    c2.metric(f"Peak memory, {chunk} rows at a time", f"{cx.chunk_peak_bytes / MIB:.3g} MiB")
     c3.metric("Largest difference in the output", difference_text(cx.max_difference))
     st.markdown(f"n = {CHUNK_N}, H = {heads}: the full call holds H·n² = "
                 f"{heads * CHUNK_N**2:,} weights; a chunk holds H·chunk·n = "
