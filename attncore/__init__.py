@@ -6,12 +6,12 @@ and key lengths, ``d_model``, ``d_k = d_v = d_model / H``.
 
 One module per idea: ``softmax`` (the one softmax policy), ``scores``, ``attention``,
 ``masks``, ``pitfalls`` (lesson 3's masking mistakes, computed), ``multihead``,
-``positional``, ``analysis`` (statistics of weights),
-``seq2seq``, ``text``, ``init`` (the one random initialisation), ``exercise`` (checking
-a student's hand calculation), ``measure`` (timing and memory on one BLAS thread), and the
+``positional``, ``analysis`` (statistics of weights), ``seq2seq``, ``text``, ``init`` (the
+one random initialisation), ``exercise`` (checking a student's hand calculation, and what
+a changed key does to it), ``measure`` (timing and memory on one BLAS thread), and the
 lessons' experiments ``scaling`` (lesson 2) and ``cost`` (lesson 7). The package exports
-the attention function, the scores and the masks; the softmax functions are imported
-from their module, ``attncore.softmax``, which the package leaves unshadowed.
+the attention function, the scores and the masks; the softmax functions are imported from
+their module, ``attncore.softmax``, which the package leaves unshadowed.
 """
 
 from .attention import AttentionTrace, resolve_scale, scaled_dot_product_attention

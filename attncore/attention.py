@@ -50,7 +50,7 @@ class AttentionTrace:
     scale : float
         The multiplier applied to Q Kᵀ (1/√d_k by default).
     temperature : float
-        The softmax temperature T.
+        The softmax temperature τ.
     mask : ndarray of bool or None
         Broadcastable to ``(..., Tq, Tk)``; True means "may attend".
     raw_scores : ndarray (..., Tq, Tk)
@@ -143,7 +143,7 @@ def scaled_dot_product_attention(
     scale : {"sqrt_dk", "none", "dk"} or float
         Multiplier of Q Kᵀ: 1/√d_k (default), 1, 1/d_k, or a positive number.
     temperature : float
-        T > 0: weights = softmax(scale · Q Kᵀ / T).
+        τ > 0: weights = softmax(scale · Q Kᵀ / τ).
     mask : array_like of bool, optional
         Broadcastable to (..., Tq, Tk); True means "may attend".
     dropout : float

@@ -241,8 +241,11 @@ def describe_bars(labels, values, *, what: str, limit: int = 3) -> str:
 def describe_samples(samples, *, what: str) -> str:
     """The text alternative of a ``histogram``: count, mean, variance and range."""
     s = np.asarray(samples, dtype=np.float64)
+    if s.size == 1:
+        return f"Histogram of 1 sample of {what}: {said_number(s[0])}."
+    # The sample variance (n − 1), as the lessons' tables give it beside the theory.
     return (f"Histogram of {s.size} samples of {what}: mean {said_number(s.mean())}, "
-            f"variance {said_number(s.var())}, from {said_number(s.min())} to "
+            f"variance {said_number(s.var(ddof=1))}, from {said_number(s.min())} to "
             f"{said_number(s.max())}.")
 
 
