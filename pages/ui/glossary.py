@@ -132,9 +132,10 @@ TERMS = (
          "In an encoder-decoder, the weighted average of the encoder states that the "
          "decoder uses at output step t: $c_t = \\sum_s α_{ts} h_s$.", 6),
     Term("decoder-state", "Decoder state s_t, encoder state h_s",
-         "In the encoder-decoders of lessons 0 and 6, $h_s$ is the encoder's state at "
-         "source position s and $s_t$ the decoder's state at output step t (Bahdanau et "
-         "al.'s names; Luong et al. write the decoder's $h_t$).", 6),
+         "In the encoder-decoders of lessons 0 (recurrent) and 6 (a toy, not recurrent), "
+         "$h_s$ is the encoder's state at source position s and $s_t$ the decoder's state "
+         "at output step t (Bahdanau et al.'s names; Luong et al. write the decoder's "
+         "$h_t$).", 6),
     Term("multiply-add", "Multiply-add",
          "One multiplication and one addition, the unit in which this app counts the cost "
          "of matrix products: an (a × b) by (b × c) product takes $a·b·c$ of them.", 7),
@@ -149,8 +150,9 @@ TERMS = (
          "The two-layer network applied to each token on its own after attention (GELU in "
          "MiniLM, SwiGLU in SmolLM2).", 9),
     Term("attention-sink", "Attention sink",
-         "A token (often the first) that many heads give much of their weight to when "
-         "nothing else is relevant: a place to park attention.", 9),
+         "A token (often the first) that many heads give much of their weight to, "
+         "whatever the query; often read as a place to park attention when nothing else "
+         "is relevant.", 9),
     Term("logit", "Logit",
          "A score before the softmax; for a language model, one number per token of the "
          "vocabulary, whose softmax is the next-token distribution.", 10),

@@ -71,6 +71,23 @@ def difference_text(x: float, digits: int = 2, *, rounding: bool = False) -> str
     return _times_power(mantissa, int(exponent)) + (" (rounding)" if rounding else "")
 
 
+def significant_text(x: float, digits: int) -> str:
+    """``x`` to ``digits`` significant digits, as Python's ``g`` format chooses, with a power
+    of ten written ×10ⁿ, never ``e-05``.
+
+    >>> significant_text(2.956e-05, 5), significant_text(0.1234567, 5), significant_text(3.0, 5)
+    ('2.956×10⁻⁵', '0.12346', '3')
+    """
+    x = float(x)
+    if math.isinf(x):
+        return number_text(x, digits)
+    text = f"{x:.{digits}g}"
+    if "e" not in text:
+        return text
+    mantissa, exponent = text.split("e")
+    return _times_power(mantissa, int(exponent))
+
+
 def number_latex(x: float, decimals: int) -> str:
     """``x`` for LaTeX: ``0.401``, ``1.386 \\times 10^{6}``, ``-\\infty``."""
     if math.isinf(x):

@@ -12,7 +12,7 @@ from attncore.text import parse_number
 
 from .controls import URL
 from .labels import unique_labels
-from .numbers import number_text
+from .numbers import number_text, significant_text
 
 
 def editor_key(prefix: str, *parts) -> str:
@@ -119,14 +119,16 @@ def show_matrix(m, row_labels, col_labels, decimals: int) -> None:
 
 def scrolled_table(frame: pd.DataFrame, height: int = 300, digits: int = 5) -> None:
     """A long table in a box ``height`` px tall that scrolls, its decimals to ``digits``
-    significant digits, its index hidden (give the row numbers a column of their own).
+    significant digits (a power of ten written ×10ⁿ), its index hidden (give the row
+    numbers a column of their own).
 
     A static table (``st.table``) rather than Glide's grid (``st.dataframe``): a section
     that redraws it whenever a slider moves stays within the 0.5 s a redraw may take.
     """
     decimals = frame.select_dtypes("float").columns
     st.container(height=height).table(
-        frame.style.format(f"{{:.{digits}g}}", subset=decimals).hide(axis="index"))
+        frame.style.format(lambda x: significant_text(x, digits), subset=decimals)
+        .hide(axis="index"))
 
 
 def to_csv(m, row_labels, col_labels) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pages.ui.arithmetic import num, wrapped_sum
-from pages.ui.numbers import number_latex, number_text
+from pages.ui.numbers import number_latex, number_text, significant_text
 
 
 @pytest.mark.parametrize("x, decimals, text", [
@@ -22,6 +22,16 @@ from pages.ui.numbers import number_latex, number_text
 ])
 def test_number_text(x, decimals, text):
     assert number_text(x, decimals) == text
+
+
+@pytest.mark.parametrize("x, digits, text", [
+    (2.956e-05, 5, "2.956×10⁻⁵"),   # lesson 9's hand tables showed "2.956e-05"
+    (0.123456789, 5, "0.12346"),
+    (-1234567.0, 3, "-1.23×10⁶"),
+    (3.0, 5, "3"),
+])
+def test_significant_text_never_writes_e_notation(x, digits, text):
+    assert significant_text(x, digits) == text
 
 
 def test_number_latex_uses_a_power_of_ten():

@@ -22,6 +22,7 @@ CHECKED = {
     "s2s_pq1": 256.0,  # W is 16 × 16
     "cost_pq1": 64.0,  # 8 · 1024² · 8 bytes = 2²⁹ bytes = 64 · 2²⁰
     "cost_pq2": 9.0,  # (3n)² / n² = 9
+    "cost_pq4": 1073741824.0,  # 2 · H · n² · d_k = 2 · 8 · 1024² · 64 = 2³⁰
     "lm_pq1": 3.0,  # 9 query heads / 3 key/value heads
     "lm_pq2": 8.0,  # √64
     "inf_pq1": 46080.0,  # 2 · 30 · 3 · 64 · 4 bytes
