@@ -2,6 +2,7 @@
 heads, sliding windows with attention sinks, FlashAttention's online softmax)."""
 
 import time
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,7 @@ from pages.ui.figures import (
     matrix_heatmap,
     said_number,
 )
+from pages.ui.glossary import term_link
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
     bad_input_stops_page,
@@ -52,7 +54,8 @@ font = figure_font(presenter)
 lesson_header(
     "11 · Attention at inference",
     "measure on lesson 10's model what attention costs when it writes, and how real "
-    "systems cope: the KV cache, shared key/value heads, a sliding window with attention "
+    f"systems cope: the {term_link('kv-cache', 'KV cache')}, shared key/value heads, a "
+    "sliding window with attention "
     "sinks, and FlashAttention's online softmax.",
 )
 m = load_language_model()
@@ -117,8 +120,14 @@ def kv_cache(presenter: bool, font: int) -> None:
         f"Written with the cache: **{md_escape(written)}**. Without it: "
         + ("**the same tokens**" if result.same_tokens else "**other tokens**")
         + f" (the largest difference of any logit over the {steps} steps: "
-        f"{difference_text(result.max_logit_diff)}; the two orders of float32 sums differ "
-        "by rounding only).")
+        f"{difference_text(result.max_logit_diff)}"
+        + ("; the two runs add the same float32 numbers in other orders, so they differ by "
+           "rounding only)." if result.max_logit_diff else ")."))
+    if not presenter:
+        st.markdown(f"The KV cache holds, for each of the {L} "
+                    f"layers, a key and a value vector of d_k = {d_k} numbers per "
+                    f"{term_link('n_KV', 'key/value head')} (n_KV = {KV}) and per token T, "
+                    "each of b bytes:")
     st.latex(rf"2 \cdot L \cdot n_{{KV}} \cdot d_k \cdot T \cdot b = 2 \cdot {L} \cdot {KV} "
              rf"\cdot {d_k} \cdot {tokens_held} \cdot 4 = {formula:,}\ \text{{bytes}}")
     st.markdown(f"After the last step the cache holds the keys and values of {tokens_held} "
@@ -169,13 +178,26 @@ def kv_cache(presenter: bool, font: int) -> None:
                 alt=describe_lines(ctx, best_ms, x_title="context", y_title="milliseconds"))
     lo_c, hi_c = times.cached_exponents.min(), times.cached_exponents.max()
     lo_u, hi_u = times.uncached_exponents.min(), times.uncached_exponents.max()
+    longest = int(ctx.max())
+    per_token, weights = inf.cache_bytes(cfg, 1), m.weights.bytes_per_token
     st.markdown(
         f"Fitted growth, time ∝ context^k, one fit per round: with the cache k = "
-        f"{lo_c:.2f} to {hi_c:.2f} (flat: each step reads one token and the cache), without "
-        f"k = {lo_u:.2f} to {hi_u:.2f} (growing: each step reads the whole context again). "
-        "A k below 1 without the cache is the fixed part of a pass (reading the weights, "
-        f"the {cfg.vocab_size:,} logits), which short contexts do not hide; the attention "
-        "part alone grows as context².")
+        f"{number_text(lo_c, 2)} to {number_text(hi_c, 2)}"
+        + (" (nearly flat here)" if hi_c < 0.2 else "")
+        + f", without k = {number_text(lo_u, 2)} to {number_text(hi_u, 2)} (each step runs "
+        "the whole context "
+        "through the model again). "
+        + (f"A k below 1 without the cache is the fixed part of a pass (reading the weights, "
+           f"the {cfg.vocab_size:,} logits), which short contexts do not hide; the attention "
+           "part alone grows as context². " if lo_u < 1 else "")
+        + f"With the cache each step runs one new token through the model, but its "
+        f"attention still reads the keys and values of every earlier token: {per_token:,} "
+        f"bytes a token of context, a part that grows linearly with it. At {longest} tokens "
+        f"that is {per_token * longest / weights:.1%} of the {weights / 1e6:.0f} MB of "
+        "weights each step reads, hidden by them; from "
+        f"{inf.cache_outweighs_weights_at(m):,} tokens on the cache outweighs the weights, "
+        "and reading it dominates a step whose speed is set by memory, as generation's "
+        "usually is. That is why grouped-query heads (section 2) matter.")
 
 
 def timed_curve() -> inf.TokenTimes:
@@ -188,36 +210,77 @@ def timed_curve() -> inf.TokenTimes:
 
 kv_cache(presenter, font)
 
-st.header("2 · Grouped-query attention: 9 query heads, 3 key/value heads")
+st.header(f"2 · Grouped-query attention: {H} query heads, {KV} key/value heads")
 c1, c2 = st.columns(2)
 context = c1.select_slider("Context length (tokens)", CONTEXTS, value=8192, key="inf_ctx",
                            **URL)
 batch = c2.slider("Batch (conversations at once)", 1, 64, 8, key="inf_batch", **URL)
 rows = []
+beyond = "†"  # a context longer than the model was trained for
 for kind, kv in (("multi-head (MHA)", H), ("grouped-query, as trained (GQA)", KV),
                  ("multi-query (MQA)", 1)):
     rows.append({"model": f"SmolLM2-135M, {kind}", "KV heads": kv, "layers": L,
                  "head size": d_k, "bytes a token (fp16)": 2 * L * kv * d_k * 2,
                  "cache (fp16)": mb(inf.cache_bytes(cfg, context, batch, kv, 2)),
-                 "cache (float32, as here)": mb(inf.cache_bytes(cfg, context, batch, kv, 4))})
+                 "cache (float32, as here)": mb(inf.cache_bytes(cfg, context, batch, kv, 4)),
+                 "context it was trained for": f"{cfg.context_length:,}"
+                 + (f" {beyond}" if context > cfg.context_length else "")})
+rolling = []
 for c in inf.PUBLISHED:
+    held = c.tokens_held(context)
+    if held < context:
+        rolling.append(c)
     rows.append({"model": f"{c.name} ({c.kind})", "KV heads": c.kv_heads, "layers": c.layers,
                  "head size": c.head_size, "bytes a token (fp16)": 2 * c.layers * c.kv_heads
-                 * c.head_size * 2, "cache (fp16)": mb(c.cache_bytes(context, batch)),
-                 "cache (float32, as here)": "—"})
+                 * c.head_size * 2,
+                 "cache (fp16)": mb(c.cache_bytes(context, batch))
+                 + (" ✱" if held < context else ""),
+                 "cache (float32, as here)": "—",
+                 "context it was trained for": f"{c.context:,}"
+                 + (f" {beyond}" if context > c.context else "")})
 table = pd.DataFrame(rows)
 st.table(table.style.format({"bytes a token (fp16)": "{:,}"}).hide(axis="index"))
 gqa, mha = inf.cache_bytes(cfg, context, batch, KV, 2), inf.cache_bytes(cfg, context, batch, H, 2)
 st.markdown(f"At {context:,} tokens and a batch of {batch}, this model's cache takes "
             f"{mb(gqa)} in fp16 with its {KV} KV heads, against {mb(mha)} if each of its {H} "
-            f"query heads had its own ({H // KV}× more). The published rows are from each "
-            "model's config.json (layers, attention heads, key/value heads, head size), "
-            "in fp16 (2 bytes a number), as they are usually served.")
-st.subheader("Sharing must be trained in: merge the 3 KV heads into 1")
+            f"query heads had its own ({H // KV}× more: "
+            f"{term_link('gqa', 'grouped-query attention')} shares each key/value head among "
+            f"{H // KV} query heads). The published rows are from each model's config.json "
+            "(layers, attention heads, key/value heads, head size, context, sliding window), "
+            "in fp16 (2 bytes a number), as they are usually served."
+            + "".join(f" ✱ {c.name} attends through a sliding window of {c.window:,} tokens: "
+                      f"its rolling cache keeps only the last {c.window:,}, so it stops "
+                      f"growing there." for c in rolling)
+            + (f" {beyond} The context is longer than the model was trained for: its cache "
+               "is what that length would take, not a length the model handles well."
+               if any(beyond in r["context it was trained for"] for r in rows) else ""))
+st.subheader(f"Sharing must be trained in: merge the {KV} KV heads into 1")
+
+
+def way_back(result: inf.WindowResult) -> str:
+    """How much of what the window cost in perplexity the sinks give back."""
+    cost = result.window - result.dense
+    if result.window_sinks <= result.dense:
+        return ", as good as full attention or better."
+    if cost <= 0:
+        return ": the window alone costs nothing on this text."
+    return f", {(result.window - result.window_sinks) / cost:.0%} of the way back."
+
+
+def window_notice(shown) -> str:
+    """What section 3 measured (the window and sinks it measured with), for What to notice."""
+    if shown is None:
+        return ("A model trained with full attention leans on its first tokens: section 3 "
+                "measures what a sliding window costs it and what a few sinks give back.")
+    result, window, sinks = shown
+    return (f"On section 3's text a window of {window} takes perplexity from "
+            f"{result.dense:.1f} (full attention) to {result.window:.1f}; keeping the first "
+            f"{sinks} tokens visible brings it to {result.window_sinks:.1f}"
+            + way_back(result))
 
 
 @st.fragment
-def perplexity_sections(presenter: bool, font: int) -> None:
+def perplexity_sections(presenter: bool, font: int):
     """Sections 2 (the merge experiment) and 3 (sliding window and sinks): both read the
     same text, chosen here."""
     c1, c2 = st.columns([2, 1])
@@ -231,11 +294,12 @@ def perplexity_sections(presenter: bool, font: int) -> None:
     ids = lm.encode(m, text)[:tokens]
     if ids.size < 64:
         st.info(f"The text has {ids.size} tokens; type or paste at least 64.")
-        return
+        return None
     N = int(ids.size)
     defaults = source != TEXTS[2] and N == PAGE_TOKENS
-    st.caption(f"Perplexity = e^(mean cross-entropy) of the model's prediction of each of "
-               f"tokens 2 to {N}: how many tokens it is, on average, as unsure between. "
+    st.caption(f"{term_link('perplexity', 'Perplexity')} = e^(mean "
+               f"{term_link('cross-entropy', 'cross-entropy')}) of the model's prediction of "
+               f"each of tokens 2 to {N}: how many tokens it is, on average, as unsure between. "
                f"Every measurement is one pass over the {N} tokens (about a second here); "
                f"the page reads at most {PAGE_TOKENS} tokens, to keep a shared server free "
                f"(the command line reads up to {inf.MAX_TOKENS}).")
@@ -249,12 +313,12 @@ def perplexity_sections(presenter: bool, font: int) -> None:
         results["merged_kv_heads"] = {"tokens": merged.tokens, "perplexity_gqa": merged.gqa,
                                       "perplexity_merged": merged.merged}
         c1, c2 = st.columns(2)
-        c1.metric("Perplexity, 3 KV heads (as trained)", f"{merged.gqa:.2f}")
+        c1.metric(f"Perplexity, {KV} KV heads (as trained)", f"{merged.gqa:.2f}")
         ratio = merged.merged / merged.gqa
-        c2.metric("Perplexity, the 3 averaged into 1", f"{merged.merged:,.1f}",
+        c2.metric(f"Perplexity, the {KV} averaged into 1", f"{merged.merged:,.1f}",
                   delta=f"×{said_number(ratio)}", delta_color="inverse")
         st.markdown(
-            f"Averaging each layer's 3 key heads (and 3 value heads) into one is how the GQA "
+            f"Averaging each layer's {KV} key heads (and {KV} value heads) into one is how the GQA "
             f"paper starts converting a multi-head model, and it then *trains further*. "
             f"Without that training, perplexity goes from {merged.gqa:.1f} to "
             f"{merged.merged:,.1f}, {said_number(ratio)} times as high"
@@ -265,6 +329,13 @@ def perplexity_sections(presenter: bool, font: int) -> None:
 
     st.header("3 · Sliding window and attention sinks")
     c1, c2 = st.columns(2)
+    if not presenter:
+        st.markdown(f"A {term_link('sliding-window', 'sliding window')} here is causal, of "
+                    "size W: each token sees itself and the W − 1 tokens before it, never a "
+                    "later one (lesson 3's local window is symmetric instead: radius r on "
+                    "both sides). Sinks S are the first tokens, kept visible to every later "
+                    f"token (an {term_link('attention-sink', 'attention sink')}, measured "
+                    "below).")
     with c1:
         window = bounded_slider(st, "Window W (each token sees itself and W − 1 before it)",
                                 4, N, min(DEFAULT_WINDOW, N), key="inf_window")
@@ -301,16 +372,15 @@ def perplexity_sections(presenter: bool, font: int) -> None:
                                   font_size=font), key="inf_fig_window",
                         alt=describe_bars(kinds, values, what=f"Perplexity of {N} tokens"))
     if result is None:
-        return
+        return None
     results["window"] = {"tokens": N, "window": window, "sinks": sinks,
                          "perplexity_dense": result.dense, "perplexity_window": result.window,
                          "perplexity_window_sinks": result.window_sinks}
     st.markdown(
-        f"Full attention: {result.dense:.1f}. Each token seeing only the last {window}: "
+        f"Perplexity with full attention: {result.dense:.1f}. "
+        f"Each token seeing only itself and the {window - 1} before it: "
         f"{result.window:.1f}. The same window plus the first {sinks} tokens: "
-        f"{result.window_sinks:.1f}, " + (
-            "most of the way back." if result.window_sinks - result.dense
-            < (result.window - result.dense) / 2 else "part of the way back.")
+        f"{result.window_sinks:.1f}" + way_back(result)
         + " The tokens keep their own positions (RoPE still sees the true distances); "
         "StreamingLLM also renumbers the positions inside its cache.")
     if result.shift is not None:
@@ -327,14 +397,22 @@ def perplexity_sections(presenter: bool, font: int) -> None:
                     alt=describe_lines(np.arange(1, L + 1), where, x_title="layer",
                                        y_title="mean weight"))
         top = int(np.argmax(s.dense_first))
+        gained = s.window_oldest[top] - s.dense_oldest[top]  # what the oldest kept token gained
         st.markdown(
             f"For the {s.rows} queries whose window has lost the first tokens: with full "
             f"attention layer {top + 1} puts {s.dense_first[top]:.0%} of its weight on token "
-            f"1. Masked out, that weight does not move to the oldest token the window keeps "
-            f"({s.window_oldest[top]:.0%} there): it spreads over the window, and every "
-            f"query reads more of tokens it had ignored. Give the first {sinks} back and they "
-            f"take {s.sinks_on_sinks[top]:.0%} again: the model uses them as a place to put "
-            "attention it has no use for, an **attention sink**.")
+            f"1. Masked out, "
+            + (f"less than half of that weight moves to the oldest token the window keeps "
+               f"(from {s.dense_oldest[top]:.1%} to {s.window_oldest[top]:.1%}): the rest "
+               "spreads over the window, onto tokens the query had mostly ignored. "
+               if gained < s.dense_first[top] / 2 else
+               f"most of that weight moves to the oldest token the window keeps (from "
+               f"{s.dense_oldest[top]:.1%} to {s.window_oldest[top]:.1%}): it takes token "
+               "1's place. ")
+            + (f"Give the first {sinks} back and they take {s.sinks_on_sinks[top]:.0%} of the "
+               "weight: the model uses them as a place to put attention it has no use for, an "
+               "attention sink." if sinks else
+               "Set S above 0 to give the first tokens back."))
         rows = np.arange(N - s.rows, N)  # the queries whose window has lost token 1
         back = np.arange(window)  # distance back from the query: 0 is the token itself
         by_distance = {name: s.maps[n, layer - 1][rows[:, None], rows[:, None] - back].mean(
@@ -346,10 +424,13 @@ def perplexity_sections(presenter: bool, font: int) -> None:
                                font_size=font), key="inf_fig_distance",
                     alt=describe_lines(back, by_distance, x_title="distance back",
                                        y_title="mean weight"))
-        lost = by_distance[f"window {window}"].sum() - by_distance["full"].sum()
-        st.markdown(f"In layer {layer} the window's tokens get {lost:.0%} more of the weight "
-                    "than with full attention, spread over them: the weight that had no "
-                    "place to go.")
+        full_share = by_distance["full"].sum()  # weight on the window's tokens, full attention
+        window_share = by_distance[f"window {window}"].sum()
+        st.markdown(f"In layer {layer} the window's {window} tokens get {full_share:.0%} of a "
+                    f"query's weight with full attention and {window_share:.0%} under the "
+                    f"window: {100 * (window_share - full_share):.0f} percentage points more, "
+                    f"{said_number(window_share / full_share)} times as much, spread over "
+                    "them: the weight that had no other place to go.")
     st.subheader("Perplexity against the window")
     curve = measured("curve", (text, N, sinks), lambda: curve_with_progress(text, N, sinks),
                      automatic=False, label="Draw the curve", key="inf_curve",
@@ -366,6 +447,7 @@ def perplexity_sections(presenter: bool, font: int) -> None:
                     key="inf_fig_curve", alt=describe_lines(curve.windows, lines,
                                                             x_title="window W",
                                                             y_title="perplexity"))
+    return result, window, sinks
 
 
 @st.cache_data(show_spinner=False)
@@ -385,7 +467,7 @@ def curve_with_progress(text: str, N: int, sinks: int) -> inf.WindowCurve:
     return curve
 
 
-perplexity_sections(presenter, font)
+shown_window = perplexity_sections(presenter, font)  # None until a window was measured
 
 st.header("4 · FlashAttention's online softmax")
 
@@ -440,11 +522,18 @@ def online_softmax(presenter: bool, font: int) -> None:
         "output": tiled.output, "plain_output": plain}
     model_out = A[l, h].astype(np.float64) @ v
     gap = float(np.max(np.abs(tiled.output - plain)))
+    rows_tile = min(block_q, T)
+    sizes = sorted({b - a for a, b in tiled.key_blocks}, reverse=True)
+    blocks_said = (f"{len(tiled.key_blocks)} block{'s' if len(tiled.key_blocks) > 1 else ''} "
+                   f"of {block_k}" + (f" (the last of {sizes[-1]})" if len(sizes) > 1 else ""))
+    tile = rows_tile * sizes[0]
     st.markdown(
         f"Layer {layer}, head {head}, on the first {T} tokens of the story: q, k and v as the "
         f"model computed them (k and v are KV head {g + 1}'s). The keys arrive in "
-        f"{len(tiled.key_blocks)} blocks of {block_k}; each tile holds at most "
-        f"{block_q} × {block_k} = {tiled.largest_tile} scores, never the {T} × {T} matrix.")
+        f"{blocks_said}; each tile holds at most {rows_tile} × {sizes[0]} = {tile:,} scores"
+        + (f", never the whole {T} × {T} matrix ({T * T:,} scores)." if tile < T * T else
+           f": with both blocks as long as the text, one tile is the whole {T} × {T} "
+           "matrix, and nothing is saved. Make a block smaller to see the tiling."))
     blocks = tiled.key_blocks
     m_row, l_row = tiled.running_max[:, i], tiled.denominator[:, i]
     prev_m = np.concatenate([[-np.inf], m_row[:-1]])
@@ -480,7 +569,7 @@ def online_softmax(presenter: bool, font: int) -> None:
         f"same sums in another order). Against the model's own float32 weights times v: "
         f"{difference_text(float(np.max(np.abs(tiled.output - model_out))))}.")
 
-    st.subheader("Memory: the n × n matrix never exists")
+    st.subheader("Memory: tiled, the n × n matrix never exists")
     sram_kb = st.slider("On-chip memory M (KB) for the paper's count", 16, 256, 100, 4,
                         key="inf_sram", **URL)
     ns = np.array([256, 1024, 4096, 16384, 65536])
@@ -515,7 +604,7 @@ def online_softmax(presenter: bool, font: int) -> None:
             + ", ".join(f"n = {n}: {r:.2f}" for n, r in zip(memory.ns, ratio, strict=True))
             + ".")
     st.markdown(
-        "**Why the tiled form is no faster here.** On a CPU the caches are managed by the "
+        "**Where tiling pays off.** On a CPU the caches are managed by the "
         "hardware and BLAS already works in blocks, so the n × n matrix costs memory but "
         "little time; and NumPy runs each tile as a separate call from Python. FlashAttention "
         "pays off on a GPU, where one fused kernel keeps each tile in the fast on-chip "
@@ -526,14 +615,18 @@ def online_softmax(presenter: bool, font: int) -> None:
 online_softmax(presenter, font)
 
 bullet_list("What to notice", [
-    "The KV cache changes nothing in the result, only the work: each step reads one new "
-    "token instead of the whole text, and memory grows by the same number of bytes a token.",
-    f"This model stores {KV} key/value heads for {H} query heads: a third of the cache. "
-    "Averaging heads after training is not the same thing: sharing must be learnt.",
-    "A model trained with full attention leans on its first tokens. Cut them off with a "
-    "window and it loses its footing; keep a few and it recovers most of the way.",
-    "FlashAttention computes exactly the same numbers: it only changes the order of the "
-    "sums, rescaling as a larger maximum arrives.",
+    "The KV cache leaves the result unchanged up to rounding and changes the work: each "
+    "step runs one new token through the model instead of the whole text (its attention "
+    "still reads every earlier key and value), and memory grows by the same number of bytes "
+    "a token.",
+    f"This model stores {KV} key/value heads for {H} query heads: {Fraction(KV, H)} of the "
+    "cache multi-head attention would need. Averaging heads after training is not the same "
+    "thing: section 2 measures what it costs.",
+    window_notice(shown_window),
+    "FlashAttention's online softmax computes the same numbers as plain attention in exact "
+    "arithmetic; in floating point they agree up to rounding (section 4 measures the "
+    "difference), as it only changes the order of the sums, rescaling as a larger maximum "
+    "arrives.",
 ])
 st.subheader("The formula")
 st.latex(r"\text{KV cache} = 2 \cdot L \cdot n_{KV} \cdot d_k \cdot T \cdot B \cdot b,\qquad "

@@ -58,13 +58,23 @@ def cache_bytes(cfg: LMConfig, tokens: int, batch: int = 1, kv_heads: int | None
 
 @dataclass(frozen=True)
 class PublishedConfig:
-    """The attention sizes of a published model, from its config.json."""
+    """The attention sizes of a published model, from its config.json: layers, query and
+    key/value heads, head size; ``context`` the longest context it was trained for, and
+    ``window`` its sliding window (None: full attention), whose rolling cache never holds
+    more than ``window`` tokens."""
 
     name: str
     layers: int
     query_heads: int
     kv_heads: int
     head_size: int
+    context: int
+    window: int | None = None
+
+    def tokens_held(self, tokens: int) -> int:
+        """Tokens whose keys and values the cache holds after ``tokens`` tokens: all of
+        them, or the last ``window`` with a rolling cache."""
+        return tokens if self.window is None else min(tokens, self.window)
 
     @property
     def kind(self) -> str:
@@ -73,18 +83,31 @@ class PublishedConfig:
         return "multi-query" if self.kv_heads == 1 else "grouped-query"
 
     def cache_bytes(self, tokens: int, batch: int = 1, bytes_per_number: int = 2) -> int:
-        return 2 * self.layers * self.kv_heads * self.head_size * tokens * batch * bytes_per_number
+        """Bytes of the cache after ``tokens`` tokens (a rolling cache stops growing at its
+        window)."""
+        return (2 * self.layers * self.kv_heads * self.head_size * self.tokens_held(tokens)
+                * batch * bytes_per_number)
 
 
 #: Larger models, as their config.json files on Hugging Face state them (num_hidden_layers,
-#: num_attention_heads, num_key_value_heads, hidden_size / num_attention_heads).
+#: num_attention_heads, num_key_value_heads, hidden_size / num_attention_heads,
+#: max_position_embeddings, sliding_window); Falcon 7B's config.json gives no context, its
+#: model card trained it on sequences of 2,048 tokens.
 PUBLISHED = (
-    PublishedConfig("Llama 2 7B", 32, 32, 32, 128),
-    PublishedConfig("Llama 2 70B", 80, 64, 8, 128),
-    PublishedConfig("Llama 3 8B", 32, 32, 8, 128),
-    PublishedConfig("Mistral 7B v0.1", 32, 32, 8, 128),
-    PublishedConfig("Falcon 7B", 32, 71, 1, 64),
+    PublishedConfig("Llama 2 7B", 32, 32, 32, 128, 4096),
+    PublishedConfig("Llama 2 70B", 80, 64, 8, 128, 4096),
+    PublishedConfig("Llama 3 8B", 32, 32, 8, 128, 8192),
+    PublishedConfig("Mistral 7B v0.1", 32, 32, 8, 128, 32768, window=4096),
+    PublishedConfig("Falcon 7B", 32, 71, 1, 64, 2048),
 )
+
+
+def cache_outweighs_weights_at(m: SmolLM) -> int:
+    """The context (tokens) from which one new token's step reads more bytes of KV cache
+    (2 · L · n_KV · d_k · 4 a token of context) than of weights (every weight but the
+    embedding table, of which it reads one row)."""
+    per_token = cache_bytes(m.config, 1)
+    return -(-m.weights.bytes_per_token // per_token)  # ceil
 
 
 @dataclass(frozen=True)

@@ -109,6 +109,22 @@ def test_the_cache_formula_by_hand():
     # 2 · 80 · 8 · 128 · 2 bytes = 327,680 bytes a token
     assert llama2_70b.cache_bytes(1) == 327_680
     assert llama2_70b.kind == "grouped-query"
+    # Mistral 7B's rolling cache holds its last 4,096 tokens: at 131,072 tokens it is
+    # 2 · 32 · 8 · 128 · 4096 · 2 bytes = 536,870,912 (512 MiB), as at 4,096 itself
+    mistral = next(c for c in inf.PUBLISHED if c.name == "Mistral 7B v0.1")
+    assert mistral.cache_bytes(131_072) == mistral.cache_bytes(4096) == 536_870_912
+    assert mistral.cache_bytes(1000) == 2 * 32 * 8 * 128 * 1000 * 2
+    assert all(c.window is None for c in inf.PUBLISHED if c is not mistral)
+
+
+@needs_smollm
+def test_the_cache_outweighs_the_weights_past_a_context():
+    # one step reads every weight but the embedding table: 538 MB of float32 (the
+    # LMWeights docstring); the cache 2 · 30 · 3 · 64 · 4 = 46,080 bytes a token of context
+    m = lm.model()
+    at = inf.cache_outweighs_weights_at(m)
+    assert (at - 1) * 46_080 < m.weights.bytes_per_token <= at * 46_080
+    assert 11_000 < at < 12_500
 
 
 def test_perplexity_of_a_uniform_guess_is_the_vocabulary():

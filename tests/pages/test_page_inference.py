@@ -8,6 +8,7 @@ import numpy as np
 from conftest import assert_no_exception, chart_array, open_page, text_of
 from streamlit.testing.v1 import AppTest
 
+from attncore import lm
 from attncore.lm import inference as inf
 from tests.model_marks import needs_smollm
 
@@ -35,6 +36,24 @@ def test_defaults_measure_the_cache_the_merge_and_the_window():
     window = inf.window_perplexities(inf.default_text(), 32, 4, 256)
     np.testing.assert_allclose(chart_array(at, "inf_fig_window", "y"),
                                [window.dense, window.window, window.window_sinks], atol=1e-9)
+    # the window's share, from the kept weights: the layer shown (where full attention puts
+    # most on token 1), each query row that lost token 1, its weight on itself and the 31
+    # keys before it, summed, then averaged over the rows
+    shifted = inf.window_perplexities(inf.default_text(), 32, 4, 256, shift=True).shift
+    layer = int(np.argmax(shifted.dense_first))
+    rows = range(256 - shifted.rows, 256)
+    full, windowed = (np.mean([maps[layer, p, p - 31: p + 1].sum() for p in rows])
+                      for maps in shifted.maps[:2])
+    assert (f"get {full:.0%} of a query's weight with full attention and {windowed:.0%} "
+            f"under the window: {100 * (windowed - full):.0f} percentage points more") in text
+    # 8,192 tokens: Mistral's rolling cache holds its last 4,096; Llama 2 (4,096) and
+    # Falcon (2,048) were trained on shorter contexts
+    table = next(t.value for t in at.table if "KV heads" in t.value.columns).set_index("model")
+    assert table.loc["Mistral 7B v0.1 (grouped-query)", "cache (fp16)"].endswith("✱")
+    assert "its rolling cache keeps only the last 4,096" in text
+    marked = table.index[table["context it was trained for"].str.contains("†")]
+    assert set(marked) == {"Llama 2 7B (multi-head)", "Llama 2 70B (grouped-query)",
+                           "Falcon 7B (multi-query)"}
 
 
 @needs_smollm
@@ -54,6 +73,9 @@ def test_the_cache_table_scales_with_context_and_batch():
     # 2 · 30 · 3 · 64 · 1024 · 2 · 2 bytes (fp16) = 47.2 MB for SmolLM2 as trained
     assert f"{2 * 30 * 3 * 64 * 1024 * 2 * 2 / 1e6:.3g} MB in fp16 with its 3 KV heads" in \
         text_of(at)
+    # 1,024 tokens: within every window and every trained context, nothing is marked
+    table = next(t.value for t in at.table if "KV heads" in t.value.columns)
+    assert not table.map(lambda cell: "✱" in str(cell) or "†" in str(cell)).any().any()
 
 
 @needs_smollm
@@ -63,6 +85,41 @@ def test_the_online_softmax_equals_plain_attention_on_the_page():
     assert "The tiled result against plain attention, both in float64" in text_of(at)
     blocks = [t.value for t in at.table if "m (running max)" in t.value.columns]
     assert len(blocks) == 1 and len(blocks[0]) == -(-48 // 5)  # ceil(48 / 5) blocks
+    # 48 = 9 · 5 + 3; a tile is at most 7 query rows by 5 keys
+    assert "10 blocks of 5 (the last of 3)" in text_of(at)
+    assert "at most 7 × 5 = 35 scores, never the whole 48 × 48 matrix" in text_of(at)
+    # both blocks as long as the text: one tile is the whole matrix, and the page says so
+    at.slider(key="inf_fa_bk").set_value(48).run()
+    at.slider(key="inf_fa_bq").set_value(48).run()
+    assert "one tile is the whole 48 × 48 matrix" in text_of(at)
+    assert "never the whole" not in text_of(at)
+
+
+@needs_smollm
+def test_the_timing_sentence_follows_the_fitted_exponents(monkeypatch):
+    """The cached time's growth is called nearly flat only when every round's fit says
+    so; the context at which the cache outweighs the weights comes from the model's sizes.
+    The timing itself is replaced by made-up times (it takes 5 to 20 s)."""
+    contexts = np.array([16, 32, 64, 128, 256])
+
+    def made_up(growth):
+        def times(contexts_asked, rounds=2, progress=None):
+            cached = np.vstack([1e-3 * (contexts / 16) ** growth] * 2)
+            uncached = np.vstack([1e-3 * contexts / 16] * 2)
+            return inf.TokenTimes(contexts, cached, uncached, np.full(2, growth),
+                                  np.ones(2))
+        return times
+
+    for growth, flat in ((0.05, True), (0.6, False)):
+        monkeypatch.setattr(inf, "token_times", made_up(growth))
+        at = run(inf_steps="2")
+        at.button(key="inf_measure_times").click().run()
+        assert_no_exception(at, f"growth {growth}")
+        said = text_of(at)
+        assert ("(nearly flat here)" in said) == flat
+        m = lm.model()
+        at_least = -(-m.weights.bytes_per_token // (2 * 30 * 3 * 64 * 4))  # ceil, by hand
+        assert f"from {at_least:,} tokens on the cache outweighs the weights" in said
 
 
 @needs_smollm
