@@ -522,7 +522,8 @@ st.markdown(
     "word except that each adjective moves after its noun (*the big dog* → *le chien "
     "grand*). The encoder-decoder sees only sentence pairs: no one tells it which source "
     "word a French word comes from. Decoder state = previous French word + position; "
-    "output from [state; context]; d = 32; AdamW with weight decay 0.1."
+    f"output from [state; context]; d = {AlignmentConfig.d_model}; AdamW with weight decay "
+    f"{AlignmentConfig.weight_decay:g}."
 )
 
 
