@@ -59,7 +59,8 @@ def token_strip(tokens: list[str], ids: np.ndarray) -> None:
     """The prompt's tokens in one line, each with its id; a leading space shows as ␣."""
     shown = " · ".join(f"`{t}` {i}" if "`" not in t else f"{md_escape(t)} {i}"
                        for t, i in zip(tokens, np.asarray(ids).tolist(), strict=True))
-    st.markdown(f"**{len(tokens)} tokens** (piece and id): {shown}")
+    count = f"{len(tokens)} token" + ("" if len(tokens) == 1 else "s")
+    st.markdown(f"**{count}** (piece and id): {shown}")
     st.caption("␣ is a space that starts the piece, ↵ a line break; \\xNN is a byte that is "
                "only part of a character (an emoji or accented letter split across pieces).")
 
