@@ -24,15 +24,13 @@ import numpy as np
 
 from . import analysis
 from ._checks import positive_number, whole_number
+from .analysis import NEARLY_ONE_HOT  # one threshold, the glossary's
 from .attention import resolve_scale
 from .softmax import softmax
 
 #: The three scalings compared in the lesson, as accepted by ``scale=``.
 SCALINGS = ("none", "sqrt_dk", "dk")
 SCALING_LABELS = {"none": "no scaling", "sqrt_dk": "1/√d_k", "dk": "1/d_k"}
-
-#: "Nearly one-hot", as the glossary defines it: the largest weight is above this.
-NEARLY_ONE_HOT = 0.99
 
 #: Largest d_k × samples drawn in one experiment (two arrays of float64 of this size).
 MAX_DRAWS = 10_500_000
@@ -48,8 +46,8 @@ class DotProductStats:
     d_k : int
     sigma2 : float
         Variance σ² of every component of q and k.
-    raw, scaled : ndarray (n,)
-        The samples of qᵀk and qᵀk/√d_k.
+    raw, scaled : ndarray (N,)
+        The samples of qᵀk and qᵀk/√d_k (N = ``n_samples``).
     mean, var, scaled_mean, scaled_var : float
         Empirical moments (variance with ddof=1).
     theory_var, theory_scaled_var : float
@@ -122,11 +120,11 @@ class SamplingSpread:
     Attributes
     ----------
     mean_sd, scaled_mean_sd : float
-        Of the sample mean of qᵀk, σ²·√(d_k/n), and of qᵀk/√d_k, σ²/√n (both means
+        Of the sample mean of qᵀk, σ²·√(d_k/N), and of qᵀk/√d_k, σ²/√N (both means
         are 0 in theory, so these are absolute, not relative).
     variance_rel_sd : float
         Of either sample variance, relative to its theory value d_k·σ⁴ or σ⁴:
-        √(2/(n − 1) + κ/n) (the same for both: one is the other times d_k).
+        √(2/(N − 1) + κ/N) (the same for both: one is the other times d_k).
     excess_kurtosis : float
         κ = 6/d_k, of qᵀk: 0 for a normal distribution; heavier tails when larger.
     """
@@ -138,7 +136,7 @@ class SamplingSpread:
 
 
 def sampling_spread(d_k: int, n_samples: int, sigma2: float = 1.0) -> SamplingSpread:
-    r"""The standard deviations of the empirical mean and variance of ``n_samples``
+    r"""The standard deviations of the empirical mean and variance of N = ``n_samples``
     draws of qᵀk, for q, k with independent N(0, σ²) components in d_k dimensions.
 
     Notes
@@ -148,14 +146,14 @@ def sampling_spread(d_k: int, n_samples: int, sigma2: float = 1.0) -> SamplingSp
     product has kurtosis 9 (excess 6). Excess kurtosis divides by the number of
     independent terms summed, so :math:`s = q^\top k` has excess kurtosis
     :math:`\kappa = 6/d_k`. For any distribution with variance :math:`v` and excess
-    kurtosis :math:`\kappa`, the unbiased sample variance :math:`S^2` of n draws has
+    kurtosis :math:`\kappa`, the unbiased sample variance :math:`S^2` of N draws has
 
-    .. math:: \mathrm{Var}[S^2] = v^2 \left(\frac{2}{n-1} + \frac{\kappa}{n}\right),
+    .. math:: \mathrm{Var}[S^2] = v^2 \left(\frac{2}{N-1} + \frac{\kappa}{N}\right),
 
-    so its relative standard deviation is :math:`\sqrt{2/(n-1) + 6/(d_k n)}`: 9% at
-    d_k = 1 and n = 1000, 4.6% at d_k = 64, where the normal-only
-    :math:`\sqrt{2/(n-1)}` says 4.5% for both. σ² cancels from it. The sample mean has
-    standard deviation :math:`\sqrt{v/n}`, with :math:`v = d_k\sigma^4` for qᵀk and
+    so its relative standard deviation is :math:`\sqrt{2/(N-1) + 6/(d_k N)}`: 9% at
+    d_k = 1 and N = 1000, 4.6% at d_k = 64, where the normal-only
+    :math:`\sqrt{2/(N-1)}` says 4.5% for both. σ² cancels from it. The sample mean has
+    standard deviation :math:`\sqrt{v/N}`, with :math:`v = d_k\sigma^4` for qᵀk and
     :math:`\sigma^4` for qᵀk/√d_k.
 
     Examples
@@ -177,18 +175,18 @@ def sampling_spread(d_k: int, n_samples: int, sigma2: float = 1.0) -> SamplingSp
 
 @dataclass(frozen=True)
 class Saturation:
-    """One query against n keys under one scaling.
+    """One query against T_k keys under one scaling.
 
     Attributes
     ----------
     scaling : str
         "none", "sqrt_dk" or "dk".
-    scores : ndarray (n,)
+    scores : ndarray (T_k,)
         The scaled scores handed to the softmax.
-    weights : ndarray (n,)
+    weights : ndarray (T_k,)
     max_weight, entropy, effective_keys, jacobian_norm : float
     max_entropy : float
-        log n, the entropy of uniform attention.
+        ln T_k, the entropy of uniform attention.
     """
 
     scaling: str
@@ -212,8 +210,8 @@ def saturation(d_k: int, n_keys: int, rng: np.random.Generator, sigma2: float = 
     sigma2 = positive_number(sigma2, "sigma2")
     sigma = np.sqrt(sigma2)
     q = rng.standard_normal(d_k) * sigma  # (d_k,)
-    k = rng.standard_normal((n_keys, d_k)) * sigma  # (n, d_k)
-    raw = k @ q  # (n,)
+    k = rng.standard_normal((n_keys, d_k)) * sigma  # (T_k, d_k)
+    raw = k @ q  # (T_k,)
     out = {}
     for name in SCALINGS:
         s = raw * resolve_scale(name, d_k)
@@ -242,7 +240,7 @@ class ScalingCurves:
     max_weight, entropy, jacobian_norm : dict of str -> ndarray (m,)
         Mean over trials, keyed by scaling name.
     max_entropy : float
-        log n_keys.
+        ln T_k (T_k = ``n_keys``).
     """
 
     d_ks: np.ndarray
@@ -275,10 +273,10 @@ def scaling_curves(d_ks, n_keys: int, trials: int, rng: np.random.Generator,
     for i, d_k in enumerate(d_ks):
         d_k = whole_number(int(d_k), "d_k", 1, 4096)
         q = rng.standard_normal((trials, 1, d_k)) * sigma  # (trials, 1, d_k)
-        k = rng.standard_normal((trials, n_keys, d_k)) * sigma  # (trials, n, d_k)
-        raw = (q @ np.swapaxes(k, -1, -2))[:, 0, :]  # (trials, n)
+        k = rng.standard_normal((trials, n_keys, d_k)) * sigma  # (trials, T_k, d_k)
+        raw = (q @ np.swapaxes(k, -1, -2))[:, 0, :]  # (trials, T_k)
         for name in SCALINGS:
-            w = softmax(raw * resolve_scale(name, d_k))  # (trials, n)
+            w = softmax(raw * resolve_scale(name, d_k))  # (trials, T_k)
             stats["max_weight"][name][i] = analysis.max_weight(w).mean()
             stats["entropy"][name][i] = analysis.entropy(w).mean()
             stats["jacobian_norm"][name][i] = analysis.jacobian_norm(w).mean()
@@ -287,7 +285,7 @@ def scaling_curves(d_ks, n_keys: int, trials: int, rng: np.random.Generator,
 
 
 def temperature_sweep(scores, temperatures) -> np.ndarray:
-    """softmax(scores / τ) for each temperature τ: shape (len(temperatures), n)."""
+    """softmax(scores / τ) for each temperature τ: shape (len(temperatures), T_k)."""
     temperatures = np.asarray(temperatures, dtype=np.float64)
     if temperatures.ndim != 1 or np.any(~np.isfinite(temperatures)) or np.any(temperatures <= 0):
         raise ValueError("temperatures must be a 1-D list of finite numbers > 0")

@@ -29,7 +29,7 @@ from pages.ui.layout import (
     setup_page,
     show_figure,
 )
-from pages.ui.numbers import number_text
+from pages.ui.numbers import number_text, significant_text
 from pages.ui.panels import side_by_side
 from pages.ui.tables import downloads
 
@@ -38,16 +38,16 @@ SAMPLES = [100, 300, 1000, 3000, 10000]
 TEMPERATURES = [0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0]
 LABEL = ex.SCALING_LABELS
 COLOUR = dict(zip(ex.SCALINGS, SERIES_COLOURS, strict=False))
-# Section 4's own example, whatever d_k, n and σ² are: moving them does not redraw it.
+# Section 4's own example, whatever d_k, T_k and σ² are: moving them does not redraw it.
 TEMPERATURE_D_K, TEMPERATURE_KEYS = 64, 8
 
 presenter = setup_page("Why divide by √d_k", "📏")
 font = figure_font(presenter)
 lesson_header(
     "2 · Why divide the scores by √d_k?",
-    "see that dot products spread out as d_k grows, that unscaled they saturate the softmax "
-    "and pass it less and less gradient, and that 1/√d_k (not 1/d_k) keeps them in a useful "
-    "range.",
+    "see that dot products spread out as d_k grows, that unscaled they saturate the softmax, "
+    "which then passes little gradient back to them, and that 1/√d_k (not 1/d_k) keeps them "
+    "in a useful range.",
 )
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -56,15 +56,18 @@ def sample_stats(d_k: int, n: int, sigma2: float, seed: int) -> ex.DotProductSta
 
 
 def away(z: float) -> str:
-    """A difference in standard deviations, in words: "0.4 standard deviations above"."""
+    """A difference in standard deviations, in words: "0.4 standard deviations above"; one
+    that rounds to 0.0 is said as a bound, never as a false "0.0 standard deviations"."""
     if z == 0:
         return "exactly on"
+    if abs(z) < 0.05:
+        return "within 0.05 standard deviations of"
     return f"{abs(z):.1f} standard deviations {'above' if z > 0 else 'below'}"
 
 
 def moments_caption(stats: ex.DotProductStats, n_samples: int) -> tuple[str, str]:
     """The theory under the moments table, and how far new samples move its empirical
-    values, from attncore.scaling.sampling_spread for these d_k, n and σ²."""
+    values, from attncore.scaling.sampling_spread for these d_k, N and σ²."""
     d_k, sigma2 = stats.d_k, stats.sigma2
     spread = ex.sampling_spread(d_k, n_samples, sigma2)
     z_mean = stats.scaled_mean / spread.scaled_mean_sd  # the same for qᵀk: both scale by √d_k
@@ -77,11 +80,11 @@ def moments_caption(stats: ex.DotProductStats, n_samples: int) -> tuple[str, str
         f"6/d_k = {said_number(spread.excess_kurtosis)} (0 for a normal distribution), the "
         "closer to 0 the more products.",
         "New samples (another seed) move the empirical values: "
-        f"by about ±{said_number(spread.mean_sd)} for the mean of qᵀk (σ²√(d_k/n)), "
-        f"±{said_number(spread.scaled_mean_sd)} for that of qᵀk/√d_k (σ²/√n), and "
-        f"±{100 * spread.variance_rel_sd:.2g}% for either variance (√(2/(n−1) + 6/(d_k·n)); a "
-        f"normal sample's √(2/(n−1)) would be {100 * np.sqrt(2 / (n_samples - 1)):.2g}%), "
-        f"one standard deviation each, at n = {n_samples:,} samples. Here the means are "
+        f"by about ±{said_number(spread.mean_sd)} for the mean of qᵀk (σ²√(d_k/N)), "
+        f"±{said_number(spread.scaled_mean_sd)} for that of qᵀk/√d_k (σ²/√N), and "
+        f"±{100 * spread.variance_rel_sd:.2g}% for either variance (√(2/(N−1) + 6/(d_k·N)); a "
+        f"normal sample's √(2/(N−1)) would be {100 * np.sqrt(2 / (n_samples - 1)):.2g}%), "
+        f"one standard deviation each, at N = {n_samples:,} samples. Here the means are "
         f"{away(z_mean)} 0 and the variances {away(z_var)} the theory."
     )
 
@@ -153,13 +156,13 @@ def temperature_section(scores: np.ndarray, sweep: np.ndarray, results: dict) ->
                                                        f"τ = {temperature:g}"))
     with right:
         against_t = {"max weight": max_weight(sweep),
-                     "effective keys / n": effective_keys(sweep) / n_keys}
+                     "effective keys / T_k": effective_keys(sweep) / n_keys}
         show_figure(line_chart(TEMPERATURES, against_t, title="Against τ (log axis)",
                                x_title="τ", y_title="fraction", log_x=True, font_size=font),
                     key="sc_fig_temperature",
                     alt=describe_lines(TEMPERATURES, against_t, x_title="τ",
-                                       y_title="Max weight and effective keys / n"))
-    st.markdown(f"One query against {n_keys} keys at d_k = {TEMPERATURE_D_K} (σ² = 1), its "
+                                       y_title="Max weight and effective keys / T_k"))
+    st.markdown(f"One query against T_k = {n_keys} keys at d_k = {TEMPERATURE_D_K} (σ² = 1), its "
                 "scores scaled by 1/√d_k as in section 2, then divided by τ. At "
                 f"τ = {temperature:g} the largest weight is {number_text(at_t.max(), 3)} and "
                 f"the weight is spread over {number_text(effective_keys(at_t), 2)} effective "
@@ -171,16 +174,17 @@ def temperature_section(scores: np.ndarray, sweep: np.ndarray, results: dict) ->
 
 def curves_sentence(cv: ex.ScalingCurves) -> str:
     """What section 3's curves show, said from their first and last points."""
-    n = cv.n_keys
-    if n == 1:
+    n_keys = cv.n_keys
+    if n_keys == 1:
         return ("With a single key every weight is 1 and every Jacobian 0, whatever the scaling "
-                "and d_k: choose n of 2 or more to compare the scalings.")
+                "and d_k: choose 2 keys or more to compare the scalings.")
     first, last = f"d_k = {D_KS[0]:,}", f"d_k = {D_KS[-1]:,}"
 
     def moves(series, digits):
         a, b = series[0], series[-1]
         verb = "rises" if b > a else "falls" if b < a else "stays"
-        said = (lambda x: number_text(x, 3)) if digits == "weight" else (lambda x: f"{x:.3g}")
+        said = (lambda x: number_text(x, 3)) if digits == "weight" else (
+            lambda x: significant_text(x, 3))
         return f"{verb} from {said(a)} at {first} to {said(b)} at {last}"
 
     sqrt_w, none_j = cv.max_weight["sqrt_dk"], cv.jacobian_norm["none"]
@@ -188,12 +192,12 @@ def curves_sentence(cv: ex.ScalingCurves) -> str:
     # norm may first rise with d_k, then fall.
     peak = int(np.argmax(none_j))
     peak_said = ("" if peak in (0, len(D_KS) - 1) else
-                 f", after a peak of {none_j[peak]:.3g} at d_k = {D_KS[peak]:,}")
+                 f", after a peak of {significant_text(none_j[peak], 3)} at d_k = {D_KS[peak]:,}")
     return (
         f"At {first} the three scalings are the same (1/d_k = 1/√d_k = 1). Without scaling "
         f"the mean max weight {moves(cv.max_weight['none'], 'weight')}, and the mean Jacobian norm "
         f"{moves(none_j, 'norm')}{peak_said}. With 1/d_k the mean max weight "
-        f"{moves(cv.max_weight['dk'], 'weight')}, against 1/n = {number_text(1 / n, 3)} for "
+        f"{moves(cv.max_weight['dk'], 'weight')}, against 1/T_k = {number_text(1 / n_keys, 3)} for "
         f"uniform weights. With 1/√d_k it stays between {number_text(sqrt_w.min(), 3)} and "
         f"{number_text(sqrt_w.max(), 3)} at every d_k shown."
     )
@@ -203,20 +207,21 @@ def curves_sentence(cv: ex.ScalingCurves) -> str:
 def keys_and_curves(d_k: int, sigma2: float, seed: int, results: dict) -> None:
     """Sections 2 and 3: all that depends on the number of keys (and the trials).
 
-    A fragment: moving n or the trials redraws these sections only. What they compute
+    A fragment: moving T_k or the trials redraws these sections only. What they compute
     goes into ``results``, read by the downloads when a button is clicked.
     """
     st.header("2 · Widely spread scores saturate the softmax")
-    n_keys = st.slider("Keys n", 1, 64, 16, key="sc_nkeys", **URL)
+    n_keys = st.slider("Keys T_k", 1, 64, 16, key="sc_nkeys", **URL)
     sat = ex.saturation(d_k, n_keys, np.random.default_rng(seed + 1), sigma2)
     differences = (
         "The softmax only sees differences between scores: the more they differ, the more of "
         f"the weight the largest takes, until the softmax {term_link('saturation', 'saturates')}."
         if n_keys > 1 else "With a single key there is no difference to see: its weight is 1.")
-    st.markdown(f"One query against {n_keys} key{'s' if n_keys > 1 else ''} at d_k = {d_k}: "
+    st.markdown(f"One query against T_k = {n_keys} key{'s' if n_keys > 1 else ''} at "
+                f"d_k = {d_k}: "
                 f"the same dot products under the three scalings. {differences}")
     keys = [f"k{j + 1}" for j in range(n_keys)]
-    # Three panels of one figure: n and d_k change all three, drawn once.
+    # Three panels of one figure: T_k and d_k change all three, drawn once.
     show_figure(side_by_side([
         bar_chart(keys, sat[name].weights, title=LABEL[name], x_title="key", y_title="weight",
                   y_range=(0, 1.1), colour=COLOUR[name], decimals=2, font_size=font)
@@ -231,17 +236,18 @@ def keys_and_curves(d_k: int, sigma2: float, seed: int, results: dict) -> None:
         st.markdown(
             "For the weights w of each panel: the largest weight; the "
             f"{term_link('entropy', 'entropy')}, in nats (0 when one key takes all the weight, "
-            "ln n when it is spread evenly over the n keys); the "
-            f"{term_link('effective-keys', 'effective number of keys')} (1 to n); and the "
+            "ln T_k when it is spread evenly over the T_k keys); the "
+            f"{term_link('effective-keys', 'effective number of keys')} (1 to T_k); and the "
             f"norm of the softmax's {term_link('jacobian', 'Jacobian')}.")
     summary = pd.DataFrame(
         # number_text: a saturated entropy of 1e-10 reads 1.000×10⁻¹⁰, never "0.000"
-        {LABEL[n]: [number_text(sat[n].max_weight, 3),
-                    f"{number_text(sat[n].entropy, 3)} of {number_text(sat[n].max_entropy, 3)}",
-                    f"{number_text(sat[n].effective_keys, 2)} of {n_keys}",
-                    f"{sat[n].jacobian_norm:.3g}"]
-         for n in ex.SCALINGS},
-        index=["max weight", "entropy (of ln n)", "effective keys e^entropy",
+        {LABEL[name]: [number_text(sat[name].max_weight, 3),
+                       f"{number_text(sat[name].entropy, 3)} of "
+                       f"{number_text(sat[name].max_entropy, 3)}",
+                       f"{number_text(sat[name].effective_keys, 2)} of {n_keys}",
+                       significant_text(sat[name].jacobian_norm, 3)]
+         for name in ex.SCALINGS},
+        index=["max weight", "entropy (of ln T_k)", "effective keys e^entropy",
                "‖softmax Jacobian‖"],
     )
     st.table(summary)  # static: cheap to redraw
@@ -258,8 +264,8 @@ def keys_and_curves(d_k: int, sigma2: float, seed: int, results: dict) -> None:
     named = lambda d: {LABEL[k]: v for k, v in d.items()}  # noqa: E731
     panels = {  # title: (series, y title, dashed)
         "Mean max weight": (named(cv.max_weight), "max weight", ()),
-        "Mean entropy": (named(cv.entropy) | {"ln n (uniform)": np.full(
-            len(D_KS), cv.max_entropy)}, "nats", ("ln n (uniform)",)),
+        "Mean entropy": (named(cv.entropy) | {"ln T_k (uniform)": np.full(
+            len(D_KS), cv.max_entropy)}, "nats", ("ln T_k (uniform)",)),
         "Mean ‖softmax Jacobian‖": (named(cv.jacobian_norm), "Frobenius norm", ()),
     }
     # Three panels of one figure, for the same reason; one legend names the scalings.
@@ -286,7 +292,7 @@ def sections_1_to_3(results: dict) -> None:
     """
     c1, c2, c3, c4 = st.columns(4)
     d_k = c1.select_slider("d_k (dimension of q and k)", D_KS, value=64, key="sc_dk", **URL)
-    n_samples = c2.select_slider("Samples", SAMPLES, value=1000, key="sc_samples", **URL)
+    n_samples = c2.select_slider("Samples N", SAMPLES, value=1000, key="sc_samples", **URL)
     sigma2 = c3.slider("Component variance σ²", 0.25, 4.0, 1.0, 0.25, key="sc_sigma2",
                        **URL)
     seed = seed_input(c4, "sc_seed")
@@ -300,7 +306,7 @@ def sections_1_to_3(results: dict) -> None:
     if not presenter:  # in presenter mode the histograms come straight after the controls
         st.markdown(
             f"Draw q and k with {d_k} independent normal component{'s' if d_k > 1 else ''}, "
-            f"each with mean 0 and variance σ² = {sigma2:g}, and compute qᵀk, {n_samples:,} "
+            f"each with mean 0 and variance σ² = {sigma2:g}, and compute qᵀk, N = {n_samples:,} "
             "times. In theory its mean is 0 whatever d_k, and its standard deviation, σ²√d_k, "
             "grows like √d_k; dividing by √d_k brings it back to σ²."
         )
@@ -368,16 +374,20 @@ def closing_notes() -> None:
         "32-fold. As d_k grows, the mean max weight without scaling tends to 1 and its mean "
         "Jacobian norm to 0 (section 3 draws both), while 1/√d_k keeps the scores' standard "
         "deviation at σ².",
-        "Set σ² = 4: the variance of qᵀk/√d_k becomes σ⁴ = 16 (standard deviation 4), and the "
-        "1/√d_k panel of section 2 sharpens too: dividing by √d_k corrects for d_k, not for σ². "
-        "The scaling assumes components of variance about 1. In a Transformer q = x W_Q and "
-        "k = x W_K: LayerNorm normalises the token vector x, not q and k, whose variance comes "
-        "from W_Q and W_K; a usual initialisation makes it about 1, and nothing keeps it so "
+        "Set σ² = 4: the variance of qᵀk/√d_k becomes σ⁴ = 16 (standard deviation 4), and "
+        "with 2 keys or more the 1/√d_k panel of section 2 is sharper than at σ² = 1 (the same "
+        "draws, every score 4 times larger): dividing by √d_k corrects for d_k, not for σ². "
+        "The scaled scores have variance about 1 only when the components of q and k have "
+        "variance about 1. In a Transformer q = x W_Q and k = x W_K: LayerNorm normalises the "
+        "token vector x, not q and k, whose variance comes from W_Q and W_K. Weights of "
+        "variance 1/d_model, applied to a normalised x, make it about 1 at initialisation "
+        "(PyTorch's default for a linear layer makes it about 1/3), and nothing keeps it so "
         "during training.",
         f"Set τ to {TEMPERATURES[0]:g}, then {TEMPERATURES[-1]:g}: a "
         f"{term_link('sharp', 'sharp')} softmax (the weight gathers on the largest scores, "
         "and it is still differentiable), then weights flattened towards uniform.",
-        "Set n = 1: with a single key every scaling gives weight 1 and a zero Jacobian.",
+        "Set the keys T_k to 1: with a single key every scaling gives weight 1 and a zero "
+        "Jacobian.",
     ], expanded=False)
     practice_questions("sc", [
         {"q": "Why divide by √d_k and not by d_k?",
@@ -385,8 +395,8 @@ def closing_notes() -> None:
               "standard deviation σ²√d_k. Dividing by √d_k makes it σ², the same for every "
               "d_k. Dividing by d_k makes it σ²/√d_k, which shrinks towards 0 as d_k grows: "
               "the scores become nearly equal and attention nearly uniform."},
-        {"q": "q and k have 64 independent components of variance 1. What is the variance "
-              "of qᵀk?",
+        {"q": "q and k have 64 independent components of mean 0 and variance 1. What is the "
+              "variance of qᵀk?",
          "value": 64.0, "tol": 1e-6,
          "a": "d_k·σ⁴ = 64 × 1 = 64 (standard deviation 8)."},
         {"q": "A row of weights is one-hot, w = (1, 0, 0): the limit of a saturated softmax. "
