@@ -328,8 +328,10 @@ def softmax_onwards(inputs: dict, problems: dict, tokens: list[str], v_cols: lis
                         f"{term_link('tau', 'temperature')} (τ = 1: the plain softmax).")
         temperature = st.slider("Softmax temperature τ", TAU_LOW, TAU_HIGH, 1.0, 0.05,
                                 key="we_temp",
-                                help="Below 1 it sharpens the weights, above 1 it flattens "
-                                     "them.", **URL)
+                                help="Below 1 it sharpens each row towards its largest "
+                                     "scores, above 1 it flattens it towards uniform weights; "
+                                     "a row whose keys all score the same stays as it is.",
+                                **URL)
         decimals = st.slider("Decimals shown (and checked)", 2, 6, 3, key="we_decimals",
                              help="Of the tables, the arithmetic and the checking below.",
                              **URL)
@@ -410,8 +412,10 @@ def low_tau_item(trace, names: list[str]) -> str:
     rule = (f"Set the temperature τ to {TAU_LOW:g}: a low τ makes the softmax "
             f"{term_link('sharp', 'sharp')}, gathering each row's weight on its largest "
             "scores; keys tied for the largest score share it equally, however low τ goes. "
-            "It stays smooth and differentiable: only its limit τ → 0 is an argmax, which "
-            f"picks one key as {term_link('hard', 'hard attention')} does.")
+            "It stays smooth and differentiable; only in the limit τ → 0 does a row become an "
+            "argmax: all its weight on the key with its largest score, or shared equally by "
+            f"the keys tied for it. {term_link('hard', 'Hard attention')} (lesson 6) instead "
+            "picks one key outright, and that choice has no gradient.")
     flat = (f" Set it to {TAU_HIGH:g}: every row flattens towards uniform weights over the "
             "keys it may see.")
     if trace is None:
@@ -447,11 +451,14 @@ def scaling_item(d_k: int, scaled: bool) -> str:
                 "Pick d_k = 4 to see it matter.")
     root = np.sqrt(d_k)
     said = f"= {root:.0f}" if root == round(root) else f"≈ {root:.3f}"
+    # Multiplying a row's scores by c > 1 raises its largest weight, 1 / Σ_j e^{c(s_j − max)},
+    # unless the scores of the keys it may see are all equal (then it is 1/their number).
+    unless = "unless the scores of the keys it may see are all equal"
     if scaled:
-        return (f"Switch the scaling off: every score is then √d_k = √{d_k} {said} times "
-                "larger, so every row whose scores differ sharpens (its largest weight rises).")
+        return (f"Switch the scaling off: every score is then multiplied by √d_k = √{d_k} "
+                f"{said}, so every row sharpens (its largest weight rises), {unless}.")
     return (f"Switch the scaling on: every score is divided by √d_k = √{d_k} {said}, so every "
-            "row whose scores differ flattens (its largest weight falls).")
+            f"row flattens (its largest weight falls), {unless}.")
 
 
 def longer_key_item(trace, names: list[str]) -> str:

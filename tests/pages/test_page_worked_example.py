@@ -426,7 +426,12 @@ def test_low_tau_try_this_at_the_defaults_by_hand():
     assert ("“x1” splits its weight equally between “x1” and “x3”, tied for its largest "
             "score; “x2” splits its weight equally between “x2” and “x3”") in item
     assert "“x3” becomes nearly one-hot" in item
-    assert "every row becomes nearly one-hot" not in item and "hard attention does" in item
+    assert "every row becomes nearly one-hot" not in item
+    # The limit τ → 0 of a tied row is not one key: hard attention is the other thing.
+    assert ("only in the limit τ → 0 does a row become an argmax: all its weight on the key "
+            "with its largest score, or shared equally by the keys tied for it") in item
+    assert "Hard attention (lesson 6) instead picks one key outright" in item
+    assert "which picks one key" not in item
 
 
 @pytest.mark.parametrize("query", [
@@ -512,7 +517,8 @@ def test_check_your_work_hint_follows_scaling_switched_off():
 
 
 def test_scaling_try_this_follows_d_k_and_the_toggle():
-    assert "every score is then √d_k = √2 ≈ 1.414 times larger" in try_this(run(), "Switch")
+    # "Times larger" was false for a negative score: it is multiplied, and moves away from 0.
+    assert "every score is then multiplied by √d_k = √2 ≈ 1.414" in try_this(run(), "Switch")
     assert "divided by √d_k = √2 ≈ 1.414" in try_this(run(we_scale="false"), "Switch")
     assert "with d_k = 1, √d_k = 1, so nothing changes" in try_this(
         run(we_preset="Random", we_dk="1"), "Switch")
@@ -534,3 +540,39 @@ def test_subtracted_maximum_is_explained_with_the_largest_logit():
     caption = next(c.value for c in at.caption if "larger than 30" in c.value)
     assert f"(up to {largest:.4g})" in caption
     assert not any("larger than 30" in c.value for c in run().caption)  # |x| ≤ 2 at defaults
+
+
+@pytest.mark.parametrize("query", [
+    {},
+    {"we_preset": "Uniform", "we_tokens": "4"},
+    {"we_preset": "Random", "we_tokens": "5", "we_dk": "3", "we_causal": "true", "we_seed": "4"},
+    {"we_preset": "Random", "we_tokens": "6", "we_dk": "4", "we_seed": "1", "we_temp": "0.1"},
+])
+def test_scaling_try_this_holds_row_by_row(query):
+    # Switching the scaling off multiplies every score by √d_k > 1: each row's largest weight
+    # rises, except in a row whose visible keys all score the same (the first row under the
+    # causal mask; every row of the Uniform example), where it stays.
+    at = run(**query)
+    item = try_this(at, "Switch the scaling off")
+    assert "so every row sharpens (its largest weight rises), unless the scores of the keys it " \
+           "may see are all equal" in item
+    scores, before = chart_array(at, "we_fig_scaled"), chart_array(at, "we_fig_weights")
+    at.toggle(key="we_scale").set_value(False).run()
+    after = chart_array(at, "we_fig_weights")
+    for i, row in enumerate(scores):
+        seen = row[np.isfinite(row)]  # masked cells are drawn as −∞ (or missing)
+        if np.ptp(seen) == 0:
+            assert after[i].max() == pytest.approx(before[i].max(), abs=1e-15), i
+        else:
+            assert after[i].max() > before[i].max(), i
+    item = try_this(at, "Switch the scaling on")
+    assert "so every row flattens (its largest weight falls), unless" in item
+
+
+def test_temperature_help_says_equal_scores_stay():
+    # The Uniform example's rows all score 0: τ changes nothing there, as the help says.
+    at = run(we_preset="Uniform")
+    assert "a row whose keys all score the same stays as it is" in at.slider(key="we_temp").help
+    before = chart_array(at, "we_fig_weights")
+    at.slider(key="we_temp").set_value(0.1).run()
+    assert np.array_equal(chart_array(at, "we_fig_weights"), before)
