@@ -11,8 +11,9 @@ reproduce them so that a page can show their numbers:
   cannot hold it (:func:`stored_as`), and it is NaN again.
 * :func:`read_mask`: which cells a boolean mask lets through under each convention,
   ``"keep"`` (True or 1 = may attend, hidden with ``np.where(mask == 0, -inf, s)``) or
-  ``"blocked"`` (True = masked, hidden with ``s.masked_fill(mask, -inf)``). A mask written
-  in one convention and read in the other is inverted.
+  ``"blocked"`` (True = masked, hidden with ``s.masked_fill(mask, float("-inf"))``: PyTorch's
+  ``masked_fill`` writes the value where the mask is True). A mask written in one
+  convention and read in the other is inverted.
 * :func:`blocked_triangle`: ``np.triu(ones, k)``, the usual way to write a causal mask as
   "True = blocked". k = 1 is right; k = 0 also blocks the diagonal (the off-by-one).
 * :func:`softmax_over_queries`: the softmax taken over the wrong axis.
@@ -27,10 +28,11 @@ import numpy as np
 from ._checks import as_bool_mask, as_real_array, whole_number
 from .softmax import softmax
 
-#: How each convention hides the cells of a boolean mask ``mask`` in the scores ``s``.
+#: How each convention hides the cells of a boolean mask ``mask`` in the scores ``s``, as
+#: code a student can run (NumPy for "keep", PyTorch for "blocked"); lesson 3 shows these.
 CONVENTIONS = {
     "keep": "np.where(mask == 0, -np.inf, s)",  # True or 1 = may attend (attncore's)
-    "blocked": "s.masked_fill(mask, -inf)",  # True = masked
+    "blocked": 's.masked_fill(mask, float("-inf"))',  # True = masked
 }
 
 
@@ -66,7 +68,9 @@ def stored_as(value: float, dtype) -> float:
     """``value`` as the float type ``dtype`` stores it, back as a Python float.
 
     A number beyond the type's largest finite value (``np.finfo(dtype).max``, 65,504 for
-    float16) becomes ±inf.
+    float16) becomes ±inf, as NumPy's cast (and PyTorch's ``.half()``) makes it; PyTorch's
+    ``masked_fill`` refuses such a value instead ("value cannot be converted to type
+    at::Half without overflow").
 
     >>> stored_as(-1e9, np.float16), stored_as(-1e9, np.float32)
     (-inf, -1000000000.0)

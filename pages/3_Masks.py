@@ -9,6 +9,7 @@ from attncore import window_mask as local_window
 from attncore.init import normal_weights
 from attncore.masks import leakage_test
 from attncore.pitfalls import (
+    CONVENTIONS,
     blocked_triangle,
     plain_masked_softmax,
     read_mask,
@@ -105,11 +106,14 @@ def fully_masked_row(tokens: list[str], mask: np.ndarray, q: np.ndarray, k: np.n
             "attncore's policy": ours[row]}
     # A static table, as in section 5: three rows of text that the mask picker changes
     # need no canvas grid (measured, it made no difference beyond the noise).
-    st.table(pd.DataFrame({name: [f"{v:.4f}" for v in vals] for name, vals in rows.items()},
+    st.table(pd.DataFrame({name: ["NaN" if np.isnan(v) else f"{v:.4f}" for v in vals]
+                           for name, vals in rows.items()},
                           index=[f"key {j + 1}: {t}" for j, t in enumerate(tokens)]).T)
     said = f"row {row + 1} (“{md_escape(tokens[row])}”)"
+    # NaN is named once, where it first appears (a fully masked row filled with −∞ is NaN).
+    nan_named = " (“not a number”)" if np.all(np.isnan(inf.weights[row])) else ""
     st.markdown(f"With every key of {said} masked, each weight of the row is "
-                f"**{values_text(inf.weights[row])}** when −∞ fills the masked scores, "
+                f"**{values_text(inf.weights[row])}**{nan_named} when −∞ fills the masked scores, "
                 f"**{values_text(big.weights[row])}** when −1e9 does, and "
                 f"**{values_text(ours[row])}** under attncore's policy, which also flags "
                 "the row.")
@@ -145,11 +149,16 @@ def fully_masked_row(tokens: list[str], mask: np.ndarray, q: np.ndarray, k: np.n
             why = " Their masked keys' e^(−1e9 − m) underflow to exactly 0 in float64."
         else:
             why = f" Their masked keys' e^(−1e9 − m) are {values_text(tails)}."
+        # In float16 −1e9 is stored as −∞, so the fully masked row is what −∞ gives there.
+        half = plain_masked_softmax(scores, blocked_mask, -1e9, np.float16)
         st.markdown(
             f"**The rows that keep a key** ({int(kept.sum())} here): on them "
             f"−∞ and −1e9 give {verdict}, the largest difference being "
-            f"{difference_text(gap)}.{why} The two fills differ on a fully masked row, and in "
-            "float16, which cannot hold −1e9 (pitfall “−1e9 in float16” in section 6)."
+            f"{difference_text(gap)}.{why} The two fills differ {'only ' if gap == 0 else ''}"
+            f"on a fully masked row. In float16, which cannot hold −1e9, they do not differ "
+            f"even there: −1e9 is stored as {whole_text(stored_as(-1e9, np.float16))} and "
+            f"{said} gets {values_text(half.weights[row])} (pitfall “−1e9 in float16” in "
+            "section 6)."
         )
     st.markdown("**attncore's policy:** a row with no key gets all-zero weights and a zero "
                 "output, and is flagged; never NaN.")
@@ -217,10 +226,12 @@ def dropout(tokens: list[str], mask: np.ndarray, q: np.ndarray, k: np.ndarray,
     if p_drop == 0:
         effect = "With p_drop = 0 nothing is dropped, so every row still sums as before."
     else:
-        effect = (f"Dropout zeroes weights *after* the softmax and rescales the survivors by "
-                  f"1/(1 − p_drop) = {number_text(1 / (1 - p_drop), 3)}, so a row's sum is "
-                  f"no longer 1, only its expected value is: here {off} of the "
-                  f"{int(kept.sum())} rows that keep a key are off 1 (one draw, seed 1).")
+        counted = (f"here {off} of the {int(kept.sum())} rows that keep a key are off 1 (one "
+                   "draw, seed 1)" if kept.any() else "here no row keeps a key")
+        effect = (f"Dropout zeroes each weight with probability p_drop *after* the softmax and "
+                  f"rescales the survivors by 1/(1 − p_drop) = "
+                  f"{number_text(1 / (1 - p_drop), 3)}, so a row's sum is no longer 1, only "
+                  f"its expected value is: {counted}.")
     st.markdown(f"{effect} Masking acts *before* the normalisation, so every row that keeps "
                 "a key still sums to 1.")
 
@@ -265,11 +276,17 @@ def inverted_mask(tokens: list[str], mask: np.ndarray, scores: np.ndarray,
         st.markdown(
             "Whether True means *may attend* or *masked* is a convention, and code differs:\n"
             "- here True (or 1) means **may attend**; code with this convention hides cells "
-            "with `np.where(mask == 0, -np.inf, s)`;\n"
-            "- code where True means **masked** hides them with `s.masked_fill(mask, -inf)`;\n"
-            "- in PyTorch, `nn.MultiheadAttention` reads a boolean `attn_mask` as True = "
-            "*not allowed to attend*, while `F.scaled_dot_product_attention` reads True as "
-            "*may attend*: one tensor does opposite things in the two.\n\n"
+            f"with `{CONVENTIONS['keep']}`;\n"
+            "- code where True means **masked** hides them with "
+            f"`{CONVENTIONS['blocked']}` (PyTorch's `masked_fill` writes the value where the "
+            "mask is True);\n"
+            "- in PyTorch, `nn.MultiheadAttention` reads a boolean `attn_mask` or "
+            "`key_padding_mask` as True = *not allowed to attend*, while "
+            "`F.scaled_dot_product_attention` reads a boolean `attn_mask` as True = *may "
+            "attend*: one tensor does opposite things in the two;\n"
+            "- Hugging Face's `attention_mask` marks real tokens with 1 and padding with 0, as "
+            "here, so it is inverted (`attention_mask == 0`) before it can serve as a "
+            "`key_padding_mask`.\n\n"
             "Left, this lesson's mask read as True = may attend; right, the same mask given "
             "to code that reads True as masked."
         )
@@ -366,9 +383,12 @@ def float16_fill(tokens: list[str], mask: np.ndarray, scores: np.ndarray) -> Non
     if not presenter:
         st.markdown(
             "Code that fills masked scores with −1e9 instead of −∞ meets float16, the "
-            "half-precision type used to save memory, which cannot hold −1e9. Below, the last "
-            "row is masked completely, as section 3 does by default, and the masked softmax is "
-            "computed in each type."
+            "half-precision type used to save memory, which cannot hold −1e9. NumPy, as "
+            "here, stores it as −∞ (so does PyTorch's `.half()`); PyTorch's `masked_fill` on "
+            "a float16 tensor refuses it instead, with “RuntimeError: value cannot be "
+            "converted to type at::Half without overflow”. Below, the last row is masked "
+            "completely, as section 3 does by default, and the masked softmax is computed in "
+            "each type."
         )
     blocked = mask.copy()
     blocked[-1] = False  # the last row masked completely, as section 3 does by default

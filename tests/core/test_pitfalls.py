@@ -7,6 +7,7 @@ import pytest
 
 from attncore.masks import causal_mask
 from attncore.pitfalls import (
+    CONVENTIONS,
     blocked_triangle,
     plain_masked_softmax,
     read_mask,
@@ -111,3 +112,25 @@ def test_the_softmax_over_queries_makes_columns_sum_to_one():
 def test_bad_input_is_refused_with_a_value_error(call):
     with pytest.raises(ValueError):
         call()
+
+
+class _TorchLikeScores:
+    """Just enough of a PyTorch tensor to run ``CONVENTIONS["blocked"]``: ``masked_fill``
+    writes the value where the mask is True (PyTorch's documented rule)."""
+
+    def __init__(self, s):
+        self.s = np.asarray(s, dtype=float)
+
+    def masked_fill(self, mask, value):
+        return np.where(mask, value, self.s)
+
+
+def test_each_conventions_code_hides_the_cells_read_mask_says():
+    # The code the page shows, run: each hides exactly the cells read_mask does not let
+    # through, for a mask that is not symmetric (causal, 3 × 3).
+    s, mask = np.arange(9.0).reshape(3, 3), causal_mask(3)
+    keep = eval(CONVENTIONS["keep"], {"np": np, "mask": mask, "s": s})
+    blocked = eval(CONVENTIONS["blocked"], {"mask": mask, "s": _TorchLikeScores(s)})
+    for code, hidden in ((keep, ~read_mask(mask, "keep")), (blocked, ~read_mask(mask, "blocked"))):
+        assert np.array_equal(np.isneginf(code), hidden)
+        assert np.array_equal(code[~hidden], s[~hidden])

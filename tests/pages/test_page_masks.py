@@ -38,7 +38,7 @@ def test_defaults_show_padding_and_causal_on_the_short_sentence():
 def test_fully_masked_row_shows_nan_uniform_and_our_policy():
     at = run()
     table = next(t.value for t in at.table if "attncore's policy" in t.value.index)
-    assert set(table.loc["fill −∞, plain softmax"]) == {"nan"}
+    assert set(table.loc["fill −∞, plain softmax"]) == {"NaN"}  # written as the text does
     assert set(table.loc["fill −1e9, plain softmax"]) == {f"{1 / 6:.4f}"}
     assert set(table.loc["attncore's policy"]) == {"0.0000"}
 
@@ -201,8 +201,8 @@ def test_the_fully_masked_row_is_said_from_its_numbers():
     text = texts(run())
     # Row 6 masked completely: −∞ − (−∞) is NaN at every key; −1e9 leaves s − m = 0,
     # e⁰ = 1 at 6 keys, so 1/6 = 0.1667 each.
-    assert ("each weight of the row is **NaN** when −∞ fills the masked scores, **0.1667** "
-            "when −1e9 does, and **exactly 0** under attncore's policy") in text
+    assert ("each weight of the row is **NaN** (“not a number”) when −∞ fills the masked "
+            "scores, **0.1667** when −1e9 does, and **exactly 0** under attncore's policy") in text
     assert "each s − m is NaN (−∞ − (−∞) is undefined)" in text
     assert "NaN / NaN = **NaN**" in text
     assert "the sum is 6.0000 and each weight is **0.1667**" in text
@@ -216,7 +216,8 @@ def test_one_token_has_no_other_row_and_no_earlier_position():
     at = run()
     at.text_area(key="mk_text").set_value("hello").run()  # T = 1
     text = texts(at)
-    assert "each weight of the row is **NaN** when −∞ fills the masked scores, **1.0000**" in text
+    assert "each weight of the row is **NaN** (“not a number”) when −∞ fills the masked scores, " \
+           "**1.0000**" in text
     assert "The rows that keep a key" not in text
     assert "this sentence has no earlier position to check" in text
     assert "the largest change at earlier positions" not in text
@@ -322,3 +323,45 @@ def test_rows_already_fully_masked_are_not_counted_as_keeping_a_key():
     # rows 1–3 are the ones that keep a key.
     at = run(mk_pad_queries="true")
     assert "The rows that keep a key** (3 here)" in texts(at)
+
+
+def test_in_float16_the_two_fills_do_not_differ_even_on_the_fully_masked_row():
+    # float16's largest finite number is 65,504 < 1e9, so −1e9 is stored as −∞: row 6 is
+    # then −∞ everywhere, and −∞ − (−∞) = NaN as with the −∞ fill. On the 5 rows that keep
+    # a key e^(−1e9 − m) is exactly 0 in float64, so the fills differ only on row 6.
+    text = texts(run())
+    assert "The two fills differ only on a fully masked row. In float16, which cannot hold " \
+           "−1e9, they do not differ even there: −1e9 is stored as −∞ and row 6 " \
+           "(“\\<pad\\>”) gets NaN" in text
+    assert "differ on a fully masked row, and in float16" not in text  # the old, false claim
+    # Extreme: no mask at all. The fills never enter the other rows; row 6 is still NaN.
+    text = texts(run(mk_mask="none", mk_block_row="1: A"))
+    assert "(No key of theirs is masked, so the fill never enters.) The two fills differ " \
+           "only on a fully masked row." in text
+    assert "row 1 (“A”) gets NaN" in text
+
+
+def test_the_conventions_of_the_libraries_are_said_exactly():
+    text = texts(run(mk_pitfall="inverted mask"))
+    # PyTorch: masked_fill writes where the mask is True; nn.MultiheadAttention's boolean
+    # attn_mask and key_padding_mask: True = not allowed; F.scaled_dot_product_attention's
+    # boolean attn_mask: True = takes part. Hugging Face's attention_mask: 1 = real token.
+    assert 's.masked_fill(mask, float("-inf"))' in text
+    assert "`attn_mask` or `key_padding_mask` as True = *not allowed to attend*" in text
+    assert "`F.scaled_dot_product_attention` reads a boolean `attn_mask` as True = *may " \
+           "attend*" in text
+    assert "`attention_mask` marks real tokens with 1 and padding with 0" in text
+    text = texts(run(mk_pitfall="−1e9 in float16"))
+    assert "NumPy, as here, stores it as −∞" in text
+    assert "value cannot be converted to type at::Half without overflow" in text
+
+
+def test_dropout_with_no_row_keeping_a_key_says_so():
+    at = run(mk_mask="custom")
+    at.session_state["mk_custom_6"] = {"edited_rows": {i: {str(j + 1): False for j in range(6)}
+                                                       for i in range(6)},
+                                       "added_rows": [], "deleted_rows": []}
+    at.run()
+    text = texts(at)
+    assert "Dropout zeroes each weight with probability p_drop" in text
+    assert "here no row keeps a key." in text and "of the 0 rows" not in text
