@@ -178,7 +178,7 @@ def _scaled_hint(check, trace, tol, i, j) -> str:
     raw, d_k, said = trace.raw_scores, trace.d_k, _scaling_said(trace)
     if trace.mask is not None and not np.broadcast_to(trace.mask, raw.shape)[i, j]:
         return (f"The mask hides this key from this query (its weight will be 0), but step 2 "
-                f"asks for the scaled score before the mask: {said}. Leave a masked cell "
+                f"asks for the scaled score before the mask. {said}. Leave a masked cell "
                 "blank if you like.")
     if trace.scale != 1.0 and _matches(check, raw, tol):
         return f"You have not scaled the scores yet. {said}."

@@ -269,6 +269,9 @@ def check_your_work(trace, decimals: int, signature: list) -> None:
         f"A cell is right within ±{10.0 ** -decimals:g}, one unit in the last of the "
         f"{decimals} decimals chosen above. Carry more decimals in your intermediate steps "
         "than you type: weights rounded to that many can move an output by more."
+        + (" With the causal mask, step 2 asks for every scaled score, the hidden ones "
+           "included, before they become −∞ (the figure of step 2 shows them masked); "
+           "step 3's hidden weights are 0." if trace.mask is not None else "")
     )
     T, d_v = trace.weights.shape[0], trace.v.shape[1]
     shapes = {"scores": (T, T), "scaled": (T, T), "weights": (T, T), "output": (T, d_v)}

@@ -576,3 +576,16 @@ def test_temperature_help_says_equal_scores_stay():
     before = chart_array(at, "we_fig_weights")
     at.slider(key="we_temp").set_value(0.1).run()
     assert np.array_equal(chart_array(at, "we_fig_weights"), before)
+
+
+def test_check_your_work_says_step_2_is_before_the_mask():
+    # The figure of step 2 shows a hidden score as −∞; the check asks for it before the
+    # mask: s̃12 = (1×0 + 0×1)/√2 = 0 and s̃13 = (1×1 + 0×1)/√2 = 0.70711.
+    at = run(we_causal="true")
+    intro = " ".join(m.value for m in at.markdown if m.value.startswith("Compute the steps"))
+    assert "step 2 asks for every scaled score, the hidden ones included, before they become −∞" \
+        in intro
+    edit(at, "we_check_scaled_textbook_3_2_3_0", {0: {"2": "0", "3": "0.707"}})
+    assert any("Every number you typed is right" in s.value for s in at.success)
+    assert "the hidden ones" not in " ".join(
+        m.value for m in run().markdown if m.value.startswith("Compute the steps"))
