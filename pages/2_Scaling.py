@@ -357,8 +357,9 @@ def closing_notes() -> None:
         "The variance of qᵀk grows in proportion to d_k; dividing by √d_k makes it σ⁴ for "
         "every d_k: the softmax sees scores of the same spread whatever the dimension.",
         "Without scaling, the scores spread out as d_k grows: the weight gathers on one key "
-        "and the softmax's Jacobian, through which the gradient reaches the scores, shrinks "
-        "towards 0.",
+        "and, once the scores are widely spread, the softmax's Jacobian, through which the "
+        "gradient reaches the scores, shrinks towards 0 (with many keys it may first rise: "
+        "the norm is largest when a few keys share the weight, not one key and not all).",
         "Dividing by d_k over-corrects: the score variance falls like σ⁴/d_k, so as d_k grows "
         "the weights come closer to uniform, whatever the query asks.",
     ])
