@@ -76,7 +76,7 @@ def head_label(h: int) -> str:
 
 @st.fragment
 def shapes_and_slices(number: int, x: np.ndarray, params: mh.MultiHeadParams,
-                      trace: mh.MultiHeadTrace, presenter: bool) -> None:
+                      trace: mh.MultiHeadTrace, causal: bool, presenter: bool) -> None:
     """Section: the shapes of every step, and one head's slices of W_Q, W_K, W_V.
 
     Its head and matrix pickers rerun this section only.
@@ -85,7 +85,8 @@ def shapes_and_slices(number: int, x: np.ndarray, params: mh.MultiHeadParams,
     font = figure_font(presenter)
     dims = [f"{r + 1}" for r in range(d_model)]
     st.header(f"{number} · The shapes, with this configuration's numbers")
-    st.markdown(f"T = {T} tokens, d_model = {d_model}, H = {H} heads, d_k = d_model / H = "
+    st.markdown(f"T = {T} tokens, d_model = {d_model}, H = {H} head{'s' * (H > 1)}, "
+                f"d_k = d_model / H = "
                 f"{d_k}: this implementation's choice, and the original Transformer's.")
     if not presenter:
         st.markdown(
@@ -93,7 +94,8 @@ def shapes_and_slices(number: int, x: np.ndarray, params: mh.MultiHeadParams,
             f"| input | X | ({T}, {d_model}) |\n"
             f"| project | Q = X W_Q, K = X W_K, V = X W_V | ({T}, {d_model}) each |\n"
             f"| split | reshape to heads | ({H}, {T}, {d_k}) each |\n"
-            f"| attend | softmax(Qʰ Kʰᵀ / √{d_k}) per head | ({H}, {T}, {T}) weights |\n"
+            f"| attend | softmax(Qʰ Kʰᵀ / √{d_k}{' + causal mask' if causal else ''}) per head "
+            f"| ({H}, {T}, {T}) weights |\n"
             f"| mix | weights · Vʰ | ({H}, {T}, {d_k}) head outputs |\n"
             f"| concatenate | heads side by side | ({T}, {H}·{d_k} = {H * d_k}) |\n"
             f"| output | concat · W_O | ({T}, {d_model}) |"
@@ -101,8 +103,10 @@ def shapes_and_slices(number: int, x: np.ndarray, params: mh.MultiHeadParams,
     head = st.selectbox("Head to inspect", range(H), format_func=head_label, key="mha_head",
                         **URL, **keep_offered("mha_head", range(H), 0, head_label))
     wq_h, wk_h, wv_h = params.head_weights(head)
+    owned = (f"column {head + 1}" if d_k == 1
+             else f"columns {head * d_k + 1} to {(head + 1) * d_k}")
     st.markdown(
-        f"Head {head + 1} owns columns {head * d_k + 1} to {(head + 1) * d_k} of W_Q, W_K and "
+        f"Head {head + 1} owns {owned} of W_Q, W_K and "
         f"W_V: W_Qʰ, W_Kʰ, W_Vʰ are ({d_model}, {d_k}) slices. Its queries X W_Qʰ are the "
         f"head's slice of Q: the largest difference is "
         f"{difference_text(np.max(np.abs(x @ wq_h - trace.heads.q[head])), rounding=True)}."
@@ -122,10 +126,10 @@ def shapes_and_slices(number: int, x: np.ndarray, params: mh.MultiHeadParams,
                                    kind="values", decimals=2, x_title="column",
                                    y_title="row", font_size=font),
                     key="mha_fig_slice",
-                    alt=f"Columns {columns[0]} to {columns[-1]} of {name}, the ones head "
-                        f"{head + 1} owns. " + describe_matrix(m, dims, columns, kind="values",
-                                                               rows="input dimension",
-                                                               cols="output column"))
+                    alt=f"{owned.capitalize()} of {name}, the {'one' if d_k == 1 else 'ones'} "
+                        f"head {head + 1} owns. "
+                        + describe_matrix(m, dims, columns, kind="values",
+                                          rows="input dimension", cols="output column"))
 
 
 SIMILARITY = "similarity between heads"
@@ -318,7 +322,7 @@ def lesson(results: dict) -> None:
 
     # In presenter mode every head's weights come first, so that they show on the first screen.
     if not presenter:
-        shapes_and_slices(1, x, params, trace, presenter)
+        shapes_and_slices(1, x, params, trace, causal, presenter)
     st.header(f"{2 - presenter} · Every head's weights, and their average")
     patterns = mh.head_patterns(H) if weights_kind == "designed" else None
     shown = min(H, MAX_SHOWN_HEADS)
@@ -327,7 +331,7 @@ def lesson(results: dict) -> None:
     # The average is the grid's last panel: one figure for d_model, H and the seed to redraw.
     maps = [*(w[h] for h in range(shown)), w.mean(axis=0)]
     names = ([f"head {h + 1}" + (f": {patterns[h]}" if patterns else "") for h in range(shown)]
-             + [f"average of the {H} heads"])
+             + [f"average of the {H} heads" if H > 1 else "average (one head: itself)"])
     show_figure(heatmap_grid(maps, tokens, tokens, names, decimals=2, font_size=font - 2,
                              columns=2 if presenter else 4), key="mha_fig_heads",
                 alt="Each head's weights, queries by keys, and their average. "
@@ -336,14 +340,18 @@ def lesson(results: dict) -> None:
         rows = [(f"head {h + 1}", patterns[h],
                  "✓" if mh.pattern_holds(w[h], patterns[h], tokens) else "✗")
                 for h in range(shown)]
-        st.markdown("Each designed head's largest weight in each row is where its pattern says "
-                    "(for the previous-token head, from the second row on):")
+        # Said from the check: "is" only when every shown head passes it.
+        holds = all(mark == "✓" for *_, mark in rows)
+        st.markdown("Each designed head's largest weight in each row "
+                    + ("is" if holds else "should be (✗ marks a head where it is not)")
+                    + " where its pattern says (for the previous-token head, from the second row "
+                      "on):")
         # A static table: a few rows of text need no canvas grid (measured on switching to
         # designed heads, it made no difference beyond the noise).
         st.table(pd.DataFrame(rows, columns=["head", "pattern", "largest weight there"])
                  .style.hide(axis="index"))
     if presenter:
-        shapes_and_slices(2, x, params, trace, presenter)
+        shapes_and_slices(2, x, params, trace, causal, presenter)
 
     st.header("3 · What each head does, in numbers")
     if not presenter:
@@ -400,7 +408,8 @@ def closing_notes() -> None:
     if not presenter:
         bullet_list("Try this", [
             "Switch to designed heads with 4 or 8 heads and compare them with random ones.",
-            "Set d_model = 8 and H = 8: each head has d_k = 1, a single number per token.",
+            "With random weights, set d_model = 8 and H = 8: each head has d_k = 1, a single "
+            "number per token.",
             "Turn the causal mask on: every head becomes lower triangular.",
             "Edit the target sentence to a longer one: the cross-attention maps grow taller.",
         ], expanded=False)

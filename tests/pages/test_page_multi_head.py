@@ -263,3 +263,29 @@ def test_a_small_statistic_is_never_shown_as_a_false_zero():
     shown = pa.ipc.open_stream(table.proto.arrow_data.styler.display_values).read_pandas()
     assert shown.loc["head 1", "entropy"].endswith("×10⁻⁴")
     assert "0.000" not in shown.to_numpy().ravel().tolist()
+
+
+def test_one_head_and_one_column_are_said_in_the_singular():
+    # d_model = 8, H = 8: d_k = 8 / 8 = 1, so head 3 owns the single column 3.
+    at = run(mha_dmodel="8", mha_heads="8", mha_head="head 3")
+    assert "Head 3 owns column 3 of W_Q" in markdown(at)
+    assert "columns 3 to 3" not in markdown(at)
+    at = run(mha_heads="1")  # H = 1: d_k = 32, one head whose average is itself
+    assert "H = 1 head, d_k = d_model / H = 32" in markdown(at)
+    assert chart_spec(at, "mha_fig_heads")["layout"]["annotations"][-1]["text"] == \
+        "average (one head: itself)"
+
+
+def test_the_shapes_table_names_the_causal_mask_when_it_is_on():
+    assert "softmax(Qʰ Kʰᵀ / √8) per head" in markdown(run())
+    assert "softmax(Qʰ Kʰᵀ / √8 + causal mask) per head" in markdown(run(mha_causal="true"))
+
+
+def test_the_designed_heads_sentence_follows_their_check():
+    # Every designed head passes its check at the defaults and at the smallest width
+    # (d_model = 8, H = 4, d_k = 2) with the causal mask: the sentence says "is".
+    for query in ({}, {"mha_dmodel": "8", "mha_causal": "true"}):
+        at = run(mha_weights="designed", **query)
+        table = next(t.value for t in at.table if "pattern" in t.value.columns)
+        assert set(table["largest weight there"]) == {"✓"}
+        assert "largest weight in each row is where its pattern says" in markdown(at)
