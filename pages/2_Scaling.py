@@ -217,7 +217,8 @@ def keys_and_curves(d_k: int, sigma2: float, seed: int, results: dict) -> None:
         "The softmax only sees differences between scores: the more they differ, the more of "
         f"the weight the largest takes, until the softmax {term_link('saturation', 'saturates')}."
         if n_keys > 1 else "With a single key there is no difference to see: its weight is 1.")
-    st.markdown(f"One query against T_k = {n_keys} key{'s' if n_keys > 1 else ''} at "
+    st.markdown(f"One query against {term_link('T', 'T_k')} = {n_keys} "
+                f"key{'s' if n_keys > 1 else ''} at "
                 f"d_k = {d_k}: "
                 f"the same dot products under the three scalings. {differences}")
     keys = [f"k{j + 1}" for j in range(n_keys)]

@@ -198,7 +198,7 @@ def test_entropy_is_a_word_with_its_formula_before_the_table():
     assert list(summary(at).index) == ["max weight", "entropy (of ln T_k)",
                                        "effective keys e^entropy", "‖softmax Jacobian‖"]
     text = " ".join(m.value for m in at.markdown)
-    for key in ("entropy", "effective-keys", "jacobian", "saturation", "sharp", "hard"):
+    for key in ("t", "entropy", "effective-keys", "jacobian", "saturation", "sharp", "hard"):
         assert f"#glossary-{key})" in text, key
     assert " H " not in text and "e^H" not in text  # H is the number of heads
 
