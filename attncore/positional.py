@@ -4,7 +4,8 @@ What is here: the sinusoidal table (:func:`sinusoidal`, its :func:`frequencies` 
 :func:`wavelengths`, the :func:`shift_rotation` that moves it by an offset), a learned
 table (:func:`learned_table`), relative positions (:func:`relative_positions`), RoPE
 (:func:`rope`), ALiBi (:func:`alibi_slopes`, :func:`alibi_bias`), the Toeplitz check
-:func:`offset_spread`, :func:`offset_cosine` and :func:`geometric_ratio`, and
+:func:`offset_spread`, :func:`offset_cosine`, :func:`geometric_ratio`,
+:func:`apparent_turn` (what a table drawn one row in several shows), and
 :func:`permutation_test`.
 
 Sinusoidal (Vaswani et al., 2017):
@@ -168,9 +169,11 @@ def rope(x, positions=None, base: float = 10000.0) -> np.ndarray:
     Returns
     -------
     ndarray (..., T, d)
-        Rotated vectors, with the same norms. Because rotations compose,
+        Rotated vectors, with the same norms: pair i is multiplied by the rotation
+        :math:`\begin{pmatrix}\cos p\omega_i & -\sin p\omega_i\\ \sin p\omega_i &
+        \cos p\omega_i\end{pmatrix}`. Because rotations compose,
         :math:`\mathrm{rope}(q, m) \cdot \mathrm{rope}(k, n) = q^\top R_{(n-m)\omega} k`
-        depends on the positions only through m - n.
+        depends on the positions only through the offset n - m.
     """
     x = np.asarray(x, dtype=np.float64)
     if x.ndim < 2:
@@ -244,6 +247,22 @@ def alibi_bias(t: int, n_heads: int, causal: bool = False) -> np.ndarray:
     if causal:
         bias = np.where(behind[None] >= 0, bias, -np.inf)
     return bias
+
+
+def apparent_turn(angle: float) -> float:
+    """The turn, in [0, π], that samples taken every ``angle`` radians of a rotation show.
+
+    Turns that differ by a whole number of full turns (2π) land on the same points, so
+    samples of a pair turning by 6 radians per sample show a turn of 2π − 6 ≈ 0.28
+    radians (backwards): the slow wave a table drawn one row in 6 seems to have in its
+    fastest columns is an alias of the sampling. Sign is dropped: backwards or forwards,
+    a column of sines shows the same wave.
+
+    >>> round(apparent_turn(6.0), 4), apparent_turn(2.0)
+    (0.2832, 2.0)
+    """
+    turn = float(np.mod(angle, 2 * np.pi))
+    return min(turn, 2 * np.pi - turn)
 
 
 def offset_spread(m) -> float:

@@ -1,5 +1,7 @@
 """Lesson 5: positional encodings, sinusoidal and the others."""
 
+import math
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -113,9 +115,9 @@ def table_figures(T: int, d: int, base: float, font: int) -> dict:
     table_alt = (f"The sinusoidal table, positions p = 0 to {T - 1} down and {d} dimensions "
                  f"across, values from {number_text(pe.min(), 3)} to "
                  f"{number_text(pe.max(), 3)}: dimension 2i is a sine and 2i + 1 a "
-                 f"cosine of the position; pair 0 repeats every {said_number(lengths[0])} "
-                 "positions" + (f", pair {d // 2 - 1} every {said_number(lengths[-1])}."
-                                if d > 2 else "."))
+                 f"cosine of the position; pair 0 has a wavelength of 2π ≈ "
+                 f"{said_number(lengths[0])} positions"
+                 + (f", pair {d // 2 - 1} of {said_number(lengths[-1])}." if d > 2 else "."))
     distances = sorted({1, min(5, T - 1), T - 1})
     along = lambda m: "; ".join(f"at distance {k}: {said_number(m[0, k])}"  # noqa: E731
                                 for k in distances)
@@ -136,6 +138,22 @@ def table_figures(T: int, d: int, base: float, font: int) -> dict:
     }
 
 
+def sampled_rows_note(row_step: int) -> str:
+    """What pair 0's columns look like when one row in ``row_step`` is drawn, decided by
+    the turn the drawn rows show: pair 0 turns by ω₀ = 1 radian per position, so by
+    ``row_step`` radians between drawn rows, which reads as speckle when that is more
+    than a quarter turn, and as a slow wave the encoding does not have (an alias) when
+    it is close to a whole number of turns."""
+    seen = pos.apparent_turn(row_step)
+    said = (f" Pair 0 turns by {row_step} radians between drawn rows (a full turn is 2π ≈ "
+            f"6.28), which the drawn rows show as a turn of {seen:.2f} radians")
+    if seen >= np.pi / 2:
+        return said + ", more than a quarter turn from row to row: its columns look speckled."
+    return (said + f": its columns seem to wave once every {2 * np.pi / seen:.1f} drawn rows, "
+            f"an artefact of drawing 1 row in {row_step} (aliasing), not a slow wave of the "
+            f"encoding, which turns once every 6.28 positions.")
+
+
 @st.fragment
 def table_section(pe: np.ndarray, base: float, table: tuple, font: int) -> None:
     """The table, chosen sin/cos pairs against position, or every pair's wavelength.
@@ -152,12 +170,10 @@ def table_section(pe: np.ndarray, base: float, table: tuple, font: int) -> None:
         show_figure(table[0], key="pe_fig_table", alt=table[1])
         _, _, row_step, pair_step = table_sample(T, d)
         if row_step > 1 or pair_step > 1:
-            speckled = (f" Pair 0 turns by {row_step} radians between drawn rows (a full "
-                        "turn is 2π ≈ 6.28), so its columns look speckled."
-                        if row_step > 1 else "")
             st.caption(f"The table has {T * d:,} entries: it draws "
                        f"{sample_note(row_step, pair_step, examples=True)}, "
-                       f"each cell a true entry, never an average.{speckled}")
+                       f"each cell a true entry, never an average."
+                       + (sampled_rows_note(row_step) if row_step > 1 else ""))
     elif view == "Chosen pairs":
         pairs = list(range(d // 2))
         if len(pairs) == 1:
@@ -233,8 +249,10 @@ def shift_section(pe: np.ndarray, base: float, results: dict) -> None:
     with right:
         st.latex(r"PE(p + k) = R_k\, PE(p)\quad\text{for every } p")
         st.markdown(f"R_k is block diagonal: one 2×2 rotation by k·ωᵢ per pair, the same for "
-                    f"every position. Checked on all {T - k} positions that have a position "
-                    f"k = {k} further on in the table, p = 0 to {T - k - 1}: the largest "
+                    f"every position. Its blocks, rows (cos kωᵢ, sin kωᵢ) and (−sin kωᵢ, "
+                    f"cos kωᵢ), turn the other way from RoPE's in section 5 because a pair "
+                    f"holds its sine first. Checked on all {T - k} positions that have a "
+                    f"position k = {k} further on in the table, p = 0 to {T - k - 1}: the largest "
                     f"error is **{difference_text(err, rounding=True)}**.")
     for name, value in (("offset", k), ("rotation", R), ("shift_error", err)):
         keep(results, name, value)
@@ -275,8 +293,8 @@ def shuffle_section(d: int, base: float, results: dict) -> None:
     st.markdown(
         f"The columns are the positions p = 0 to {n - 1}. Shuffle the tokens, run "
         f"{term_link('self-attention', 'self-attention')}, and compare its outputs with the "
-        f"original outputs shuffled the same way. **Without** positional encodings they match "
-        f"(largest difference {difference_text(perm_test.diff_without, rounding=True)}): "
+        f"original outputs shuffled the same way. **Without** positional encodings they match, "
+        f"to a largest difference of {difference_text(perm_test.diff_without, rounding=True)}: "
         f"attention is permutation-equivariant, it sees a bag of words. **With** sinusoidal "
         f"encodings added (PE(p) to whichever token is now at p) {with_positions}"
     )
@@ -306,15 +324,16 @@ def learned_scheme(small: int, d: int) -> None:
                         "position. " + describe_matrix(learned, labels, dims, kind="values",
                                                       rows="position", cols="dimension"))
     with right:
-        st.latex(r"x_p \;\leftarrow\; x_p + E_p,\qquad E \in \mathbb{R}^{L \times d_{model}}")
+        st.latex(r"x_p \;\leftarrow\; x_p + E_p,\qquad "
+                 r"E \in \mathbb{R}^{T_{\max} \times d_{model}}")
         if not presenter:
             st.markdown(
                 f"Row p of a table E is added to the embedding x_p of the token at position p, "
                 f"as the sinusoids are, but E has no formula: it is trained with the model "
                 f"(here random numbers, seed 0, for {small} positions and {width} dimensions). "
-                f"A table of L rows has nothing for p ≥ L: this one, L = {small}, cannot "
-                f"place a token at p = {small}, and a trained model has learned nothing for "
-                "rows it never saw (GPT-2's table has L = 1,024).")
+                f"A table of T_max rows has nothing for p ≥ T_max: this one, T_max = {small}, "
+                f"cannot place a token at p = {small}, and a trained model has learned nothing "
+                "for rows it never saw (GPT-2's table has T_max = 1,024).")
 
 
 @st.fragment
@@ -381,27 +400,28 @@ def rope_scheme(small: int, d: int, results: dict) -> None:
                         "key vector k at every n: "
                         + describe_matrix(rope_scores, labels, labels, kind="scores",
                                           rows="query position", cols="key position")
-                        + f" Each diagonal holds one value (largest spread along a diagonal: "
-                          f"{spread}): the score depends on n − m only.")
+                        + f" Each diagonal holds one value, up to rounding: the score "
+                          f"depends on n − m only. Largest spread along a diagonal: {spread}.")
     with right:
         st.latex(r"R(\alpha) = \begin{pmatrix}\cos\alpha & -\sin\alpha\\ \sin\alpha & "
-                 r"\cos\alpha\end{pmatrix},\qquad \theta_i = b^{-2i/d}")
-        st.latex(r"R_p = \mathrm{diag}\big(R(p\theta_0),\, \dots,\, R(p\theta_{d/2-1})\big)")
+                 r"\cos\alpha\end{pmatrix},\qquad \theta_i = b^{-2i/d_k}")
+        st.latex(r"R_p = \mathrm{diag}\big(R(p\theta_0),\, \dots,\, "
+                 r"R(p\theta_{d_k/2-1})\big)")
         st.latex(r"(R_m q)\cdot(R_n k) = q^\top R_m^\top R_n\, k = q^\top R_{n-m}\, k")
         if presenter:
-            st.markdown(f"The score depends on n − m only (largest spread along a diagonal: "
-                        f"{spread}).")
+            st.markdown(f"The score depends on n − m only: the largest spread along a "
+                        f"diagonal is {spread}.")
         else:
             st.markdown(
                 f"Nothing is added to the inputs: in every layer the query at position m and "
                 f"the key at position n are rotated, pair i (dimensions 2i and 2i + 1) by the "
                 f"angle m·θᵢ or n·θᵢ. A rotation's transpose turns back (Rₘᵀ = R₋ₘ) and "
                 f"turns add up (R₋ₘ Rₙ = Rₙ₋ₘ), so the score depends on the offset n − m "
-                f"only. The figure places one random q and k ({width} dimensions, seed 1) at "
+                f"only. The figure places one random q and k (d_k = {width}, seed 1) at "
                 f"every m and n, with b = {ROPE_BASE:,.0f} (RoFormer's base, whatever the Base "
                 f"slider says; θᵢ plays the part of the table's ωᵢ): every diagonal holds one "
-                f"value, up to rounding (largest spread along a diagonal: {spread}). It shows "
-                f"the dot product before the division by √d_k.")
+                f"value, up to rounding: the largest spread along a diagonal is {spread}. It "
+                f"shows the dot product before the division by √d_k.")
     results["rope"] = rope_scores
 
 
@@ -587,13 +607,17 @@ def lesson(results: dict) -> None:
                  f"positions {nearest} apart are more alike still (cosine "
                  f"{cosine_text(cos_k[nearest - 1])}): similarity does not simply fall with "
                  f"distance")
+    half = d // 2
+    length = (f"√{half} = {math.isqrt(half)}" if math.isqrt(half) ** 2 == half
+              else f"√{half} ≈ {number_text(math.sqrt(half), 3)}")
     similarity_section(figures, (
         f"PE(p)·PE(q) = Σᵢ cos((p − q)ωᵢ): it depends on p − q only, so the matrix is constant "
-        f"along every diagonal (largest spread along a diagonal: "
-        f"{difference_text(pos.offset_spread(sim), rounding=True)}). "
-        f"Every PE(p) has the same length, √(d_model / 2) = {norms.min():.3g} (largest "
-        f"difference {difference_text(np.ptp(norms), rounding=True)}): the cosine is PE · PEᵀ "
-        f"divided by {norms.min() ** 2:.3g}, with the same diagonals. {alike}."))
+        f"along every diagonal, up to rounding: the largest spread along a diagonal is "
+        f"{difference_text(pos.offset_spread(sim), rounding=True)}. "
+        f"Every PE(p) has the same length, √(d_model / 2) = {length}, since each pair adds "
+        f"sin² + cos² = 1; the largest difference between two lengths is "
+        f"{difference_text(np.ptp(norms), rounding=True)}. So the cosine is PE · PEᵀ divided "
+        f"by {half}, with the same diagonals. {alike}."))
 
     shift_section(pe, base, results)
     shuffle_section(d, base, results)

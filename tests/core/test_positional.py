@@ -202,3 +202,40 @@ def test_alibi_bias_causal_and_symmetric():
     assert np.all(np.isneginf(causal[:, ~lower]))
     np.testing.assert_array_equal(symmetric, symmetric.transpose(0, 2, 1))
     assert not np.signbit(symmetric[:, np.arange(4), np.arange(4)]).any()  # 0, never −0
+
+
+def test_rope_pairs_adjacent_coordinates_and_turns_as_the_page_writes():
+    # Lesson 5 writes R(α) = [[cos α, −sin α], [sin α, cos α]] on pairs (2i, 2i + 1) with
+    # θ_i = b^(−2i/d). d = 4, b = 100: θ = (1, 0.1). At position p = 2 a unit vector on
+    # dimension 0 goes to (cos 2, sin 2, 0, 0) and one on dimension 3 to (0, 0, −sin 0.2,
+    # cos 0.2): pair 0 is dimensions 0 and 1, pair 1 dimensions 2 and 3 (not 0 and 2).
+    eye = np.eye(4)
+    out = pos.rope(eye, [2, 2, 2, 2], base=100.0)
+    np.testing.assert_allclose(out[0], [math.cos(2), math.sin(2), 0, 0], atol=1e-15)
+    np.testing.assert_allclose(out[3], [0, 0, -math.sin(0.2), math.cos(0.2)], atol=1e-15)
+    # The page's identity with its own matrices: (R_m q)·(R_n k) = qᵀ R_{n−m} k.
+    def r_p(p, d=4, base=100.0):
+        blocks = [np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
+                  for a in p * base ** (-np.arange(0, d, 2) / d)]
+        return np.block([[blocks[0], np.zeros((2, 2))], [np.zeros((2, 2)), blocks[1]]])
+    rng = np.random.default_rng(3)
+    q, k = rng.standard_normal(4), rng.standard_normal(4)
+    m, n = 5, 2
+    by_core = pos.rope(q[None], [m], base=100.0)[0] @ pos.rope(k[None], [n], base=100.0)[0]
+    assert by_core == pytest.approx(q @ r_p(n - m) @ k, abs=1e-12)
+    np.testing.assert_allclose(pos.rope(q[None], [m], base=100.0)[0], r_p(m) @ q, atol=1e-12)
+
+
+@pytest.mark.parametrize("angle, seen", [
+    (0.5, 0.5),                    # less than half a turn: as it is
+    (2.0, 2.0),
+    (6.0, 2 * math.pi - 6.0),      # 0.283 short of a full turn: seen as 0.283 backwards
+    (7.0, 7.0 - 2 * math.pi),      # 0.717 past a full turn
+    (math.pi, math.pi),            # half a turn: the largest turn samples can show
+    (4 * math.pi, 0.0),            # whole turns: the samples do not move
+])
+def test_apparent_turn_folds_whole_turns_away(angle, seen):
+    assert pos.apparent_turn(angle) == pytest.approx(seen, abs=1e-12)
+    # Samples sin(n·angle) are those of a turn by `seen` (up to sign): the same points.
+    n = np.arange(20)
+    assert np.allclose(np.cos(n * angle), np.cos(n * seen), atol=1e-9)

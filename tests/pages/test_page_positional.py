@@ -30,13 +30,13 @@ def test_shift_error_and_toeplitz_spread_are_rounding_only():
     at = run()
     text = markdown(at)
     assert number_after(text, "the largest error is") < 1e-12
-    assert number_after(text, "largest spread along a diagonal:") < 1e-12
+    assert number_after(text, "the largest spread along a diagonal is") < 1e-12
 
 
 def test_permutation_without_positions_matches_and_with_positions_differs():
     at = run()
     text = markdown(at)
-    assert number_after(text, "(largest difference") < 1e-12
+    assert number_after(text, "they match, to a largest difference of") < 1e-12
     assert number_after(text, "they differ by up to") > 1e-3
 
 
@@ -316,8 +316,11 @@ def test_relative_clip_sentence_counts_the_clipped_pairs():
 def test_rope_formula_and_its_offset_only_claim_are_checked():
     at = run(pe_dmodel="512")
     assert any(r"q^\top R_{n-m}" in e.value for e in at.latex)
-    assert number_after(markdown(at), "every diagonal holds one value, up to rounding "
-                                      "(largest spread along a diagonal:") < 1e-12
+    assert number_after(markdown(at), "every diagonal holds one value, up to rounding: "
+                                      "the largest spread along a diagonal is") < 1e-12
+    # θ_i = b^(−2i/d_k): RoPE rotates a head's queries and keys, d_k wide (16 here).
+    assert any(r"\theta_i = b^{-2i/d_k}" in e.value for e in at.latex)
+    assert "(d_k = 16, seed 1)" in markdown(at)
 
 
 def test_presenter_mode_keeps_the_formulas_and_drops_the_long_text():
@@ -327,3 +330,47 @@ def test_presenter_mode_keeps_the_formulas_and_drops_the_long_text():
     assert r"R_{n-m}" in latex and r"\mathrm{clip}" in latex and "m_h" in latex
     assert "GPT-2's table" not in markdown(at) and "Practice questions" not in [
         s.value for s in at.subheader]
+
+
+def test_no_parenthesis_inside_a_parenthesis_around_rounding():
+    # "(largest spread: 2.7×10⁻¹⁵ (rounding))" read as a typo; every such sentence is said
+    # without the outer parentheses, in the text and in the figures' text alternatives.
+    for query in ({}, {"pe_dmodel": "512"}, {"presenter": "true"}):
+        at = run(**query)
+        assert "(rounding))" not in notes_text(at), query
+
+
+def test_the_length_of_pe_is_said_exactly_or_approximately_as_it_is():
+    # d_model = 64: √32 = 5.6569 is not 5.66, so "≈"; d_model = 8: √4 = 2 exactly.
+    text = markdown(run())
+    assert "√(d_model / 2) = √32 ≈ 5.657" in text and "divided by 32" in text
+    text = markdown(run(pe_dmodel="8"))
+    assert "√(d_model / 2) = √4 = 2," in text and "divided by 4" in text
+
+
+@pytest.mark.parametrize("length, step, words", [
+    # 100 positions: 1 row in 2 drawn; pair 0 turns 2 radians between them, more than a
+    # quarter turn (π/2 ≈ 1.571): speckle.
+    ("100", 2, "which the drawn rows show as a turn of 2.00 radians, more than a quarter "
+               "turn from row to row: its columns look speckled."),
+    # 384 positions: 1 row in 6; 6 radians is 2π − 6 = 0.2832 short of a full turn, so the
+    # drawn rows show a wave every 2π / 0.2832 = 22.19 rows that the encoding does not have.
+    ("384", 6, "which the drawn rows show as a turn of 0.28 radians: its columns seem to "
+               "wave once every 22.2 drawn rows, an artefact of drawing 1 row in 6"),
+    # 448 positions: 1 row in 7; 7 − 2π = 0.7168, a wave every 8.77 rows.
+    ("448", 7, "show as a turn of 0.72 radians: its columns seem to wave once every 8.8 "
+               "drawn rows"),
+])
+def test_what_a_sampled_table_looks_like_is_computed(length, step, words):
+    text = captions(run(pe_len=length))
+    assert f"Pair 0 turns by {step} radians between drawn rows" in text
+    assert words in text
+    assert ("speckled" in text) == (step == 2)
+
+
+def test_the_learned_table_length_is_not_written_l():
+    # L is the number of layers (glossary); the table's length is T_max.
+    at = run()
+    assert any(r"T_{\max} \times d_{model}" in e.value for e in at.latex)
+    assert "GPT-2's table has T_max = 1,024" in markdown(at)
+    assert "L = " not in markdown(at)
