@@ -154,6 +154,18 @@ def against_square(exponent: float, tolerance: float = SQUARE_TOLERANCE) -> str:
     return "faster" if exponent > 2 + tolerance else "like n²"
 
 
+def shared_verdict(exponents) -> str | None:
+    """The word of :func:`against_square` that every exponent in ``exponents`` gets (the
+    minima's fit and each round's, say), or None when they differ: a verdict that the
+    spread between rounds could reverse is not a verdict.
+
+    >>> shared_verdict([2.02, 1.93, 2.10]), shared_verdict([1.9, 1.8])
+    ('like n²', None)
+    """
+    words = {against_square(float(e)) for e in exponents}
+    return words.pop() if len(words) == 1 else None
+
+
 def attention_multiply_adds(n: int, heads: int, d_k: int) -> int:
     r"""Multiply-adds of attention itself on n tokens: :math:`2 H n^2 d_k`.
 

@@ -140,9 +140,9 @@ def growth_section(heads: int, d_k: int, rounds: int, presenter: bool, font: int
             f"Too noisy to conclude: fitted over n = {fitted} the exponent is "
             f"{growth.exponent:.2f}, but the {rounds} rounds fitted one by one give "
             f"{growth.exponent_low:.2f} to {growth.exponent_high:.2f}, a spread over "
-            f"{cost.EXPONENT_SPREAD_LIMIT}. Other work on this machine disturbed the timings; "
-            "this run is not shared with other visitors. Press “Measure again” when the "
-            "machine is quieter.")
+            f"{cost.EXPONENT_SPREAD_LIMIT}. Something disturbed the timings, most likely other "
+            "work on this machine; this run is not shared with other visitors. Press "
+            "“Measure again” when the machine is quieter.")
     if not presenter:
         st.markdown(projections_text(growth))
         st.markdown(memory_text(growth))
@@ -169,35 +169,56 @@ def arithmetic_text(growth: cost.Growth) -> str:
     return (
         f"Attention on {term_link('T', 'n')} tokens takes 2·H·n²·d_k "
         f"{term_link('multiply-add', 'multiply-adds')}: Q Kᵀ and the weights times V cost "
-        f"H·n²·d_k each (H = {H}, d_k = {d_k}), and the softmax adds H·n² exponentials. At "
+        f"H·n²·d_k each ({term_link('H', 'H')} = {H}, {term_link('d_k', 'd_k')} = {d_k}), and "
+        f"the softmax adds H·n² exponentials. At "
         f"n = {n} that is {cost.attention_multiply_adds(n, H, d_k):,} multiply-adds and "
-        f"{H * n * n:,} exponentials, done here in {growth.seconds[-1] * 1e3:.3g} ms at best.")
+        f"{H * n * n:,} exponentials; the fastest of the calls timed here took "
+        f"{growth.seconds[-1] * 1e3:.3g} ms.")
+
+
+# What each verdict of cost.against_square says about the fitted growth, and why it may be so
+# (a cause is offered as likely: the page measures the time, not its causes).
+GROWTH_WORDS = {
+    "slower": "more slowly than the n² of the arithmetic; likely causes: at these lengths a "
+              "call's fixed cost and its work that grows like n still weigh, and larger "
+              "products run the processor closer to its full speed",
+    "like n²": "close to the n² of the arithmetic",
+    "faster": "faster than the n² of the arithmetic; a likely cause is memory: the larger "
+              "arrays no longer fit in the processor's caches",
+}
+SHORT_WORDS = {"slower": "more slowly than n²", "like n²": "like n²",
+               "faster": "faster than n²"}
 
 
 def growth_text(growth: cost.Growth) -> str:
     """The fitted exponent against the n² of the arithmetic, in words chosen by the numbers,
-    and what the lengths left out of the fit did."""
+    and what the lengths left out of the fit did. A verdict is stated only when the minima's
+    fit and every round's fit agree on it (cost.shared_verdict); otherwise the page says
+    which verdicts the rounds leave open."""
     fitted = ", ".join(str(n) for n in growth.fit_ns)
-    verdict = {
-        "like n²": "close to the n² of the arithmetic",
-        "slower": "more slowly than the n² of the arithmetic: at these lengths the work that "
-                  "grows like n and each call's fixed cost still weigh; a larger n shows n² "
-                  "better",
-        "faster": "faster than the n² of the arithmetic; a likely cause is memory: the larger "
-                  "arrays no longer fit in the processor's caches",
-    }[cost.against_square(growth.exponent)]
+    exponents = (growth.exponent, growth.exponent_low, growth.exponent_high)
+    verdict = cost.shared_verdict(exponents)
+    if verdict is not None:
+        said = GROWTH_WORDS[verdict]
+    else:
+        open_ = sorted({cost.against_square(e) for e in exponents}, key=list(SHORT_WORDS).index)
+        said = ("and the rounds do not settle whether that is "
+                + " or ".join(SHORT_WORDS[w] for w in open_))
     text = (f"Fitted over n = {fitted}: time grows like **n^{growth.exponent:.2f}** (the "
             f"{growth.rounds} rounds fitted one by one give {growth.exponent_low:.2f} to "
-            f"{growth.exponent_high:.2f}), {verdict}.")
+            f"{growth.exponent_high:.2f}), {said}.")
     left_out = growth.ns[growth.ns < growth.fit_ns[0]]
     if left_out.size:
         a, b = int(growth.ns[0]), int(growth.ns[1])
         slope = float(cost.local_exponents(growth.ns[:2], growth.seconds[:2])[0])
-        if cost.against_square(slope) == "slower":
-            why = (f"only like n^{slope:.2f}: with few weights, a call's fixed cost and its work "
-                   "that grows like n (scaling Q, the output) weigh more there")
+        rounds = [float(cost.local_exponents(growth.ns[:2], row[:2])[0])
+                  for row in growth.round_seconds]
+        spread = f" (rounds: {min(rounds):.2f} to {max(rounds):.2f})"
+        if cost.shared_verdict([slope, *rounds]) == "slower":
+            why = (f"only like n^{slope:.2f}{spread}: with few weights, a call's fixed cost and "
+                   "its work that grows like n (scaling Q, the output) likely weigh more there")
         else:
-            why = f"like n^{slope:.2f}"
+            why = f"like n^{slope:.2f}{spread}"
         text += (f" The fit starts at n = {int(growth.fit_ns[0])}; from n = {a} to {b} the "
                  f"best time grew {why}.")
     return text
@@ -215,9 +236,10 @@ def projections_text(growth: cost.Growth) -> str:
         f"n·{term_link('d_model', 'd_model')}² multiply-adds each, with d_model = H·d_k = "
         f"{d_model} here. Against attention's 2·n²·d_model they cost more while n < "
         f"2·d_model = {2 * d_model}; at n = {n} attention is "
-        f"{attention / (attention + projections):.0%} of the layer's multiply-adds. That is "
-        "why, on sequences much shorter than 2·d_model, a model's time grows nearly like n, "
-        "and n² shows only on long ones.")
+        f"{attention / (attention + projections):.0%} of the layer's multiply-adds. So on "
+        "sequences much shorter than 2·d_model a layer's multiply-adds grow nearly like n "
+        "(a whole model's even more so: its feed-forward layers add more work per token), "
+        "and n² takes over only on long ones. This page times attention alone, not a layer.")
 
 
 def memory_text(growth: cost.Growth) -> str:
@@ -230,10 +252,10 @@ def memory_text(growth: cost.Growth) -> str:
     return (
         "The weights alone take H·n²·8 bytes in float64, so doubling n quadruples them. The "
         f"peak measured is {bound}: here {ratio.min():.2f} to {ratio.max():.2f} times "
-        f"it{trend}. Besides its one n × n array, the lean function measured holds a few "
-        "n × d_k arrays (Q/√d_k, V with a column of ones, the output), which weigh more at "
-        "small n. A textbook implementation keeps several n × n arrays alive at once (the "
-        "scores, their exponentials, the weights), and needs more.")
+        f"it{trend}. Besides its one n × n array per head, the lean function measured holds "
+        "a few n × d_k arrays per head (Q/√d_k, V with a column of ones, the output), which "
+        "weigh more at small n. A textbook implementation keeps several n × n arrays per "
+        "head alive at once (the scores, their exponentials, the weights), and needs more.")
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -242,11 +264,27 @@ def chunk_result(chunk: int, heads: int, d_k: int) -> cost.ChunkExperiment:
     return cost.chunk_experiment(CHUNK_N, heads, d_k, chunk, np.random.default_rng(0))
 
 
+def chunk_memory_text(cx: cost.ChunkExperiment) -> str:
+    """How much of the chunked peak the chunk's weights are, and how far the peak fell
+    against the weights: the peak also counts arrays that grow like n·d_k, not n²."""
+    if cx.chunk >= cx.n:
+        return "A chunk of all the rows is the full call: the same memory."
+    weights = cx.heads * cx.chunk * cx.n * 8  # float64 weights of one chunk
+    share = weights / cx.chunk_peak_bytes
+    most = ("; at this chunk they are most of the peak" if share < 0.5 else "")
+    return (f"The chunk's weights take {weights / MIB:.3g} MiB ({share:.0%}) of its "
+            f"{cx.chunk_peak_bytes / MIB:.3g} MiB peak; the rest are arrays that grow like "
+            f"n·d_k, not n² (V with a column of ones, the output being assembled){most}. So "
+            f"the peak fell {cx.full_peak_bytes / cx.chunk_peak_bytes:.1f}-fold while the "
+            f"weights fell {cx.n // cx.chunk}-fold.")
+
+
 @st.fragment
 def chunk_section(heads: int, d_k: int, results: dict) -> None:
     """The same attention computed a chunk of query rows at a time. It reruns alone when
     the chunk moves (st.fragment): the timings above are not touched."""
-    st.header("2 · Chunks of queries: the same output to rounding, memory chunk·n, not n²")
+    st.header("2 · Chunks of queries: the same output to rounding, chunk·n weights at a time, "
+              "not n²")
     chunk = st.select_slider("Chunk (query rows at a time)", [16, 64, 256, CHUNK_N], value=64,
                              key="cost_chunk", **URL)
     cx = chunk_result(chunk, heads, d_k)
@@ -257,7 +295,7 @@ def chunk_section(heads: int, d_k: int, results: dict) -> None:
     st.markdown(f"n = {CHUNK_N}, H = {heads}: the full call holds H·n² = "
                 f"{heads * CHUNK_N**2:,} weights; a chunk holds H·chunk·n = "
                 f"{heads * chunk * CHUNK_N:,}. Each row's softmax needs only that row's "
-                "scores, so the rows can be done in any grouping.")
+                "scores, so the rows can be done in any grouping. " + chunk_memory_text(cx))
     # Kept for the downloads at the end (see pages.ui.live.keep).
     keep(results, "chunk", {"size": chunk, "max_difference": cx.max_difference,
                             "full_peak_bytes": cx.full_peak_bytes,
@@ -265,8 +303,11 @@ def chunk_section(heads: int, d_k: int, results: dict) -> None:
 
 
 def speedup_text(lx: cost.LoopExperiment) -> str:
+    """The speed-up (loop time / vectorised time, best of each) with its rounds, and which
+    of the two was faster in every round, if one was."""
     low, high = float(np.min(lx.ratios)), float(np.max(lx.ratios))
-    verdict = ("faster in every round" if low > 1 else "slower in every round" if high < 1
+    verdict = ("the vectorised call faster in every round" if low > 1
+               else "the loop faster in every round" if high < 1
                else "no clear winner: the rounds disagree")
     return f"{lx.speedup:.2f}× (rounds: {low:.2f}× to {high:.2f}×; {verdict})"
 
@@ -274,21 +315,28 @@ def speedup_text(lx: cost.LoopExperiment) -> str:
 def loop_text(here: cost.LoopExperiment, many: cost.LoopExperiment) -> str:
     """What the two timings say, in words chosen by their rounds."""
     text = ("Both columns do the same arithmetic: the loop calls the same function once per "
-            "head. So the speed-up measures the loop alone, a fixed Python cost per head that "
-            "the loop pays H times and one vectorised call pays once. ")
+            "head. What differs is how the work is cut: the loop pays a call's fixed cost "
+            "(Python and NumPy's setup) H times instead of once, and works on one head's "
+            "arrays at a time, which are smaller and may fit the processor's caches better. "
+            "Where each head does little work, the fixed cost is a large part of it. ")
     if here.heads == 1:
         text += (f"With H = 1 there is nothing to vectorise over: your setting's "
                  f"{here.speedup:.2f}× compares the same work twice. ")
-    if np.min(many.ratios) > 1 and np.min(many.ratios) > np.max(here.ratios):
-        text += (f"Here the {many.heads} small heads gain more ({many.speedup:.2f}×) than your "
-                 f"setting ({here.speedup:.2f}×) in every round: where each head does little "
-                 "work, its fixed cost is a large part of it.")
+    ranges = (f"(rounds: {np.min(many.ratios):.2f}× to {np.max(many.ratios):.2f}× against "
+              f"{np.min(here.ratios):.2f}× to {np.max(here.ratios):.2f}×)")
+    if np.min(many.ratios) > np.max(here.ratios):
+        text += (f"Here the {many.heads} small heads' speed-up ({many.speedup:.2f}×) is above "
+                 f"your setting's ({here.speedup:.2f}×) in every round {ranges}.")
+    elif np.min(here.ratios) > np.max(many.ratios):
+        text += (f"Here your setting's speed-up ({here.speedup:.2f}×) is above the "
+                 f"{many.heads} small heads' ({many.speedup:.2f}×) in every round {ranges}, "
+                 "against what their fixed costs suggest: other work on the machine may have "
+                 "disturbed the run; press “Measure again”.")
     else:
-        text += (f"Here the {many.heads} small heads gain {many.speedup:.2f}× and your setting "
-                 f"{here.speedup:.2f}×, but their rounds overlap ({np.min(many.ratios):.2f}× "
-                 f"to {np.max(many.ratios):.2f}× against {np.min(here.ratios):.2f}× to "
-                 f"{np.max(here.ratios):.2f}×), so this run does not settle which gains more: "
-                 "other work on the machine may have disturbed it; press “Measure again”.")
+        text += (f"Here the {many.heads} small heads' speed-up is {many.speedup:.2f}× and your "
+                 f"setting's {here.speedup:.2f}×, but their rounds overlap {ranges}, so this "
+                 "run does not settle which is larger: other work on the machine may have "
+                 "disturbed it; press “Measure again”.")
     return text + " On a GPU the loop would also launch H times as many small kernels."
 
 
@@ -356,18 +404,19 @@ def closing_notes() -> None:
     """What to notice, the formulas and, off the projector, things to try and questions."""
     bullet_list("What to notice", [
         "Doubling n quadruples the weights, H·n²·8 bytes in float64; the peak memory is at "
-        "least that (the lean function measured keeps one n × n array, a textbook one "
-        "several).",
+        "least that (the lean function measured keeps one n × n array per head, a textbook "
+        "one several).",
         "Attention's arithmetic is 2·H·n²·d_k multiply-adds; a layer's four projections add "
-        "4·n·d_model² and cost more while n < 2·d_model.",
+        "4·n·d_model² and, with d_model = H·d_k, cost more while n < 2·d_model.",
         "Chunking changes the memory, not the answer: the difference is rounding (or 0).",
-        "Vectorising over heads removes per-head overhead; the arithmetic is the same.",
+        "Vectorising over heads removes a fixed cost per head; the arithmetic is the same, "
+        "so it matters most where heads are small and many.",
         "A timing is a measurement: the page says how much the rounds disagreed.",
     ])
     st.subheader("The formulas")
-    st.latex(r"\text{multiply-adds} = \underbrace{2\, H\, n^2 d_k}_{Q K^\top \text{ and } W V}"
-             r" + \underbrace{4\, n\, d_{\text{model}}^2}_{\text{projections}}")
-    st.latex(r"\text{memory of } W = H\, n^2 \times 8 \text{ bytes}, \qquad "
+    st.latex(r"\text{multiply-adds} = \underbrace{2\, H\, n^2 d_k}_{Q K^\top \text{ and "
+             r"weights} \times V} + \underbrace{4\, n\, d_{\text{model}}^2}_{\text{projections}}")
+    st.latex(r"\text{memory of the weights} = H\, n^2 \times 8 \text{ bytes}, \qquad "
              r"\text{with chunks: } H \cdot \text{chunk} \cdot n \times 8")
     if not presenter:
         bullet_list("Try this", [
@@ -386,7 +435,9 @@ def closing_notes() -> None:
              "value": 3.0**2, "tol": 1e-9, "a": "n² grows by 3² = 9."},
             {"q": "Why does chunking not change the output?",
              "a": "Each output row depends only on its own row of scores and on all keys and "
-                  "values; computing rows in groups performs the same arithmetic."},
+                  "values; computing rows in groups performs the same operations on the same "
+                  "numbers. Only the order in which the matrix library adds up a product may "
+                  "change with its shape, so the difference is 0 or a rounding error."},
             {"q": "How many multiply-adds do Q Kᵀ and the weights times V take together for "
                   "H = 8 heads, n = 1024 tokens and d_k = 64?",
              "value": float(cost.attention_multiply_adds(1024, 8, 64)), "tol": 0.5,

@@ -165,6 +165,14 @@ def test_local_exponents_and_the_words_for_them():
         "slower", "like n²", "like n²", "like n²", "faster"]
 
 
+def test_a_verdict_is_shared_only_when_every_exponent_gets_it():
+    # 2 ± 0.15 is "like n²": 1.86 and 2.14 are inside, 1.84 below
+    assert cost.shared_verdict([2.0, 1.86, 2.14]) == "like n²"
+    assert cost.shared_verdict([1.5, 1.2, 1.84]) == "slower"
+    assert cost.shared_verdict([1.9, 1.84, 1.95]) is None  # the rounds reach "slower"
+    assert cost.shared_verdict([2.1, 1.99, 2.2]) is None  # and "faster"
+
+
 def test_the_head_loop_does_the_vectorised_call_s_arithmetic():
     rng = np.random.default_rng(3)
     q, k, v = (rng.standard_normal((5, 30, 8)) for _ in range(3))
