@@ -39,6 +39,7 @@ MAX_TOKENS = 24
 ORDER_MATTERS = 1e-9
 TABLE_CELLS = 64  # rows and columns of the sinusoidal table drawn; larger tables are sampled
 VIEWS = ["Table", "Chosen pairs", "Wavelengths"]
+MAX_CURVES = 6  # sin/cos pairs drawn at once in "Chosen pairs"
 
 presenter = setup_page("Positional encodings", "📍")
 font = figure_font(presenter)
@@ -183,7 +184,12 @@ def table_section(pe: np.ndarray, base: float, table: tuple, font: int) -> None:
             chosen = st.multiselect("Sin/cos pairs to plot against position", pairs,
                                     default=sorted({0, 1, d // 8, d // 2 - 1}),
                                     key="pe_pairs", **URL)
-        series = {f"dim {2 * i} (sin, pair {i})": pe[:, 2 * i] for i in sorted(set(chosen))[:6]}
+        plotted = sorted(set(chosen))[:MAX_CURVES]
+        if len(set(chosen)) > MAX_CURVES:
+            st.caption(f"{len(set(chosen))} pairs chosen: the first {MAX_CURVES} are plotted "
+                       f"(pairs {', '.join(map(str, plotted))}), so that the curves stay "
+                       "readable.")
+        series = {f"dim {2 * i} (sin, pair {i})": pe[:, 2 * i] for i in plotted}
         if series:
             show_figure(line_chart(np.arange(T), series, title="Chosen dimensions",
                                    x_title="position p", y_title="PE", font_size=font),

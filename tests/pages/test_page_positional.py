@@ -374,3 +374,11 @@ def test_the_learned_table_length_is_not_written_l():
     assert any(r"T_{\max} \times d_{model}" in e.value for e in at.latex)
     assert "GPT-2's table has T_max = 1,024" in markdown(at)
     assert "L = " not in markdown(at)
+
+
+def test_chosen_pairs_beyond_six_are_said_not_dropped_silently():
+    at = run(pe_view="Chosen pairs")
+    assert "are plotted" not in captions(at)  # 4 pairs by default, all drawn
+    at.multiselect(key="pe_pairs").set_value([0, 1, 2, 3, 4, 5, 6, 31]).run()
+    assert "8 pairs chosen: the first 6 are plotted (pairs 0, 1, 2, 3, 4, 5)" in captions(at)
+    assert len(chart_spec(at, "pe_fig_dims")["data"]) == 6
