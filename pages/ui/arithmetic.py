@@ -12,7 +12,7 @@ import numpy as np
 from attncore.attention import AttentionTrace
 from attncore.softmax import SoftmaxSteps
 
-from .numbers import number_latex
+from .numbers import number_latex, number_parts
 
 #: Terms per line of a written-out sum: d_k = 4 products at 6 decimals, or 6 row-sum
 #: terms, ran off the page on one line.
@@ -24,6 +24,32 @@ def num(x: float, decimals: int) -> str:
     if float(x).is_integer() and abs(x) < 1e15:
         return f"{int(x)}"  # inputs such as 1, 0 and 99999999999 read as typed
     return number_latex(x, decimals)
+
+
+def shown(x, decimals: int) -> np.ndarray:
+    """The numbers :func:`num` writes for ``x``, read back: what a student copies."""
+    def read(v: float) -> float:
+        if not np.isfinite(v) or (v.is_integer() and abs(v) < 1e15):
+            return v
+        mantissa, exponent = number_parts(v, decimals)
+        return float(mantissa if exponent is None else f"{mantissa}e{exponent}")
+
+    values = np.asarray(x, dtype=np.float64)
+    return np.vectorize(read, otypes=[np.float64])(values) if values.size else values
+
+
+def sign(left, right) -> str:
+    """``=`` between two sides whose values are equal in every entry, ``\approx``
+    otherwise: a chain of written-out arithmetic never says = where a number was rounded
+    (1/√2 ≈ 0.707). "≈" is never false; "=" is used only when it is exactly true."""
+    left, right = np.asarray(left, dtype=np.float64), np.asarray(right, dtype=np.float64)
+    return "=" if np.array_equal(left, right) else r"\approx"
+
+
+def equals(x, decimals: int) -> str:
+    """The sign between ``x`` and its written form: ``=`` when :func:`num` shows it
+    exactly, ``\approx`` when the digits shown are rounded."""
+    return sign(x, shown(x, decimals))
 
 
 def wrapped_sum(terms: list[str], per_line: int = TERMS_PER_LINE) -> str:
@@ -57,17 +83,23 @@ def cell_lines(
     a, b = i + 1, j + 1
     terms = [f"{_factor(x, decimals)}\\times{_factor(y, decimals)}"
              for x, y in zip(q, k, strict=True)]
+    # Every "=" below is exactly true of the numbers on either side as written; a side
+    # that was rounded is joined by "≈" (see sign).
     s = trace.raw_scores[i, j]
-    lines = [rf"\begin{{aligned}} s_{{{a}{b}}} = q_{{{a}}}\cdot k_{{{b}}} &= "
-             rf"{wrapped_sum(terms)} \\ &= {num(s, decimals)} \end{{aligned}}"]
+    s_sum = float(np.sum(shown(q, decimals) * shown(k, decimals)))
+    lines = [rf"\begin{{aligned}} s_{{{a}{b}}} = q_{{{a}}}\cdot k_{{{b}}} "
+             rf"&{sign(s, s_sum)} {wrapped_sum(terms)} \\ &{sign(s_sum, shown(s, decimals))} "
+             rf"{num(s, decimals)} \end{{aligned}}"]
     scaled = trace.scaled_scores[i, j]
     div = scale_text(trace)
     if div == "1":
-        lines.append(rf"\text{{no scaling: }} \tilde s_{{{a}{b}}} = s_{{{a}{b}}} = "
-                     rf"{num(scaled, decimals)}")
+        lines.append(rf"\text{{no scaling: }} \tilde s_{{{a}{b}}} = s_{{{a}{b}}} "
+                     rf"{equals(scaled, decimals)} {num(scaled, decimals)}")
     else:
-        lines.append(rf"\tilde s_{{{a}{b}}} = \frac{{s_{{{a}{b}}}}}{{{div}}} = "
-                     rf"\frac{{{num(s, decimals)}}}{{{div}}} = {num(scaled, decimals)}")
+        lines.append(rf"\tilde s_{{{a}{b}}} = \frac{{s_{{{a}{b}}}}}{{{div}}} "
+                     rf"{equals(s, decimals)} \frac{{{num(s, decimals)}}}{{{div}}} "
+                     rf"{sign(shown(s, decimals) * trace.scale, shown(scaled, decimals))} "
+                     rf"{num(scaled, decimals)}")
     if trace.mask is not None and not np.broadcast_to(trace.mask, trace.weights.shape)[i, j]:
         lines.append(rf"\text{{key {b} is masked for query {a}: }} \tilde s_{{{a}{b}}} = "
                      rf"-\infty,\; e^{{-\infty}} = 0,\; w_{{{a}{b}}} = 0")
@@ -77,21 +109,37 @@ def cell_lines(
     arg = rf"\tilde s_{{{a}{b}}}"
     if trace.temperature != 1.0:
         arg += r"/\tau"
-        lines.append(rf"\tilde s_{{{a}{b}}} / \tau = {num(scaled, decimals)} / "
-                     rf"{num(trace.temperature, decimals)} = {num(logit, decimals)}")
+        tau = trace.temperature
+        quotient = shown(scaled, decimals) / shown(tau, decimals)
+        lines.append(rf"\tilde s_{{{a}{b}}} / \tau {equals([scaled, tau], decimals)} "
+                     rf"{num(scaled, decimals)} / {num(tau, decimals)} "
+                     rf"{sign(quotient, shown(logit, decimals))} {num(logit, decimals)}")
+    e_ij = steps.exps[i, j]
     if shift != 0.0:
-        lines.append(rf"e^{{{arg} - m_{{{a}}}}} = e^{{{num(logit, decimals)} - "
-                     rf"{_factor(shift, decimals)}}} = {num(steps.exps[i, j], decimals)}"
+        written = np.exp(shown(logit, decimals) - shown(shift, decimals))
+        exponent = rf"{arg} - m_{{{a}}}"
+        lines.append(rf"e^{{{exponent}}} {equals([logit, shift], decimals)} "
+                     rf"e^{{{num(logit, decimals)} - {_factor(shift, decimals)}}} "
+                     rf"{sign(written, shown(e_ij, decimals))} {num(e_ij, decimals)}"
                      rf"\quad (m_{{{a}}} = \text{{row max, subtracted for stability}})")
     else:
-        lines.append(rf"e^{{{arg}}} = e^{{{num(logit, decimals)}}} = "
-                     rf"{num(steps.exps[i, j], decimals)}")
-    e_ij, total = num(steps.exps[i, j], decimals), num(steps.row_sums[i, 0], decimals)
-    shown = wrapped_sum([num(x, decimals) for x in steps.exps[i]], per_line=3)
-    lines.append(rf"\begin{{aligned}} \text{{row sum }} Z_{{{a}}} &= {shown} \\ "
-                 rf"&= {total} \end{{aligned}}")
-    lines.append(rf"w_{{{a}{b}}} = \frac{{{e_ij}}}{{Z_{{{a}}}}} = \frac{{{e_ij}}}{{{total}}} = "
-                 rf"{num(trace.weights[i, j], decimals)}")
+        exponent = arg
+        lines.append(rf"e^{{{arg}}} {equals(logit, decimals)} e^{{{num(logit, decimals)}}} "
+                     rf"{sign(np.exp(shown(logit, decimals)), shown(e_ij, decimals))} "
+                     rf"{num(e_ij, decimals)}")
+    row_exps, total = steps.exps[i], steps.row_sums[i, 0]
+    terms_sum = float(np.sum(shown(row_exps, decimals)))
+    lines.append(rf"\begin{{aligned}} \text{{row sum }} Z_{{{a}}} "
+                 rf"&{equals(row_exps, decimals)} "
+                 rf"{wrapped_sum([num(x, decimals) for x in row_exps], per_line=3)} \\ "
+                 rf"&{sign(terms_sum, shown(total, decimals))} {num(total, decimals)} "
+                 r"\end{aligned}")
+    w_ij = trace.weights[i, j]
+    quotient = shown(e_ij, decimals) / shown(total, decimals)
+    lines.append(rf"w_{{{a}{b}}} = \frac{{e^{{{exponent}}}}}{{Z_{{{a}}}}} "
+                 rf"{equals([e_ij, total], decimals)} "
+                 rf"\frac{{{num(e_ij, decimals)}}}{{{num(total, decimals)}}} "
+                 rf"{sign(quotient, shown(w_ij, decimals))} {num(w_ij, decimals)}")
     return lines
 
 
@@ -111,7 +159,11 @@ def output_row_lines(trace: AttentionTrace, i: int, decimals: int) -> list[str]:
 
     symbols = " + ".join(rf"w_{{{a}{j + 1}}} v_{{{j + 1}}}" for j in range(len(w)))
     products = [rf"{num(w[j], decimals)} {vec(trace.v[j])}" for j in range(len(w))]
+    written = shown(w, decimals) @ shown(trace.v, decimals)  # (d_v,): the sum as written
     return [
         rf"\begin{{aligned}} o_{{{a}}} &= \textstyle\sum_j w_{{{a}j}}\, v_j = {symbols} \\ "
-        rf"&= {wrapped_sum(products, per_line=1)} \\ &= {vec(trace.output[i])} \end{{aligned}}",
+        rf"&{equals(np.concatenate([w, trace.v.ravel()]), decimals)} "
+        rf"{wrapped_sum(products, per_line=1)} \\ "
+        rf"&{sign(written, shown(trace.output[i], decimals))} {vec(trace.output[i])} "
+        r"\end{aligned}",
     ]

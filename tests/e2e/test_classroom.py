@@ -102,11 +102,11 @@ CONTROLS: dict[str, dict] = {
     "Scaling": {
         "controls": [
             Ctl("sc_dk", "256", "slider", "d_k (dimension of q and k)", "256", "64"),
-            Ctl("sc_nkeys", "8", "slider", "Keys n", "8", "16"),
+            Ctl("sc_nkeys", "8", "slider", "Keys T_k", "8", "16"),
             Ctl("sc_sigma2", "2.0", "slider", "Component variance σ²", "2.00", "1.00"),
             Ctl("sc_temp", "0.2", "slider", "Softmax temperature τ", "0.2", "1.0"),
         ],
-        "move": Move("slider", "Keys n", "ArrowRight", "sc_nkeys", "9"),
+        "move": Move("slider", "Keys T_k", "ArrowRight", "sc_nkeys", "9"),
         "nonsense": {"sc_dk": "3", "sc_samples": "-1", "sc_sigma2": "nan", "sc_seed": "1e400",
                      "sc_nkeys": "9999", "sc_temp": "abc", "sc_trials": "0", "zzz": "1"},
     },
@@ -463,7 +463,7 @@ def _nav_click(page: Page, path: str) -> None:
 def test_values_survive_sidebar_navigation(page: Page, streamlit_server):
     mark = streamlit_server.log_mark()
     _open(page, streamlit_server.url, "Scaling")
-    keys = Ctl("sc_nkeys", None, "slider", "Keys n", "17", "16")
+    keys = Ctl("sc_nkeys", None, "slider", "Keys T_k", "17", "16")
     dk = Ctl("sc_dk", None, "slider", "d_k (dimension of q and k)", "128", "64")
     _move(page, Move("slider", keys.label, "ArrowRight", "sc_nkeys", "17"))
     _move(page, Move("slider", dk.label, "ArrowRight", "sc_dk", "128"))

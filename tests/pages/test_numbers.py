@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from pages.ui.arithmetic import num, wrapped_sum
@@ -123,3 +125,14 @@ def test_occurrence_marks_count_as_english_does_and_stay_distinct():
         "111th", "112th"]
     many = unique_labels(["x"] * 30 + ["x (2nd)"])  # a token typed to look like a mark
     assert len(set(many)) == len(many) == 31
+
+
+def test_written_arithmetic_says_approx_only_where_a_number_was_rounded():
+    from pages.ui.arithmetic import equals, shown, sign
+
+    assert equals(1 / math.sqrt(2), 3) == r"\approx"  # 0.70710678... written 0.707
+    assert equals(0.5, 3) == "=" and equals(4.0, 3) == "="
+    assert equals([0.5, 1 / 3], 3) == r"\approx"  # one rounded entry is enough
+    assert shown(1386281.6, 3) == 1.386e6  # written 1.386×10⁶
+    # 0.707 / 0.5 = 1.414 exactly as written, though 1/√2 / 0.5 = 1.41421...
+    assert sign(shown(1 / math.sqrt(2), 3) / 0.5, shown(math.sqrt(2), 3)) == "="

@@ -87,9 +87,11 @@ def test_textbook_matrices_on_the_page_match_hand_arithmetic():
 def test_cell_arithmetic_is_written_out():
     at = run()
     latex = " ".join(e.value for e in at.latex)
-    # Default cell: query 1, key 3: q1·k3 = 1×1 + 0×1 = 1, /√2 = 0.707, e^0.707 = 2.028.
+    # Default cell: query 1, key 3: q1·k3 = 1×1 + 0×1 = 1 (exact, so "="), /√2 = 0.70711
+    # written 0.707 (rounded, so "≈", never "=").
     assert r"&= 1\times1 + 0\times1 \\ &= 1 \end{aligned}" in latex
-    assert r"\frac{1}{\sqrt{2}} = 0.707" in latex
+    assert r"\frac{1}{\sqrt{2}} \approx 0.707" in latex
+    assert r"= 0.707" not in latex
     assert "2.028" in latex and f"{Z1:.3f}" in latex
     at.selectbox(key="we_query").set_value(2).run()  # query 3
     latex = " ".join(e.value for e in at.latex)
@@ -351,7 +353,8 @@ def test_temperature_is_tau_and_written_out_with_tau():
     at = run(we_temp="0.5")
     assert at.slider(key="we_temp").label == "Softmax temperature τ"
     # Default cell (query 1, key 3): s̃13 = 1/√2 = 0.707, /τ = 0.707/0.5 = 1.414.
-    assert r"\tilde s_{13} / \tau = 0.707 / 0.500 = 1.414" in latex_text(at)
+    # 0.707 is rounded ("≈"); 0.707 / 0.5 = 1.414 exactly as written ("=").
+    assert r"\tilde s_{13} / \tau \approx 0.707 / 0.500 = 1.414" in latex_text(at)
 
 
 def test_output_row_is_the_full_weighted_sum():
@@ -360,6 +363,8 @@ def test_output_row_is_the_full_weighted_sum():
     assert r"o_{1} &= \textstyle\sum_j w_{1j}\, v_j = w_{11} v_{1} + w_{12} v_{2} + w_{13} v_{3}" \
         in latex
     # o_1 = 0.401·[1,2,3] + 0.198·[4,5,6] + 0.401·[7,8,9] = [4, 5, 6] (module docstring).
+    # The weights are rounded ("≈"); 0.401·1 + 0.198·4 + 0.401·7 = 4 as written ("=").
+    assert re.search(r"&\\approx 0\.401 \\begin\{bmatrix\}1 & 2 & 3", latex)
     assert re.search(r"&= \\begin\{bmatrix\}4(\.000)? & 5(\.000)? & 6(\.000)?\\end", latex)
 
 
