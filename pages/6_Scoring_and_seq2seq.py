@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from attncore import seq2seq as s2s
-from attncore.scores import SCORE_LABELS, SCORE_NAMES
+from attncore.scores import SCORE_LABELS, SCORE_NAMES, score_parameter_count
 from attncore.softmax import softmax
 from attncore.text import SENTENCES
 from pages.ui.controls import URL, bounded_slider, capped_tokens, seed_input
@@ -30,7 +30,7 @@ from pages.ui.layout import (
     show_figure,
 )
 from pages.ui.live import keep
-from pages.ui.numbers import difference_text
+from pages.ui.numbers import difference_text, number_text, significant_text
 from pages.ui.tables import downloads
 
 MAX_TOKENS = 20
@@ -98,7 +98,9 @@ def scores_section(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqParams, src:
                 f"“{md_escape(tgt[t])}”, target token {t + 1}; keys: the {len(src)} encoder "
                 f"states. Each row is a {term_link('softmax', 'softmax')} over the source (it "
                 "sums to 1). Tokens, steps and positions are counted from 1. "
-                f"d = {D}; the general and additive scores use random (untrained) matrices.")
+                f"d = {D} is the width of the states; the additive score's hidden width d_a "
+                f"(the length of v) is {params.v.shape[0]}. The general and additive scores "
+                "use random (untrained) matrices.")
     keep(results, "step", t + 1)
     keep(results, "weights_by_score", weights)
 
@@ -133,7 +135,8 @@ def alignment_text(src: list[str], tgt: list[str], weights: np.ndarray, score: s
     if score == "dot":
         return (f"With the dot score, {counted}: the toy decoder reads each word through a "
                 "small lexicon, so a word and its translation get alike states.")
-    return (f"The {score} score's matrices are random (untrained), so its alignment has "
+    parts = "matrix W is" if score == "general" else "matrices are"
+    return (f"The {score} score's {parts} random (untrained), so its alignment has "
             f"learned nothing: {counted}, by chance.")
 
 
@@ -192,11 +195,13 @@ def alignment_section(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqParams,
                 f"the encoder states weighted by it. Move the step slider to fill the alignment "
                 "matrix row by row. " + alignment_text(src, tgt, align.weights, score_used))
     if not presenter:
-        st.caption("This app's decoder state is not recurrent: sₜ = tanh(W yₜ) is built from "
-                   "target word t itself, read through a small lexicon, so that an untrained "
-                   "dot score has something to find. A real decoder's state at step t has read "
-                   "only the words before t, and it learns its alignment from the translation "
-                   "loss, as the trained models below do.")
+        st.caption("This app's decoder state is not recurrent: sₜ = tanh(W yₜ), with the "
+                   "encoder's W (hₛ = tanh(W xₛ)), is built from target word t itself: yₜ is "
+                   "the embedding of the word's English translation in a small lexicon (of "
+                   "the word itself when it has none) plus 0.3 times an embedding of its own, "
+                   "so that an untrained dot score has something to find. A real decoder's "
+                   "state at step t has read only the words before t, and it learns its "
+                   "alignment from the translation loss, as the trained models below do.")
     st.latex(rf"\alpha_{{ts}} = \frac{{\exp \mathrm{{score}}({query}, h_s)}}{{\sum_{{s'}} "
              rf"\exp \mathrm{{score}}({query}, h_{{s'}})}},\quad \mathrm{{score}}({query}, h_s) "
              rf"= {SCORE_TEX[score_used].format(q=query)},\quad c_t = \sum_s \alpha_{{ts}}\, "
@@ -280,8 +285,8 @@ st.markdown(
 
 def hard_gradient_text(src: list[str], hard_grad: np.ndarray) -> str:
     """What nudging the scores did to the soft and the hard context, as measured."""
-    soft = ("Nudge any score s_j by ±10⁻⁶ and measure how the context moves. The soft context "
-            "moves with every score whose state differs from c: ‖dc/ds_j‖ = α_j ‖h_j − c‖. ")
+    soft = ("Nudge any score e_j by ±10⁻⁶ and measure how the context moves. The soft context "
+            "moves with every score whose state differs from c: ‖dc/de_j‖ = α_j ‖h_j − c‖. ")
     moved = np.flatnonzero(hard_grad)
     if moved.size == 0:
         hard = ("The hard one does not move at all: its gradient is 0 almost everywhere (and "
@@ -293,6 +298,16 @@ def hard_gradient_text(src: list[str], hard_grad: np.ndarray) -> str:
                 "almost everywhere and undefined at a flip. ")
     return soft + hard + ("Backpropagation gets no signal, so hard attention is trained with "
                           "sampling estimators such as REINFORCE instead.")
+
+
+def total_text(x: float) -> str:
+    """A sum of weights at most 1, with 3 decimals unless they would round it to 1:
+    0.9999994 is "1 − 6.3×10⁻⁷", not "1.000"."""
+    if x == 1.0:
+        return "exactly 1"
+    if number_text(x, 3) == "1.000":
+        return f"1 − {difference_text(1.0 - x)}"
+    return number_text(x, 3)
 
 
 @st.fragment
@@ -309,14 +324,15 @@ def local_and_hard_sections(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqPar
     half = c2.slider("Window half-width D", 1, MAX_TOKENS, 2, key="s2s_window", **URL)
     mode = c3.radio("Window centre p_t", ["monotonic", "predictive"], horizontal=True,
                     key="s2s_local_mode", **URL)
-    if half >= S:
-        st.info(f"D = {half} covers the whole source ({S} tokens): local attention is global "
-                "attention times the Gaussian.")
     dot_scores = s2s.score("dot", s[t:t + 1], h, params)[0]  # (S,)
     p_t = (s2s.monotonic_position(t, S) if mode == "monotonic"
            else s2s.predictive_position(s[t], params, S))
     local = s2s.local_attention(dot_scores, h, p_t, half)
     centre = p_t + 1  # the core counts source positions from 0, the page from 1
+    if local.window.all():
+        st.info(f"The window [p_t − D, p_t + D] = [{centre - half:.2f}, {centre + half:.2f}] "
+                f"covers the whole source ({S} tokens): local attention is global attention "
+                "times the Gaussian.")
     left, right = st.columns(2)
     with left:
         show_figure(bar_chart(src, softmax(dot_scores),
@@ -343,7 +359,7 @@ def local_and_hard_sections(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqPar
         f"{rule}: p_t = {centre:.2f}, a source position counted from 1. Outside "
         "[p_t − D, p_t + D] the weights are exactly 0; inside, the "
         f"softmax is multiplied by a Gaussian with σ = D/2 = {half / 2:g}, so the weights sum "
-        f"to {local.weights.sum():.3f} (Luong et al. do not renormalise)."
+        f"to {total_text(local.weights.sum())} (Luong et al. do not renormalise)."
     )
     st.latex(r"a_t(s) = \mathrm{softmax}_{s \in [p_t - D,\, p_t + D]}\big(\mathrm{score}(s_t, h_s)"
              r"\big)\, \exp\!\left(-\frac{(s - p_t)^2}{2\sigma^2}\right),\quad \sigma = D/2")
@@ -355,17 +371,19 @@ def local_and_hard_sections(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqPar
     soft_grad, hard_grad = s2s.context_gradient(dot_scores, h)
     left, right = st.columns(2)
     with left:
-        st.markdown(f"At step {t + 1}, **soft** attention: c = Σ α_s h_s, a blend of all {S} "
-                    f"states. **{term_link('hard', 'Hard attention')}**: choose one position "
-                    "and take its state alone. Xu et al. draw the position from α while "
+        st.markdown(f"At step {t + 1}, **soft** attention: c = Σ α_j h_j with α = softmax(e), "
+                    f"a blend of all {S} states; e_j is the score of source state j (Bahdanau "
+                    f"et al.'s letter: s is the decoder state here). "
+                    f"**{term_link('hard', 'Hard attention')}**: choose one position and take "
+                    "its state alone. Xu et al. draw the position from α while "
                     f"training; here it is the argmax, “{md_escape(src[chosen])}”, and c is "
                     f"h_{chosen + 1} (largest difference "
                     f"{difference_text(np.max(np.abs(hard_context - h[chosen])))}).")
-        grads = pd.DataFrame({"soft ‖dc/ds_j‖": soft_grad, "hard ‖dc/ds_j‖": hard_grad},
+        grads = pd.DataFrame({"soft ‖dc/de_j‖": soft_grad, "hard ‖dc/de_j‖": hard_grad},
                              index=[f"{j + 1}: {w}" for j, w in enumerate(src)])
         # a static table: this section reruns with the window's controls, and a data grid
         # (drawn on a canvas) would be drawn again on each of them
-        st.table(grads.style.format("{:.3g}"))
+        st.table(grads.map(lambda x: significant_text(x, 3)))  # 3.39×10⁻⁶, not 3.39e-06
     with right:
         st.markdown(hard_gradient_text(src, hard_grad))
         if not presenter:
@@ -396,8 +414,9 @@ if not presenter:
         "Switch Bahdanau and Luong and compare the alignment matrices.",
     ], expanded=False)
     practice_questions("s2s", [
-        {"q": "How many parameters has Luong's general score when d = 16?", "value": 256.0,
-         "tol": 0.5, "a": "W is d × d = 16 × 16 = 256."},
+        {"q": f"How many parameters has Luong's general score when d = {D}?",
+         "value": float(score_parameter_count("general", D, D)), "tol": 0.5,
+         "a": f"W is d × d = {D} × {D} = {score_parameter_count('general', D, D)}."},
         {"q": "Why can't hard attention be trained by plain backpropagation?",
          "a": "Its output is one chosen state; a small change of the scores does not change "
               "the choice, so the derivative is 0 (and undefined where the choice flips)."},

@@ -95,10 +95,20 @@ def test_local_weights_are_zero_outside_the_window():
     assert local[2] == 0.0 and local[:2].sum() > 0
 
 
+def table_number(text: str) -> float:
+    """A table's number as significant_text writes it: 0.0932 or 3.39×10⁻⁶."""
+    mantissa, _, power = text.partition("×10")
+    exponent = power.translate(str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789"))
+    return float(mantissa) * 10.0 ** int(exponent or 0)
+
+
 def test_hard_attention_gradient_is_zero_on_the_page():
     at = run()
-    table = next(d.value for d in at.table if "hard ‖dc/ds_j‖" in d.value.columns)
-    assert (table["hard ‖dc/ds_j‖"] == 0).all() and (table["soft ‖dc/ds_j‖"] > 0).all()
+    table = next(d.value for d in at.table if "hard ‖dc/de_j‖" in d.value.columns)
+    assert (table["hard ‖dc/de_j‖"] == "0").all()
+    assert (table["soft ‖dc/de_j‖"].map(table_number) > 0).all()
+    # s is the decoder state on this page: a score is e_j (Bahdanau et al.'s letter).
+    assert "ds_j" not in markdown(at) and "‖dc/de_j‖ = α_j ‖h_j − c‖" in markdown(at)
 
 
 @pytest.mark.parametrize("query, message, where", [
@@ -217,3 +227,73 @@ def test_the_crossing_sentence_follows_the_trained_alignments():
     said = "In both, each moved word (" in markdown(at)
     assert said == all(right)
     assert "d = 32" in markdown(at)  # AlignmentConfig's d_model
+
+
+def shown_sum(at: AppTest) -> str:
+    text = markdown(at)
+    assert "so the weights sum to " in text
+    return text.split("so the weights sum to ", 1)[1].split(" (Luong", 1)[0]
+
+
+def test_local_weights_sum_is_not_rounded_to_1():
+    # Defaults: the sum of the local bars, 3 decimals.
+    at = run()
+    total = float(chart_array(at, "s2s_fig_local", "y").sum())
+    assert shown_sum(at) == f"{total:.3f}" and total < 0.999
+    # Seed 18, "le chat noir" over "the black cat", step 1, D = 1: nearly all the weight is
+    # on "the" at p_t = 1, where the Gaussian is 1; the sum is 1 − 6.3×10⁻⁷, which 3
+    # decimals would print as a renormalised-looking 1.000.
+    at = run(s2s_seed="18", s2s_source="the black cat", s2s_target="le chat noir",
+             s2s_local_step="1", s2s_window="1")
+    said = shown_sum(at)
+    assert said.startswith("1 − ") and "1.000" not in said
+    gap = float(said[4:].replace("×10", "e").translate(str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")))
+    total = float(chart_array(at, "s2s_fig_local", "y").astype(np.float64).sum())
+    assert abs(gap - (1 - total)) < 3e-7  # float32 bars on the wire
+    # One source token: the whole weight at p_t, Gaussian 1: exactly 1.
+    assert shown_sum(run(s2s_source="cat", s2s_target="chat")) == "exactly 1"
+
+
+def test_the_whole_source_note_follows_the_window_not_d_alone():
+    # Defaults: S = 3, step 2, monotonic p_t = 2, D = 2: the window [0, 4] holds all three
+    # source positions although D < S.
+    at = run()
+    assert "[p_t − D, p_t + D] = [0.00, 4.00] covers the whole source (3 tokens)" in \
+        " ".join(i.value for i in at.info)
+    # Step 1, D = 1: [0, 2] leaves out position 3, "cats".
+    at = run(s2s_local_step="1", s2s_window="1")
+    assert "covers the whole source" not in " ".join(i.value for i in at.info)
+    assert chart_array(at, "s2s_fig_local", "y")[2] == 0.0
+
+
+def test_d_a_is_defined_and_the_general_score_has_one_matrix():
+    at = run(s2s_model="Luong", s2s_luong_score="general", s2s_align_step="4")
+    text = markdown(at)
+    assert "hidden width d_a (the length of v) is 16" in text
+    assert "The general score's matrix W is random (untrained)" in text
+    assert "general score's matrices" not in text
+
+
+def test_the_toy_decoder_is_described_as_it_is_built():
+    captions = " ".join(c.value for c in run().caption)
+    assert "not recurrent" in captions and "plus 0.3 times an embedding of its own" in captions
+    assert "with the encoder's W" in captions
+
+
+def test_practice_parameter_count_is_checked():
+    # W is d × d = 16 × 16 = 256 entries.
+    at = run()
+    at.number_input(key="s2s_pq1").set_value(256.0).run()
+    assert any("Right" in e.value for e in at.success)
+
+
+def test_gradient_table_writes_powers_of_ten_as_on_every_page():
+    # "black" takes 7.3×10⁻⁷ of the weight at this setting: its soft gradient is a few
+    # 10⁻⁶, which the table writes 3.39×10⁻⁶, not 3.39e-06.
+    at = run(s2s_seed="18", s2s_source="the black cat", s2s_target="le chat noir",
+             s2s_local_step="1")
+    table = next(d.value for d in at.table if "soft ‖dc/de_j‖" in d.value.columns)
+    black = table.loc["2: black", "soft ‖dc/de_j‖"]
+    assert black.endswith("×10⁻⁶") and "e-" not in black
+    # α‖h − c‖ ≤ α · 2√16 (states in [−1, 1]^16): at most 8 × 7.3×10⁻⁷ = 5.8×10⁻⁶.
+    assert 0 < table_number(black) < 5.9e-6
