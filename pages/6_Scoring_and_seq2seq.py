@@ -74,7 +74,7 @@ def scores_section(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqParams, src:
                    tgt: list[str], font: int, results: dict) -> None:
     """The four scores of one decoder state against every encoder state, as one figure."""
     st.header("1 · Four ways to score a query against keys")
-    t = bounded_slider(st, "Decoding step t (the query is the decoder state of target token t)",
+    t = bounded_slider(st, "Decoding step t (the query is the toy decoder state of target token t)",
                        1, len(tgt), 2, key="s2s_step") - 1
     weights = {name: softmax(s2s.score(name, s[t:t + 1], h, params))[0]
                for name in SCORE_NAMES}
@@ -94,8 +94,9 @@ def scores_section(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqParams, src:
     with right:
         st.markdown("| score | formula | parameters |\n|---|---|---|\n" + "\n".join(
             f"| {SCORE_LABELS[n]} | {FORMULAS[n]} | {counts[n]:,} |" for n in SCORE_NAMES))
-    st.markdown(f"Query: the {term_link('decoder-state', 'decoder state')} of "
-                f"“{md_escape(tgt[t])}”, target token {t + 1}; keys: the {len(src)} encoder "
+    st.markdown(f"Query: this app's toy {term_link('decoder-state', 'decoder state')} of "
+                f"“{md_escape(tgt[t])}”, target token {t + 1}, built from that word; keys: "
+                f"the {len(src)} encoder "
                 f"states. Each row is a {term_link('softmax', 'softmax')} over the source (it "
                 "sums to 1). Tokens, steps and positions are counted from 1. "
                 f"d = {D} is the width of the states; the additive score's hidden width d_a "
