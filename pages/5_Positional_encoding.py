@@ -336,7 +336,9 @@ def learned_scheme(small: int, d: int) -> None:
             st.markdown(
                 f"Row p of a table E is added to the embedding x_p of the token at position p, "
                 f"as the sinusoids are, but E has no formula: it is trained with the model "
-                f"(here random numbers, seed 0, for {small} positions and {width} dimensions). "
+                f"(here random numbers, seed 0, for {small} positions and {width} dimensions"
+                + (f", not d_model = {d}, to keep the figure small" if width < d else "")
+                + "). "
                 f"A table of T_max rows has nothing for p ≥ T_max: this one, T_max = {small}, "
                 f"cannot place a token at p = {small}, and a trained model has learned nothing "
                 "for rows it never saw (GPT-2's table has T_max = 1,024).")

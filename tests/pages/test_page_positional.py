@@ -382,3 +382,9 @@ def test_chosen_pairs_beyond_six_are_said_not_dropped_silently():
     at.multiselect(key="pe_pairs").set_value([0, 1, 2, 3, 4, 5, 6, 31]).run()
     assert "8 pairs chosen: the first 6 are plotted (pairs 0, 1, 2, 3, 4, 5)" in captions(at)
     assert len(chart_spec(at, "pe_fig_dims")["data"]) == 6
+
+
+def test_the_learned_table_says_when_it_draws_fewer_dimensions_than_d_model():
+    assert "16 dimensions, not d_model = 64, to keep the figure small" in markdown(run())
+    text = markdown(run(pe_dmodel="8"))
+    assert "for 16 positions and 8 dimensions). " in text  # all of d_model = 8 drawn
