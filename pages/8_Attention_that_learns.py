@@ -18,17 +18,17 @@ from attncore.train import (
 )
 from attncore.train import alignment as al
 from attncore.train import sentiment as sa
-from attncore.train.induction import STEP_RATIO, loss_drop
+from attncore.train.induction import STEP_RATIO, head_scores, loss_drop
 from pages.ui.controls import URL, seed_input
 from pages.ui.figures import (
     bar_chart,
     describe_bars,
-    describe_grid,
     describe_lines,
     describe_matrix,
     heatmap_grid,
     line_chart,
     matrix_heatmap,
+    said_number,
 )
 from pages.ui.glossary import term_link
 from pages.ui.layout import (
@@ -240,13 +240,51 @@ def n2(x: float) -> str:
     return number_text(x, 2)
 
 
+def p_text(p: float) -> str:
+    """A probability with three decimals; one that would show as 0.000 in scientific
+    notation (B's P(positive) can be 10⁻⁶), so that no student reads a false 0."""
+    return number_text(p, 3)
+
+
+def times_text(ratio: float) -> str:
+    """A ratio of paces with one decimal, or more while one decimal would read 1.0 for a
+    ratio that is not 1 (1.04 "times the pace" after "faster" must not say 1.0)."""
+    for decimals in (1, 2, 3):
+        text = f"{ratio:.{decimals}f}"
+        if float(text) != 1.0 or ratio == 1.0:
+            return text
+    return text
+
+
+def share_text(x: float) -> str:
+    """A share as a percentage; never a rounded 100% or 0% that is not exactly so."""
+    for decimals in (0, 1, 2):
+        text = f"{x:.{decimals}%}"
+        if float(text[:-1]) not in (0.0, 100.0) or x in (0.0, 1.0):
+            return text
+    return text
+
+
+def state_meaning(state: str) -> str:
+    """What a state of collapse.outcome means, with its threshold (section 4's caption
+    says the same for every state)."""
+    return {
+        "nearly one-hot": f"at least {collapse.ONE_HOT_SHARE:.0%} of the rows have a largest "
+                          f"weight above {NEARLY_ONE_HOT:g}",
+        "nearly uniform": f"normalised entropy at least {collapse.NEARLY_UNIFORM:g}",
+        "sharp": f"normalised entropy below {collapse.SHARP:g}",
+        "spread": f"normalised entropy from {collapse.SHARP:g} to {collapse.NEARLY_UNIFORM:g}",
+    }[state]
+
+
 def pooling_notice(run) -> str:
     """Where model A's pooling weights start, and when they reach the key words."""
     start = collapse.outcome(run).start
     filler = run.curves["filler_share"]
     reached = sa.first_step_reaching(run.checkpoints, run.scores, 0.5)
     text = (f"Before training model A's pooling weights are {start} (normalised entropy "
-            f"{n2(run.curves['pool_entropy'][0])}): on average {n2(run.scores[0])} of a "
+            f"{n2(run.curves['pool_entropy'][0])}; {start} here means "
+            f"{state_meaning(start)}): on average {n2(run.scores[0])} of a "
             f"held-out sentence's weight is on its sentiment and negation words, "
             f"{n2(filler[0])} on filler. ")
     if reached is None:
@@ -256,9 +294,20 @@ def pooling_notice(run) -> str:
                    f"{run.steps} it is {n2(run.scores[-1])}, and filler's {n2(filler[-1])}.")
 
 
+def layer_still_off(run) -> bool:
+    """Whether B's self-attention layer was never switched on: it adds nothing for the
+    first ``pool_first`` updates, so after that many or fewer, B computes what A does."""
+    return run.steps <= run.config.pool_first
+
+
 def negation_notice(runs: dict) -> str:
     """How A and B do on negated sentences, and where B's *not* looks at the end."""
     a, b = runs["pooling only"], runs["self-attention + pooling"]
+    if layer_still_off(b):
+        return (f"After {a.steps} steps B's self-attention layer is still off (it switches on "
+                f"after step {b.config.pool_first}), so B computes what A does: on negated "
+                f"held-out sentences both are right {a.curves['negated_accuracy'][-1]:.3f} "
+                "of the time (chance: 0.5). Train past that step to see the layer learn.")
     words = sa.DISPLAY[NEGATED].split()
     attn = b.snapshots["attn"][-1, NEGATED, :, : len(words), : len(words)]  # (heads, T, T)
     row, target = words.index("not"), words.index("good")
@@ -276,7 +325,8 @@ def alignment_notice(run) -> str:
             "which), the alignment puts the largest weight of a moved French word (a noun "
             "moved before its adjective, or the adjective after it) on its own English "
             "word for "
-            f"{moved[0]:.0%} of them untrained and {moved[-1]:.0%} at step {run.steps}.")
+            f"{share_text(moved[0])} of them untrained and {share_text(moved[-1])} at step "
+            f"{run.steps}.")
 
 
 def loss_shape(run) -> str:
@@ -299,13 +349,19 @@ def loss_shape(run) -> str:
     if d.is_step:
         before = ("does not fall" if d.slope_before <= 0 else
                   f"falls slowly ({n2(first)} to {n2(d.loss_from)})")
-        pace = "" if not np.isfinite(d.ratio) else f", {d.ratio:.1f} times as fast"
+        pace = "" if not np.isfinite(d.ratio) else f", {times_text(d.ratio)} times as fast"
         return (f"The held-out loss falls in a step: it {before} for the first {d.start} "
                 f"steps, then drops {stretch}{pace}." + heads)
+    if not d.speeds_up:  # a fast start can make the mean before the stretch steeper
+        return (f"The held-out loss falls faster on average before step {d.start} "
+                f"({n2(first)} at step 0, {n2(d.loss_from)} at step {d.start}) than over the "
+                f"steepest stretch of the curve, {stretch} ({times_text(d.ratio)} times that "
+                "pace): no plateau, so no step." + heads)
     return (f"The held-out loss falls from the start ({n2(first)} at step 0, "
-            f"{n2(d.loss_from)} at step {d.start}), then faster: {stretch}, {d.ratio:.1f} "
-            "times the earlier pace. That is a steady fall that speeds up, not a sudden step "
-            f"after a plateau (which would be at least {STEP_RATIO:g} times)." + heads)
+            f"{n2(d.loss_from)} at step {d.start}), then faster: {stretch}, "
+            f"{times_text(d.ratio)} times the earlier pace. That is a steady fall that speeds "
+            "up, not a sudden step after a plateau (which would be at least "
+            f"{STEP_RATIO:g} times)." + heads)
 
 
 def collapse_table(runs: dict) -> pd.DataFrame:
@@ -333,7 +389,8 @@ def collapse_notice(runs: dict, seed: int) -> str:
                                f"{n2(o.accuracy)})")
     moved = [t for ok, t in said.values() if ok]
     stuck = [t for ok, t in said.values() if not ok]
-    text = f"In section 4 (seed {seed}) the pooling weights moved onto the key words under "
+    text = (f"In section 4 (seed {seed}) the pooling weights moved onto the key words (their "
+            f"share rose by at least {collapse.MOVED:g}) under ")
     text += ("; ".join(moved) if moved else "no setting")
     if stuck:
         text += ". They did not under " + "; ".join(stuck)
@@ -348,7 +405,7 @@ def not_bad_notice(runs: dict) -> str:
     for name, run in runs.items():
         p = float(sa.predict(run.params, ids)["positive"][0])
         said.append(f"model {'A' if name == 'pooling only' else 'B'} gives P(positive) = "
-                    f"{p:.3f} ({verdict(p).replace('**', '')})")
+                    f"{p_text(p)} ({verdict(p).replace('**', '')})")
     return f"Type *{sentence}*: " + "; ".join(said) + "."
 
 
@@ -396,8 +453,12 @@ cols[1].metric("B: held-out accuracy", f"{attn_run.final_accuracy:.3f}")
 cols[2].metric("B: pooling weight on key words", f"{attn_run.attention_score:.3f}")
 cols[3].metric("Training time A + B (measured)", f"{pool_run.seconds + attn_run.seconds:.2f} s")
 if not presenter:
-    st.caption(f"Seed {chosen['seed']}, {chosen['steps']} Adam steps of 64 sentences; held-out: "
-               f"{SentimentConfig.n_held_out} sentences never trained on, about 40 % negated.")
+    st.caption(f"Seed {chosen['seed']}, {chosen['steps']} Adam steps of "
+               f"{SentimentConfig.batch} sentences; held-out: "
+               f"{SentimentConfig.n_held_out} sentences never trained on, about 40 % negated."
+               + (f" B's layer is still off after {chosen['steps']} steps (it switches on "
+                  f"after step {SentimentConfig.pool_first}): B's numbers are A's."
+                  if layer_still_off(attn_run) else ""))
 curves_chart(runs, "learn_fig_sent", "Sentiment",
              short={"pooling only": "A", "self-attention + pooling": "B"})
 
@@ -446,10 +507,10 @@ st.markdown(
     "of word vectors cannot turn *bad* into its opposite: *not* adds the same vector whatever "
     "follows it. "
     + (f"So model A guesses: it gives every negated held-out sentence a P(positive) "
-       f"between {a_low:.3f} and {a_high:.3f}, all within {sa.GUESS_MARGIN:g} of 0.5. "
+       f"between {p_text(a_low)} and {p_text(a_high)}, all within {sa.GUESS_MARGIN:g} of 0.5. "
        if a_guesses else
-       f"Model A gives the negated held-out sentences a P(positive) from {a_low:.3f} to "
-       f"{a_high:.3f}. ")
+       f"Model A gives the negated held-out sentences a P(positive) from {p_text(a_low)} to "
+       f"{p_text(a_high)}. ")
     + "Self-attention lets one word's vector depend on another's, so *not* can carry the "
     "flipped meaning of the word it negates."
 )
@@ -505,7 +566,7 @@ else:
         out = sa.predict(run.params, ids[None, :])
         p = float(out["positive"][0])
         with col:
-            st.markdown(f"**{name}**: P(positive) = {p:.3f} → {verdict(p)}")
+            st.markdown(f"**{name}**: P(positive) = {p_text(p)} → {verdict(p)}")
             show_figure(bar_chart(known, out["pool"][0], title="pooling weights",
                                   x_title="word", y_title="weight", y_range=(0, 1.1),
                                   decimals=2, font_size=font - 2),
@@ -603,15 +664,25 @@ def induction_heads(ind_run, font: int, presenter: bool) -> None:
     """The four heads on one held-out sequence at a checkpoint, as one figure of four
     panels: moving the checkpoint reruns this alone (st.fragment) and redraws one figure."""
     k = checkpoint_slider(ind_run, "learn_ind_checkpoint")
-    labels = [str(t) for t in ind_run.examples["ids"]]
-    panels = [(layer, h) for layer in ("L1", "L2") for h in range(2)]
-    maps = [ind_run.snapshots[layer][k, h] for layer, h in panels]
-    names = [f"layer {layer[1]}, head {h + 1}" for layer, h in panels]
+    ids, period = ind_run.examples["ids"], ind_run.examples["period"]
+    labels = [str(t) for t in ids]
+    a1, a2 = ind_run.snapshots["L1"][k], ind_run.snapshots["L2"][k]  # (H, T, T) each
+    H = a1.shape[0]
+    maps = [*a1, *a2]
+    names = [f"layer {layer}, head {h + 1}" for layer in (1, 2) for h in range(H)]
+    # the text says each head's score on this sequence, as the curves above measure it
+    # on the held-out set: the strongest weight of every causal map is row 1's 1 on itself
+    s = head_scores(a1[None], a2[None], ids[None], np.array([period]))
+    said = [f"layer 1, head {h + 1}: {said_number(s['prev'][h])} on the previous token"
+            for h in range(H)]
+    said += [f"layer 2, head {h + 1}: {said_number(s['induction'][h])} on the tokens that "
+             "followed earlier copies of the current one" for h in range(H)]
     show_figure(heatmap_grid(maps, labels, labels, names, columns=2 if presenter else 4,
                              font_size=font - 4, title=f"Step {ind_run.checkpoints[k]}"),
                 key="learn_fig_ind_heads_at",
-                alt=f"The four heads at step {ind_run.checkpoints[k]} on one held-out "
-                    "sequence of token ids. " + describe_grid(maps, names, labels, labels))
+                alt=f"The {len(maps)} heads at step {ind_run.checkpoints[k]} on one held-out "
+                    f"sequence of {len(ids)} token ids (period {period}), mean weights: "
+                    + "; ".join(said) + ".")
     st.caption(f"One held-out sequence (period {ind_run.examples['period']}), step "
                f"{ind_run.checkpoints[k]}. A previous-token head is a line just below the "
                "diagonal; an induction head is a line one place to the right of the earlier "
@@ -692,9 +763,10 @@ if run_collapse or collapse_key in trained_settings():
         st.caption(f"Seed {int(collapse_seed)}, held-out sentences. Nearly one-hot: at least "
                    f"{collapse.ONE_HOT_SHARE:.0%} of the sentences' rows have a largest weight "
                    f"above {NEARLY_ONE_HOT:g}; nearly uniform: normalised entropy at least "
-                   f"{collapse.NEARLY_UNIFORM:g}; sharp: entropy below 0.5. Moved: the weight "
-                   f"on sentiment and negation words rose by at least {collapse.MOVED:g}. "
-                   "Chance accuracy is 0.5.")
+                   f"{collapse.NEARLY_UNIFORM:g}; sharp: entropy below {collapse.SHARP:g}; "
+                   f"spread: in between. "
+                   "Moved: the weight on sentiment and negation words rose by at least "
+                   f"{collapse.MOVED:g}. Chance accuracy is 0.5.")
 else:
     bad = None
     st.info("Press the button to train the five settings.")

@@ -41,6 +41,9 @@ SENSIBLE = next(iter(SETTINGS))
 ONE_HOT_SHARE = 0.5
 #: A run's pooling weights are "nearly uniform" at a mean normalised entropy this high.
 NEARLY_UNIFORM = 0.95
+#: A run's pooling weights are "sharp" below this mean normalised entropy (and not nearly
+#: one-hot), "spread" from here up to NEARLY_UNIFORM.
+SHARP = 0.5
 #: The weight on the key words "moves onto them" when it rises by at least this much.
 MOVED = 0.25
 
@@ -77,7 +80,7 @@ class Outcome:
 
     @property
     def start(self) -> str:
-        """"nearly one-hot", "nearly uniform", "sharp" (entropy below 0.5) or "spread"."""
+        """"nearly one-hot", "nearly uniform", "sharp" (entropy below SHARP) or "spread"."""
         return _state(self.entropy_start, self.one_hot_start)
 
     @property
@@ -95,7 +98,7 @@ def _state(entropy: float, one_hot: float) -> str:
         return "nearly one-hot"
     if entropy >= NEARLY_UNIFORM:
         return "nearly uniform"
-    return "sharp" if entropy < 0.5 else "spread"
+    return "sharp" if entropy < SHARP else "spread"
 
 
 def outcome(run: TrainingRun) -> Outcome:

@@ -171,8 +171,9 @@ def train_induction(config: InductionConfig = InductionConfig(), progress=None) 
         right = (logits.argmax(-1) == h_ids[:, 1:])[h_mask]
         a1, a2 = caches["L1"][4], caches["L2"][4]
         s = head_scores(a1, a2, h_ids[:, :-1], h_period)
-        extra = {f"L1H{h} previous-token": s["prev"][h] for h in range(H)}
-        extra |= {f"L2H{h} induction": s["induction"][h] for h in range(H)}
+        # heads counted from 1, as the page's panels name them ("layer 1, head 1")
+        extra = {f"layer 1, head {h + 1}: previous-token": s["prev"][h] for h in range(H)}
+        extra |= {f"layer 2, head {h + 1}: induction": s["induction"][h] for h in range(H)}
         return Measure(
             accuracy=float(right.mean()),
             loss=loss,
@@ -215,6 +216,12 @@ class LossDrop:
     def at_start(self) -> bool:
         """Whether the steepest stretch is the first one: the loss fell fastest at once."""
         return np.isnan(self.slope_before)
+
+    @property
+    def speeds_up(self) -> bool:
+        """Whether the steepest stretch falls faster than the loss fell, on average, before
+        it. Not always: a fast first interval can make the mean before it steeper."""
+        return self.fell and not self.at_start and self.ratio > 1
 
     @property
     def is_step(self) -> bool:

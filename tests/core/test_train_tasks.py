@@ -160,16 +160,28 @@ def test_a_plateau_then_a_drop_is_a_step_and_a_fall_that_speeds_up_is_not():
     # the ties, 50-60) falls 2 a step, before it (300 - 250) / 50 = 1 a step: ratio 2
     speeds_up = np.where(steps <= 50, 300 - steps, 250 - 2 * (steps - 50))
     d = loss_drop(steps, speeds_up)
-    assert not d.is_step and d.start == 50 and d.ratio == pytest.approx(2.0)
+    assert d.speeds_up and not d.is_step and d.start == 50 and d.ratio == pytest.approx(2.0)
     # 0.1 a step until 50, then 2: ratio 2 / 0.1 = 20, a plateau and a drop
     plateau = np.where(steps <= 50, 300 - 0.1 * steps, 295 - 2 * (steps - 50))
     d = loss_drop(steps, plateau)
-    assert d.is_step and d.start == 50 and d.ratio == pytest.approx(20.0)
+    assert d.is_step and d.speeds_up and d.start == 50 and d.ratio == pytest.approx(20.0)
     # fastest at once (an exponential decay): no "before", no step
     d = loss_drop(steps, 3 * np.exp(-steps / 20))
     assert d.at_start and not d.is_step and d.start == 0 and d.end == 10
     # a flat curve never fell
     assert not loss_drop(steps, np.ones(steps.size)).fell
+
+
+def test_the_steepest_stretch_can_be_slower_than_the_mean_before_it():
+    # 20 intervals of 10 steps, stretches of 2: falls 10, 1, 10.5, 1, then nothing. The
+    # stretches from step 10 (90 -> 78.5) and from 20 (89 -> 77.5) both fall 11.5 / 20 =
+    # 0.575 a step, the first is taken; before it the loss fell 10 / 10 = 1 a step
+    steps = np.arange(0, 201, 10)
+    loss = np.full(steps.size, 77.5)
+    loss[:4] = [100, 90, 89, 78.5]
+    d = loss_drop(steps, loss)
+    assert (d.start, d.end) == (10, 30) and d.ratio == pytest.approx(0.575)
+    assert d.fell and not d.at_start and not d.speeds_up and not d.is_step
     with pytest.raises(ValueError, match="increase"):
         loss_drop([0, 2, 1], [3, 2, 1])
 

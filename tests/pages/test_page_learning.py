@@ -4,6 +4,7 @@ test trains in about a second; the page's default runs are checked by the benchm
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from attncore.train import (
     InductionConfig,
     SentimentConfig,
     train_alignment,
+    train_induction,
     train_sentiment,
 )
 from attncore.train.alignment import DISPLAY, translate_words
@@ -103,6 +105,19 @@ def test_checkpoint_sliders_show_the_maps_of_their_step():
     grid = chart_spec(at, "learn_fig_ind_heads_at")
     assert [a["text"] for a in grid["layout"]["annotations"]] == [
         "layer 1, head 1", "layer 1, head 2", "layer 2, head 1", "layer 2, head 2"]
+    # its text says each head's score on the sequence shown, here by plain loops (the
+    # strongest weight of every panel, row 1's 1 on itself, would say nothing)
+    run = train_induction(InductionConfig(steps=4))
+    ids, period = run.examples["ids"], run.examples["period"]
+    alt = next(c.value for c in at.caption if "heads at step 4" in c.value).replace("\\", "")
+    for h in range(2):
+        a1, a2 = run.snapshots["L1"][-1, h], run.snapshots["L2"][-1, h]
+        prev = np.mean([a1[t, t - 1] for t in range(1, len(ids))])
+        ind = np.mean([sum(a2[t, s] for s in range(1, t + 1) if ids[s - 1] == ids[t])
+                       for t in range(period, len(ids))])
+        for layer, value, what in ((1, prev, "previous token"), (2, ind, "tokens that")):
+            said = re.search(f"layer {layer}, head {h + 1}: ([0-9.]+) on the {what}", alt)
+            assert float(said[1]) == pytest.approx(value, rel=0.01), (layer, h, alt)
     at.select_slider(key="learn_ind_checkpoint").set_value(0).run()
     assert chart_spec(at, "learn_fig_ind_heads_at")["layout"]["title"]["text"] == "Step 0"
 
@@ -170,6 +185,18 @@ def notice(at) -> str:
     return "\n".join(m.value for m in at.markdown if m.value.startswith("- "))
 
 
+def assert_probability_said(text: str, p: float) -> None:
+    """Three decimals, or a power of ten for a probability that would read 0.000: never a
+    false 0 (B's P(positive) for a negative sentence can be 10⁻⁶)."""
+    if "×10" in text:
+        mantissa, power = text.split("×10")
+        value = float(mantissa) * 10.0 ** int(power.translate(str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹",
+                                                                            "-0123456789")))
+        assert p < 0.0005 and value == pytest.approx(p, rel=0.01), (text, p)
+    else:
+        assert text == f"{p:.3f}" and (p == 0 or text != "0.000"), (text, p)
+
+
 def test_what_a_model_says_of_not_bad_is_read_off_the_trained_models():
     # 20 steps (the link's) and 600 (the cap): the sentence gives each model's own
     # P(positive), and calls it a guess exactly when it lies within GUESS_MARGIN of 0.5
@@ -181,14 +208,25 @@ def test_what_a_model_says_of_not_bad_is_read_off_the_trained_models():
             p = float(predict(run.params, ids)["positive"][0])
             side = "positive" if p >= 0.5 else "negative"
             guess = abs(p - 0.5) < GUESS_MARGIN
-            said = f"model {letter} gives P(positive) = {p:.3f} ({side}"
-            assert said + (", but only just" if guess else ")") in notice(at), (steps, model)
+            shown = re.search(f"model {letter} gives P\\(positive\\) = (\\S+) \\((\\w+)(.)",
+                              notice(at))
+            assert shown[2] == side and (shown[3] == ",") == guess, (steps, model)
+            assert_probability_said(shown[1], p)
+            yours = next(m.value for m in at.markdown
+                         if m.value.startswith(f"**{'pooling only' if letter == 'A' else 'self'}"))
+            typed = predict(run.params, encode("the acting was not very good")[0][None, :])
+            assert_probability_said(yours.split(" = ")[1].split(" ")[0],
+                                    float(typed["positive"][0]))
             if model == "pooling":  # when its share on key words first reached one half
                 reached = [s for s, v in zip(run.checkpoints, run.scores, strict=True)
                            if v >= 0.5]
                 expected = (f"By step {reached[0]} the share on those words reaches one half"
                             if reached else "it has not yet reached one half")
                 assert expected in notice(at), steps
+        # B's layer is held off for its first pool_first updates: at 20 steps B is A
+        off = steps <= SentimentConfig.pool_first
+        assert ("B's self-attention layer is still off" in notice(at)) == off, steps
+        assert ("of B's 2 heads look from *not*" in notice(at)) == (not off), steps
 
 
 def held_out_loss(at, key: str) -> tuple[np.ndarray, np.ndarray]:
