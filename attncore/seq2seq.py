@@ -85,7 +85,8 @@ class Seq2SeqParams:
 
 
 def init_seq2seq(d: int, rng: np.random.Generator, d_a: int | None = None) -> Seq2SeqParams:
-    """Seeded parameters with entries N(0, 1/d)."""
+    """Seeded parameters with entries N(0, 1/fan_in): 1/d for the matrices applied to a
+    state (W_enc, W_general, W_q, W_k, W_p), 1/d_a for the vectors v and v_p."""
     d = whole_number(d, "d", 1, 256)
     d_a = d if d_a is None else whole_number(d_a, "d_a", 1, 256)
 

@@ -135,3 +135,12 @@ def test_lexicon_matches_read_the_target_as_the_decoder_does():
     h = s2s.encode(["cat", "dog"], params)
     s = s2s.decoder_states(["chat"], params)
     assert s[0] @ h[0] > s[0] @ h[1]
+
+
+def test_init_variances_follow_each_arrays_fan_in():
+    # d = 64, d_a = 256: W_q (d_a, d) is used as W_q @ s, summing over d, so its entries
+    # have variance 1/64; v (d_a,) sums over d_a: 1/256. 16,384 and 256 draws: the sample
+    # variances land within 6 standard errors (√(2/n)) of 1/64 and 1/256.
+    params = s2s.init_seq2seq(64, np.random.default_rng(0), d_a=256)
+    assert abs(params.w_q.var() * 64 - 1) < 6 * math.sqrt(2 / params.w_q.size)
+    assert abs(params.v.var() * 256 - 1) < 6 * math.sqrt(2 / 256)
