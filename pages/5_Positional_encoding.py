@@ -125,8 +125,10 @@ def table_figures(T: int, d: int, base: float, font: int) -> dict:
     return {
         "table": (table, table_alt),
         "similarity": (
+            # 2 decimals: at d_model = 2, PE(0)·PE(6) = cos 6 = 0.96 would print as 1.0,
+            # the diagonal's value.
             matrix_heatmap(sim[np.ix_(rows, rows)], drawn, drawn, title="PE · PEᵀ" + note,
-                           kind="scores", decimals=1, x_title="position q",
+                           kind="scores", decimals=2, x_title="position q",
                            y_title="position p", font_size=font),
             f"PE(p) · PE(q) between every two positions: {sim[0, 0]:.3g} on the diagonal, "
             f"{along(sim)}; the same along each diagonal."),

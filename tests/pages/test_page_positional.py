@@ -388,3 +388,11 @@ def test_the_learned_table_says_when_it_draws_fewer_dimensions_than_d_model():
     assert "16 dimensions, not d_model = 64, to keep the figure small" in markdown(run())
     text = markdown(run(pe_dmodel="8"))
     assert "for 16 positions and 8 dimensions). " in text  # all of d_model = 8 drawn
+
+
+def test_similarity_cells_do_not_round_an_off_diagonal_value_to_the_diagonals():
+    # d_model = 2, 8 positions: PE(p)·PE(q) = cos(p − q); at distance 6 that is
+    # cos 6 = 0.9602, which one decimal would print as the diagonal's 1.0.
+    at = run(pe_len="8", pe_dmodel="2")
+    cells = chart_spec(at, "pe_fig_similarity")["data"][0]["text"]
+    assert cells[0][6] == f"{math.cos(6):.2f}" == "0.96" and cells[0][0] == "1.00"
