@@ -48,9 +48,11 @@ __all__ = [
     "ModelFilesError",
     "ModelNotInstalledError",
     "PretrainedTrace",
+    "SINK_FACTOR",
     "ablate_each_head",
     "ablate_head",
     "encode",
+    "even_special_share",
     "gelu",
     "layer_norm",
     "model",
@@ -61,6 +63,22 @@ __all__ = [
 
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for all-MiniLM-L6-v2
 SPECIAL_TOKENS = ("[CLS]", "[SEP]")
+
+#: Tokens are called attention sinks only when they take at least this many times the
+#: share an even spread would give them (as lesson 10 does for SmolLM2's first token).
+SINK_FACTOR = 2
+
+
+def even_special_share(tokens) -> float:
+    """The share of attention [CLS] and [SEP] would get if every query spread its weight
+    evenly over the T tokens it sees (all of them: this encoder has no mask): their
+    count / T. Against it, a measured share says whether they draw more than their due.
+
+    >>> even_special_share(["[CLS]", "my", "cat", "[SEP]"])
+    0.5
+    """
+    tokens = list(tokens)
+    return sum(t in SPECIAL_TOKENS for t in tokens) / len(tokens)
 
 
 def layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> np.ndarray:
@@ -162,12 +180,14 @@ class PretrainedTrace:
     def residual_stream(self) -> tuple[list[str], np.ndarray]:
         """The hidden state after each step: names and a (2L + 1, T, d) array.
 
-        embeddings, then per layer "after attention" (after its LayerNorm) and the
-        layer's output. BERT normalises after each residual add (post-LN).
+        "embeddings", then per layer "L1 attn" (the stream after the attention sublayer's
+        residual add and LayerNorm) and "L1 FFN" (after the feed-forward sublayer's: the
+        layer's output). BERT normalises after each residual add (post-LN). The names are
+        short enough for a figure's axis to show whole (10 characters).
         """
         names, states = ["embeddings"], [self.hidden_states[0]]
         for n in range(self.config.n_layers):
-            names += [f"layer {n + 1} attention", f"layer {n + 1} output"]
+            names += [f"L{n + 1} attn", f"L{n + 1} FFN"]
             states += [self.attn_ln_output[n], self.hidden_states[n + 1]]
         return names, np.stack(states)
 

@@ -37,7 +37,7 @@ from pages.ui.layout import (
     show_error,
     show_figure,
 )
-from pages.ui.numbers import difference_text
+from pages.ui.numbers import difference_text, number_text, significant_text
 from pages.ui.tables import scrolled_table, to_csv
 
 PAGE_MAX_TOKENS = 64  # WordPieces read here ([CLS] and [SEP] included); the core allows 256
@@ -57,6 +57,12 @@ def tex(x: float, digits: int = 6) -> str:
         mantissa, exponent = text.split("e")
         return rf"{mantissa} \times 10^{{{int(exponent)}}}"
     return text
+
+
+def eq(*xs: float, digits: int = 6) -> str:
+    """The sign before an expression of ``tex(x, digits)`` numbers: = when each of them is
+    its x exactly, ≈ when one is rounded."""
+    return "=" if all(float(f"{x:.{digits}g}") == x for x in xs) else r"\approx"
 
 
 presenter = setup_page("A real pretrained model", "🛰️")
@@ -91,9 +97,9 @@ with bad_input_stops_page():
 tokens = list(trace.tokens)
 T = len(tokens)
 if trace.truncated:
-    st.warning(f"The text has {trace.n_pieces} WordPieces; this page reads the first "
-               f"{T - 1} and [SEP] ({PAGE_MAX_TOKENS} in all). sentence-transformers reads up "
-               f"to {pt.MAX_TOKENS}.")
+    st.warning(f"With [CLS] and [SEP] the text makes {trace.n_pieces} WordPieces; this page "
+               f"reads the first {T - 1} ([CLS] included) and [SEP], {PAGE_MAX_TOKENS} in all. "
+               f"sentence-transformers reads up to {pt.MAX_TOKENS}.")
 st.markdown(f"**{T} WordPieces:** " + " · ".join(f"`{t}`" if "`" not in t else md_escape(t)
                                                   for t in tokens))
 st.caption("[CLS] and [SEP] are added by the tokenizer; ## marks a piece that continues the "
@@ -106,11 +112,23 @@ st.header(f"1 · Model view: all {L * H} heads")
 sinks = pt.special_token_mass(trace)  # (L, H, 2): [CLS], [SEP]
 entropy = analysis.entropy(trace.attentions).mean(axis=-1)  # (L, H)
 stats = {
-    "entropy / log T (0 = one key, 1 = uniform)": entropy / np.log(T),
+    "entropy / ln T (0 = one key, 1 = uniform)": entropy / np.log(T),
     "previous-token mass": analysis.previous_token_mass(trace.attentions).mean(axis=-1),
     "mass on [CLS]": sinks[..., 0],
     "mass on [SEP]": sinks[..., 1],
     "mass on [CLS] + [SEP]": sinks.sum(axis=-1),
+}
+# What each statistic is, said under its map: every one is averaged over the T query rows.
+MEANING = {
+    "entropy / ln T (0 = one key, 1 = uniform)":
+        f"each query row's {term_link('entropy', 'entropy')} (in nats) divided by ln T, its "
+        "largest possible value, averaged over the rows",
+    "previous-token mass": "the weight each query puts on the token just before it, averaged "
+                           "over the rows (the first row, with no token before it, counts 0)",
+    "mass on [CLS]": "the weight each query puts on [CLS], averaged over the rows",
+    "mass on [SEP]": "the weight each query puts on [SEP], averaged over the rows",
+    "mass on [CLS] + [SEP]": "the weight each query puts on [CLS] and [SEP] together, "
+                             "averaged over the rows",
 }
 
 
@@ -129,6 +147,7 @@ def statistic_map(stats: dict[str, np.ndarray], presenter: bool, font: int) -> N
                     stats[stat], [f"L{r + 1}" for r in range(n_layers)],
                     [f"H{c + 1}" for c in range(n_heads)], kind="values", rows="layer",
                     cols="head"))
+    st.markdown(f"Per {term_link('head', 'head')}: {MEANING[stat]}.")
 
 
 show_figure(head_thumbnails(trace.attentions, tokens, font_size=font,
@@ -155,11 +174,16 @@ with right:
                 key="pre_fig_sinks",
                 alt=describe_lines(np.arange(1, L + 1), sink_curves, x_title="layer",
                                    y_title="Mean weight on [CLS] and [SEP]"))
+even = pt.even_special_share(tokens)  # their share if every query spread its weight evenly
+sinking = layer_sink.sum(axis=1).max() >= pt.SINK_FACTOR * even
 shares = ", ".join(f"L{r + 1} {layer_sink[r].sum():.0%}" for r in range(L))
 st.markdown(f"Share of all attention that lands on [CLS] or [SEP], per layer (averaged over "
             f"heads and query rows): {shares}. {n_special} tokens out of {T} get up to "
-            f"{layer_sink.sum(axis=1).max():.0%} of it: they act as "
-            f"{term_link('attention-sink', 'attention sinks')}.")
+            f"{layer_sink.sum(axis=1).max():.0%} of it, against {even:.0%} if every query "
+            "spread its weight evenly"
+            + (f": they act as {term_link('attention-sink', 'attention sinks')}." if sinking
+               else f": less than {pt.SINK_FACTOR} times that, too little to call them "
+                    f"{term_link('attention-sink', 'attention sinks')} on this sentence."))
 if not presenter:
     with st.expander("Every head's statistics, as a table"):
         table = pd.DataFrame({"layer": np.repeat(np.arange(1, L + 1), H),
@@ -203,21 +227,27 @@ def head_by_hand(trace: pt.PretrainedTrace, l: int, h: int, presenter: bool) -> 
     scaled = s_row / root
     shift = scaled.max()
     exps = np.exp(scaled - shift)
-    st.markdown(f"This model has d_model = {cfg.d_model} and {H} heads, so each head works in "
-                f"d_k = {cfg.d_model} / {H} = {d_k} dimensions and divides by √{d_k} = "
-                f"{root:.4f} (BERT-base, with 768 / 12 = 64, divides by 8). Query {query} is "
-                f"“{md_escape(tokens[i])}”, key {key} is “{md_escape(tokens[j])}”.")
+    st.markdown(f"This model has {term_link('d_model', 'd_model')} = {cfg.d_model} and {H} "
+                f"heads, so each head works in {term_link('d_k', 'd_k')} = {cfg.d_model} / {H} = "
+                f"{d_k} dimensions and divides by √{d_k} ≈ {root:.4f} (BERT-base, with 768 / 12 "
+                f"= 64, divides by 8). Query {query} is “{md_escape(tokens[i])}”, key {key} is "
+                f"“{md_escape(tokens[j])}”.")
     products = q[i] * k[j]
     terms = " + ".join(f"({num(a, 3)})({num(b, 3)})" for a, b in zip(q[i][:2], k[j][:2],
                                                                         strict=True))
     last = f"({num(q[i][-1], 3)})({num(k[j][-1], 3)})"
-    st.latex(rf"s = q \cdot k = \sum_{{c=1}}^{{{d_k}}} q_c\, k_c = {terms} + \cdots + {last}")
-    st.latex(rf"s = {tex(s_row[j])}\quad\text{{(the sum of all {d_k} products)}}")
-    st.latex(rf"\tilde s = \frac{{s}}{{\sqrt{{{d_k}}}}} = \frac{{{tex(s_row[j])}}}"
-             rf"{{{tex(root)}}} = {tex(scaled[j])}")
-    st.latex(rf"w = \frac{{e^{{\tilde s - m}}}}{{\sum_{{j'}} e^{{\tilde s_{{j'}} - m}}}} = "
-             rf"\frac{{{tex(exps[j])}}}{{{tex(exps.sum())}}} = "
-             rf"{tex(exps[j] / exps.sum())}\quad (m = {tex(shift)},\ \text{{the row maximum}})")
+    # Each number is written to 6 significant digits, after = when that is exact and ≈ when
+    # it is rounded (eq); the first line's factors are rounded to 3 decimals, so ≈.
+    st.latex(rf"s = q \cdot k = \sum_{{c=1}}^{{{d_k}}} q_c\, k_c \approx {terms} + \cdots + "
+             rf"{last}")
+    st.latex(rf"s {eq(s_row[j])} {tex(s_row[j])}\quad\text{{(the sum of all {d_k} products)}}")
+    st.latex(rf"\tilde s = \frac{{s}}{{\sqrt{{{d_k}}}}} {eq(s_row[j], root)} "
+             rf"\frac{{{tex(s_row[j])}}}{{{tex(root)}}} {eq(scaled[j])} {tex(scaled[j])}")
+    weight = exps[j] / exps.sum()
+    st.latex(rf"w = \frac{{e^{{\tilde s - m}}}}{{\sum_{{j'}} e^{{\tilde s_{{j'}} - m}}}} "
+             rf"{eq(exps[j], exps.sum())} \frac{{{tex(exps[j])}}}{{{tex(exps.sum())}}} "
+             rf"{eq(weight)} {tex(weight)}\quad (m {eq(shift)} {tex(shift)},\ "
+             r"\text{the row maximum})")
     by_hand = abs(exps[j] / exps.sum() - w[i, j])
     lesson_1 = np.max(np.abs(scaled_dot_product_attention(q, k, v).weights - w))
     same = ("the same weights" if lesson_1 == 0 else "the same weights up to rounding"
@@ -226,7 +256,8 @@ def head_by_hand(trace: pt.PretrainedTrace, l: int, h: int, presenter: bool) -> 
                 f"{difference_text(by_hand)}). Lesson 1's attention function on this head's "
                 f"q, k, v gives {same} (largest difference {difference_text(lesson_1)}).")
     out = (exps / exps.sum()) @ v  # (d_k,)
-    st.latex(r"o = \sum_j w_j\, v_j = \begin{bmatrix}" + " & ".join(num(x, 3) for x in out[:4])
+    st.latex(r"o = \sum_j w_j\, v_j \approx \begin{bmatrix}"
+             + " & ".join(num(x, 3) for x in out[:4])
              + rf" & \cdots & {num(out[-1], 3)}\end{{bmatrix}}\quad ({d_k}\text{{ numbers}})")
     st.markdown(f"The head's output for row {query} against the model's: largest difference "
                 f"{difference_text(np.max(np.abs(out - trace.head_outputs[l, h, i])))}.")
@@ -256,6 +287,14 @@ def head_ablation(sentence: str, layer_index: int, head_index: int) -> float:
     return 1.0 - pt.ablate_head(sentence, layer_index, head_index, PAGE_MAX_TOKENS).cosine
 
 
+def cosine_text(moved: float) -> str:
+    """A cosine of 1 − ``moved`` to 5 decimals, or as 1 − moved when 5 decimals would round
+    it to an exact-looking 1.00000."""
+    if moved == 0:
+        return "1 (unchanged)"
+    return f"{1 - moved:.5f}" if moved >= 5e-6 else f"1 − {difference_text(moved)}"
+
+
 def explanation(trace: pt.PretrainedTrace, text: str, l: int, h: int, font: int) -> None:
     """Section 4: how sharply each head of a layer attends against how much switching it off
     moves the sentence embedding."""
@@ -267,8 +306,9 @@ def explanation(trace: pt.PretrainedTrace, text: str, l: int, h: int, font: int)
     one = moved[h] if moved is not None else head_ablation(text, l, h)
     focus = analysis.max_weight(trace.attentions[l]).mean(axis=-1)  # (H,)
     st.metric(f"Switch off layer {layer}, head {head} (section 2's map): cosine with the "
-              "original sentence embedding", f"{1 - one:.5f}")
-    st.caption(f"1 − cosine = {one:.2g}: how far the sentence embedding moved. Switching a "
+              "original sentence embedding", cosine_text(one))
+    st.caption(f"1 − cosine = {difference_text(one)}: how far the sentence embedding moved. "
+               "Switching a "
                "head off multiplies its weights by 0, so its output is 0 (as Hugging Face's "
                "head_mask does); every later layer is computed again.")
     left, right = st.columns(2)
@@ -294,10 +334,13 @@ def explanation(trace: pt.PretrainedTrace, text: str, l: int, h: int, font: int)
                        f"up to {ABLATE_ALL_MAX_TOKENS} WordPieces ({H} more passes through the "
                        f"model); this one has {T}.")
     if moved is not None:
+        most, sharpest = int(np.argmax(moved)), int(np.argmax(focus))
         st.markdown(
             f"In layer {layer} the head whose removal moves the embedding most is "
-            f"H{int(np.argmax(moved)) + 1} (1 − cosine {moved.max():.2g}); the one that "
-            f"attends most sharply is H{int(np.argmax(focus)) + 1}.")
+            f"H{most + 1} (1 − cosine {difference_text(moved.max())}); the one that attends "
+            f"most sharply is " + (f"H{sharpest + 1}, another head." if sharpest != most
+                                   else "the same head here: one layer and one sentence, "
+                                        "not a rule."))
     st.markdown("A clear attention pattern does not say how much a head changes the result: "
                 "weights show where a head reads, not what it writes or whether later layers "
                 "use it.")
@@ -371,7 +414,8 @@ stream_norm = np.linalg.norm(stream, axis=-1).mean(axis=-1)  # (2L + 1,)
 left, right = st.columns(2)
 with left:
     show_figure(bar_chart(names, stream_norm,
-                          title="Residual stream: mean norm per token", x_title="step",
+                          title="Residual stream: mean norm per token",
+                          x_title="after each sublayer and its LayerNorm",
                           y_title="‖x‖", decimals=1, font_size=font),
                 key="pre_fig_stream",
                 alt=describe_bars(names, stream_norm,
@@ -411,14 +455,15 @@ def layer_norm_view(trace: pt.PretrainedTrace, model: pt.MiniLM, font: int) -> N
     y = trace.attn_ln_output[l, i]
     st.markdown(f"The vector of “{md_escape(tokens[i])}” as it enters layer {l + 1}'s first "
                 "LayerNorm (the residual sum x + attention):")
-    st.latex(rf"\mu = {tex(mu)},\ \sigma^2 = {tex(var)} \;\to\; z = \frac{{x - \mu}}"
+    st.latex(rf"\mu {eq(mu)} {tex(mu)},\ \sigma^2 {eq(var)} {tex(var)} \;\to\; z = "
+             rf"\frac{{x - \mu}}"
              rf"{{\sqrt{{\sigma^2 + \epsilon}}}} \;\to\; y = \gamma \odot z + \beta")
     eps = cfg.layer_norm_eps
     st.markdown(f"z has mean {difference_text(z.mean(), 1, rounding=True)} and variance "
-                f"σ²/(σ² + ε) = 1 − {difference_text(eps / (var + eps))}, not quite 1: "
-                f"ε = {eps:g} only guards against dividing by 0.")
+                f"σ²/(σ² + ε) ≈ 1 − {difference_text(eps / (var + eps))}, not quite 1: "
+                f"ε = {significant_text(eps, 3)} only guards against dividing by 0.")
     shown_dims = 48  # of 384: enough to see the shift and the rescaling, few enough to read
-    steps = {"x: residual sum (input)": x[:shown_dims], "z: mean 0, variance 1": z[:shown_dims],
+    steps = {"x: residual sum (input)": x[:shown_dims], "z = (x − μ)/√(σ² + ε)": z[:shown_dims],
              "y = γ z + β (output)": y[:shown_dims]}
     show_figure(line_chart(
         np.arange(1, shown_dims + 1), steps,
@@ -426,9 +471,9 @@ def layer_norm_view(trace: pt.PretrainedTrace, model: pt.MiniLM, font: int) -> N
               "LayerNorm",
         x_title="dimension", y_title="value", font_size=font, height=340), key="pre_fig_ln",
         alt=f"The first {shown_dims} numbers of {spoken_token(tokens[i])}'s vector. x has mean "
-            f"{said_number(x.mean())} and variance {said_number(x.var())}, z mean 0 and "
-            f"variance {said_number(z.var())}, y mean {said_number(y.mean())} and variance "
-            f"{said_number(y.var())}.")
+            f"{said_number(x.mean())} and variance {said_number(x.var())}, z mean 0 (to "
+            f"rounding) and variance just under 1, y mean {said_number(y.mean())} and "
+            f"variance {said_number(y.var())}.")
     st.caption(f"The model's own output against γ z + β: largest difference "
                f"{difference_text(np.max(np.abs(gamma * z + beta - y)))}.")
 
@@ -445,17 +490,21 @@ def heads_put(heads: int, total: int) -> str:
             else f"{heads} of the {total} heads each put")
 
 
-def sink_notice(stats: dict[str, np.ndarray], layer_sink: np.ndarray) -> str:
+def sink_notice(stats: dict[str, np.ndarray], layer_sink: np.ndarray, even: float,
+                sinking: bool) -> str:
     """How many heads, and which layers, put more than half of their weight on [CLS] and
-    [SEP] on this sentence."""
+    [SEP] on this sentence; read as sinks only when they take at least SINK_FACTOR times
+    what an even spread would give them (``sinking``, as section 1 says)."""
     mass = stats["mass on [CLS] + [SEP]"]  # (L, H), averaged over query rows
     layers = [f"L{r + 1}" for r in range(mass.shape[0]) if layer_sink[r].sum() > 0.5]
     where = (f"; in {', '.join(layers)} more than half of all attention lands there" if layers
              else "; in no layer does more than half of all attention land there")
+    reading = ("A common reading of such sinks: a place to put weight when a head has "
+               "nothing to read." if sinking else
+               f"An even spread would give them {even:.0%}: too little above it to call them "
+               "sinks on this sentence.")
     return (f"{heads_put(int(np.sum(mass > 0.5)), mass.size)} more than half of its weight "
-            f"on [CLS] or [SEP] on this sentence"
-            f"{where}. A common reading of such sinks: a place to put weight when a head has "
-            "nothing to read.")
+            f"on [CLS] or [SEP] on this sentence{where}. {reading}")
 
 
 def previous_notice(stats: dict[str, np.ndarray]) -> str:
@@ -479,7 +528,7 @@ for col, other, label in ((c1, paraphrase, "paraphrase"), (c2, unrelated, "unrel
         continue
     try:
         col.metric(f"cosine(your sentence, {label})",
-                   f"{pt.similarity(text, other, PAGE_MAX_TOKENS):.3f}")
+                   number_text(pt.similarity(text, other, PAGE_MAX_TOKENS), 3))
     except ValueError as exc:
         with col:
             show_error(exc)
@@ -488,12 +537,13 @@ st.caption("Sentence embedding = the mean of the last layer's token vectors ([CL
            "sentence-transformers does; the cosine of two embeddings is then their dot "
            "product.")
 
-bullet_list("What to notice", [sink_notice(stats, layer_sink), previous_notice(stats),
+bullet_list("What to notice", [sink_notice(stats, layer_sink, even, sinking),
+                               previous_notice(stats),
     f"d_k = {d_k} here, so scores are divided by √{d_k} ≈ {root:.2f}.",
     "Every step of the residual stream drawn in section 5 is a LayerNorm's output (mean 0 "
-    "and variance 1 before γ and β), so its size is reset at each step: its mean norm per "
-    f"token stays between {stream_norm.min():.1f} and {stream_norm.max():.1f} across all "
-    f"{len(names)} steps.",
+    "and variance just under 1 before γ and β), so its size is set anew at each step "
+    "instead of growing with each update added: its mean norm per token stays between "
+    f"{stream_norm.min():.1f} and {stream_norm.max():.1f} across all {len(names)} steps.",
     "A head's attention map and its effect on the output are different things.",
 ])
 st.subheader("The formula")

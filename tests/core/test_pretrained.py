@@ -365,6 +365,10 @@ def test_invariants():
                                atol=1e-12)
     names, stream = trace.residual_stream
     assert stream.shape == (2 * L + 1, T, 384) and len(names) == 2 * L + 1
+    # short enough for an axis to show whole (pages.ui.figures abbreviates past 10)
+    assert names[:3] == ["embeddings", "L1 attn", "L1 FFN"] and max(map(len, names)) <= 10
+    np.testing.assert_array_equal(stream[1], trace.attn_ln_output[0])
+    np.testing.assert_array_equal(stream[2], trace.hidden_states[1])
     assert not trace.hidden_states.flags.writeable
     assert pt.encode("The weather is lovely today.") is trace  # cached per text
 
@@ -433,3 +437,9 @@ def test_switching_off_each_head_of_a_layer_in_one_batch_equals_one_at_a_time():
     together = pt.ablate_each_head(SENTENCE, 1)
     one_by_one = [pt.ablate_head(SENTENCE, 1, n).cosine for n in range(12)]
     np.testing.assert_allclose(together, one_by_one, atol=1e-12)
+
+
+def test_the_even_share_of_cls_and_sep_is_their_count_over_t():
+    assert pt.even_special_share(["[CLS]", "hi", "[SEP]"]) == pytest.approx(2 / 3)
+    # a typed [SEP] counts too: 3 special tokens out of 6
+    assert pt.even_special_share(["[CLS]", "a", "[SEP]", "b", "c", "[SEP]"]) == 0.5

@@ -106,7 +106,7 @@ def test_the_hand_computed_weight_is_the_model_s():
     at = run(pre_hand_query="3", pre_key="2")
     weight = pt.encode(DEFAULT, max_tokens=64).attentions[0, 2, 2, 1]
     assert f"The model's own weight is {weight:.6f}" in text_of(at)
-    assert "divides by √32 = 5.6569" in text_of(at)  # d_k = 384 / 12 = 32
+    assert "divides by √32 ≈ 5.6569" in text_of(at)  # d_k = 384 / 12 = 32; √32 = 5.65685...
 
 
 @needs_minilm
@@ -138,7 +138,7 @@ def test_sink_shares_are_printed_per_layer():
     ("", "info", "Type a sentence"),
     ("    ", "info", "Type a sentence"),
     ("\u200b", "error", "no WordPieces"),
-    ("你" * 400, "warning", "this page reads the first 63 and [SEP]"),
+    ("你" * 400, "warning", "this page reads the first 63 ([CLS] included) and [SEP], 64 in"),
 ])
 def test_bad_or_long_input_shows_a_message(text, kind, message):
     at = run()
@@ -257,3 +257,78 @@ def test_what_to_notice_counts_the_sink_and_previous_token_heads(text):
     n = int((previous > 0.5).sum())
     assert (f"{n} of the 72 heads each put" if n > 1 else f"{n} of the 72 heads puts") + \
         " more than half of its weight on the previous token" in notice
+
+
+@needs_minilm
+@pytest.mark.parametrize("text", [DEFAULT, "hi"])
+def test_cls_and_sep_are_called_sinks_only_well_above_an_even_spread(text):
+    at = run(pre_text=text)
+    trace = pt.encode(text, max_tokens=64)
+    T = len(trace.tokens)
+    # Independently: per layer, the weight on the first and last key averaged over heads and
+    # rows; an even spread over T keys gives the 2 special tokens 2 / T of it.
+    layer_share = trace.attentions[..., [0, T - 1]].sum(axis=-1).mean(axis=(1, 2))  # (6,)
+    even = 2 / T  # 1/6 for 12 tokens, 2/3 for "hi" (3 tokens)
+    text_shown = text_of(at)
+    assert (f"2 tokens out of {T} get up to {layer_share.max():.0%} of it, against {even:.0%} "
+            "if every query spread its weight evenly") in text_shown
+    sinks = layer_share.max() >= 2 * even
+    assert sinks == (text == DEFAULT)  # 66% against 17% at the default; "hi" cannot reach 133%
+    assert ("they act as [attention sinks]" in text_shown) == sinks
+    assert ("A common reading of such sinks" in text_shown) == sinks
+    assert ("too little above it to call them sinks on this sentence" in text_shown) != sinks
+
+
+@needs_minilm
+def test_rounded_numbers_by_hand_are_written_with_approx():
+    at = run(pre_hand_query="3", pre_key="2")
+    trace = pt.encode(DEFAULT, max_tokens=64)
+    s = trace.q[0, 2, 2] @ trace.k[0, 2, 1]  # 131.849..., not 131.849 exactly
+    assert float(f"{s:.6g}") != s
+    latex = " ".join(x.value for x in at.latex)
+    assert f"s \\approx {s:.6g}" in latex and f"s = {s:.6g}" not in latex
+    assert "q_c\\, k_c \\approx (" in latex  # the factors are rounded to 3 decimals
+
+
+@needs_minilm
+def test_the_ablation_metric_never_rounds_a_cosine_to_an_exact_looking_1(monkeypatch):
+    cosines = np.full(12, 1 - 2e-7)
+    cosines[5] = 1 - 3e-3
+    monkeypatch.setattr(pt, "ablate_each_head", lambda *args: cosines)
+    at = run()  # layer 1, head 3: 1 − cosine = 2e-7 (about: 1 − (1 − 2e-7) in float64)
+    value = next(m.value for m in at.metric if "Switch off layer 1, head 3" in m.label)
+    assert value.startswith("1 − 2.0×10⁻⁷") and "1.00000" not in value
+    assert "the head whose removal moves the embedding most is H6" in text_of(at)
+
+
+@needs_minilm
+@pytest.mark.parametrize("layer", [1, 4])
+def test_the_most_moving_and_the_sharpest_head_are_compared(layer):
+    at = run(pre_layer=str(layer))
+    trace = pt.encode(DEFAULT, max_tokens=64)
+    moved = 1 - pt.ablate_each_head(DEFAULT, layer - 1, 64)
+    sharpest = trace.attentions[layer - 1].max(axis=-1).mean(axis=-1)  # (12,)
+    most, sharp = int(np.argmax(moved)), int(np.argmax(sharpest))
+    text = text_of(at)
+    assert f"moves the embedding most is H{most + 1}" in text
+    if most == sharp:
+        assert "the one that attends most sharply is the same head here" in text
+    else:
+        assert f"the one that attends most sharply is H{sharp + 1}, another head." in text
+
+
+@needs_minilm
+def test_each_statistic_is_said_under_its_map():
+    at = run()
+    assert "Per [head](" in text_of(at) and "divided by ln T, its largest possible value" in \
+        text_of(at)
+    at.selectbox(key="pre_stat").set_value("previous-token mass").run()
+    assert "the first row, with no token before it, counts 0" in text_of(at)
+
+
+@needs_minilm
+def test_layer_norm_is_not_said_to_give_variance_exactly_1():
+    at = run()
+    names = [trace["name"] for trace in chart_spec(at, "pre_fig_ln")["data"]]
+    assert "z = (x − μ)/√(σ² + ε)" in names and not any("variance 1" in n for n in names)
+    assert "variance just under 1" in text_of(at)
