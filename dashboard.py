@@ -18,7 +18,7 @@ st.markdown(
     "them, itself included; under a causal mask, itself and the tokens before it) and "
     "decide how much of each to take in. Each token asks a question (its **query** q), offers a "
     "label (its **key** k) and carries content (its **value** v). A query is compared "
-    "with every key; the scores become weights with a softmax; the output is the "
+    "with every key it may see; the scores become weights with a softmax; the output is the "
     "weighted average of the values."
 )
 st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}"
@@ -51,10 +51,11 @@ st.header("The lessons")
 WHAT = {
     "Worked_example": "attention for 3 tokens computed step by step, with every number "
                       "written out; check your own hand calculation.",
-    "Scaling": "the spread of dot products grows with d_k; without scaling the softmax "
-               "saturates and its gradient vanishes, with 1/d_k it flattens.",
-    "Masks": "a padded batch, masks as matrices, the fully masked row, and a test that the "
-             "causal mask leaks nothing from the future.",
+    "Scaling": "the spread of dot products grows with d_k; unscaled, a large d_k saturates "
+               "the softmax, which then passes little gradient back; 1/d_k flattens it "
+               "towards uniform; 1/√d_k keeps the scores in a useful range.",
+    "Masks": "a padded batch, masks as matrices, the fully masked row, a test that the "
+             "causal mask leaks nothing from the future, and common pitfalls shown live.",
     "Multi_head": "the shapes step by step, each head's own slice of the weights, designed "
                   "heads, statistics per head, and cross-attention between two sentences.",
     "Positional_encoding": "the sinusoidal table, similarity by offset, the shift rotation, "
@@ -68,7 +69,8 @@ WHAT = {
                              "sentiment words, alignment emerges from translation, induction "
                              "heads form, and what bad settings do to attention.",
     "Pretrained_model": "all-MiniLM-L6-v2's 72 heads run by our own NumPy code on your "
-                        "sentence, one head by hand, the block around attention, ablation.",
+                        "sentence, one head by hand, the block around attention, heads "
+                        "switched off, sentence similarity.",
     "Language_model": "SmolLM2, a real 30-layer decoder run by our own NumPy code: the next "
                       "token and how it is drawn, its 270 heads, the causal mask checked, "
                       "induction heads found and switched off, one head by hand.",
@@ -85,7 +87,7 @@ if not presenter:  # for the teacher preparing a class, not for the screen
     st.markdown(
         "- **Presenter mode** (switch in the sidebar, or `?presenter=true` in a link) enlarges "
         "type and figures for a projector, closes the sidebar and hides secondary material.\n"
-        "- **Links hold the settings**: every control is stored in the address bar. Set up a "
+        "- **Links hold the settings**: every setting is stored in the address bar. Set up a "
         "view the night before, copy the link into your slides, and it opens exactly so.\n"
         "- **Exports**: every lesson downloads the data of its figures as CSV, and its "
         "computation as JSON (lessons 9 and 10 the model's whole trace as `.npz` instead).\n"
