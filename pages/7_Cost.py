@@ -29,6 +29,7 @@ CHUNK_N = 512  # sequence length of the chunking experiment
 # small heads make the loop's per-head Python overhead show.
 LOOP_N = 512
 MANY_HEADS = {"n": 64, "heads": 64, "d_k": 8}
+MAX_HEADS, MAX_ROUNDS = 8, 9  # the sliders' ends, stated in the limits caption
 MIB = cost.MIB
 
 presenter = setup_page("The cost of attention", "⏱️")
@@ -39,13 +40,13 @@ lesson_header(
     "two ways to pay less: computing in chunks and vectorising over heads.",
 )
 if not presenter:  # on a projector the figures come first; the warning below stays
-    st.caption(f"Limits that keep the server safe: n ≤ {LENGTHS[-1]}, H ≤ 8, H·n² ≤ "
+    st.caption(f"Limits that keep the server safe: n ≤ {LENGTHS[-1]}, H ≤ {MAX_HEADS}, H·n² ≤ "
                f"{cost.MAX_WEIGHT_ELEMENTS:,} weights "
-               f"({cost.MAX_WEIGHT_ELEMENTS * 8 / MIB:.0f} MiB of float64) per call, at most 9 "
-               "rounds. Timings run on one BLAS thread, warm up first, interleave the lengths "
-               "and keep the best of each. H and d_k feed all three sections, the rounds "
-               "sections 1 and 3: a setting not measured before is measured; the largest n "
-               "(in section 1) feeds section 1 only.")
+               f"({cost.MAX_WEIGHT_ELEMENTS * 8 / MIB:.0f} MiB of float64) per call, at most "
+               f"{MAX_ROUNDS} rounds. Timings run on one BLAS thread, warm up first, "
+               "interleave the lengths and keep the best of each. H and d_k feed all three "
+               "sections, the rounds sections 1 and 3: a setting not measured before is "
+               "measured; the largest n (in section 1) feeds section 1 only.")
 
 @st.cache_resource(show_spinner=False)
 def conclusive_runs() -> dict:
@@ -362,9 +363,9 @@ def lesson(results: dict) -> None:
     ``results``, which the download buttons read when clicked.
     """
     c1, c2, c3 = st.columns(3)
-    heads = c1.slider("Heads H", 1, 8, 4, key="cost_heads", **URL)
+    heads = c1.slider("Heads H", 1, MAX_HEADS, 4, key="cost_heads", **URL)
     d_k = c2.select_slider("d_k", [16, 32, 64], value=64, key="cost_dk", **URL)
-    rounds = c3.slider("Rounds (interleaved)", 3, 9, 5, key="cost_rounds", **URL)
+    rounds = c3.slider("Rounds (interleaved)", 3, MAX_ROUNDS, 5, key="cost_rounds", **URL)
     again = st.button("Measure again", key="cost_again")
 
     # The downloads offer the measurements (none on a projector).
