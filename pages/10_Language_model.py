@@ -34,7 +34,7 @@ from pages.ui.layout import (
     show_figure,
 )
 from pages.ui.lm import load_language_model, measured, model_note, token_strip
-from pages.ui.numbers import difference_text, number_text
+from pages.ui.numbers import difference_text, number_text, significant_text
 from pages.ui.tables import scrolled_table, to_csv
 
 PAGE_MAX_TOKENS = 96  # prompt tokens read here (chat template included); the core allows 256
@@ -45,6 +45,7 @@ DEFAULT_PROMPT = "The capital of France is"
 DEFAULT_LAYER = 19  # the model's strongest induction heads sit in layers 18 and 19
 DEFAULT_CHANGE = " dog"
 DEFAULT_SEGMENT = 25  # tokens in each random segment of the induction test
+IND_SEQUENCES, IND_TOP, IND_DRAWS = 3, 5, 4  # its sequences, heads switched off, random draws
 
 presenter = setup_page("A real language model", "✍️")
 font = figure_font(presenter)
@@ -63,12 +64,19 @@ L, H, KV, d_k = cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, cfg.d_head
 model_note(m, presenter)
 
 st.header("1 · Predict the next token")
-prompt = st.text_area("Your prompt (any language, symbols, HTML: all shown as text)",
-                      DEFAULT_PROMPT, key="lm_prompt", max_chars=MAX_CHARS, height=80, **URL)
-chat = st.toggle("Chat: wrap the prompt in the model's own chat template", value=False,
-                 key="lm_chat", **URL,
-                 help="The template comes from the GGUF's metadata; its special tokens "
-                      "(<|im_start|>, <|im_end|>) are shown as they are.")
+# On a projector the prompt and the chat switch share a row, and the token strip follows the
+# first figure (below), so that the whole figure reaches the first screen at 1280 × 720.
+prompt_box, chat_box = st.columns([3, 1], vertical_alignment="bottom") if presenter else (
+    st.container(), st.container())
+prompt = prompt_box.text_area("Your prompt (any language, symbols, HTML: all shown as text)",
+                              DEFAULT_PROMPT, key="lm_prompt", max_chars=MAX_CHARS,
+                              height=68 if presenter else 80,
+                              label_visibility="collapsed" if presenter else "visible", **URL)
+CHAT = "Chat: wrap the prompt in the model's own chat template"
+chat = chat_box.toggle("Chat template" if presenter else CHAT, value=False, key="lm_chat",
+                       **URL, help=(f"{CHAT}. " if presenter else "") + "The template comes "
+                       "from the GGUF's metadata; its special tokens (<|im_start|>, "
+                       "<|im_end|>) are shown as they are.")
 if not prompt.strip():
     st.info("Type a prompt to run the model on it.")
     finish_page()
@@ -82,7 +90,8 @@ T = len(tokens)
 if trace.truncated:
     st.warning(f"The prompt has {trace.n_tokens} tokens; this page reads its first "
                f"{PAGE_MAX_TOKENS} and predicts what follows them.")
-token_strip(tokens, trace.ids)
+if not presenter:
+    token_strip(tokens, trace.ids)
 probs = trace.next_token_probs()  # temperature 1: the model's own distribution
 top = np.argsort(-probs, kind="stable")[:TOP_SHOWN]
 top_tokens = lm.pieces(m, top)
@@ -119,14 +128,15 @@ def sampling_section(probs: np.ndarray, top: np.ndarray, top_tokens: list[str],
             "their softmax is the next-token distribution. To draw a token: divide the "
             f"logits by the temperature τ (τ = 0 is {term_link('greedy', 'greedy')}: always "
             f"the most likely token); {term_link('top-k', 'top-k')} keeps the k most likely "
-            "tokens; top-p keeps the smallest set of tokens whose probabilities add up to at "
+            "tokens; top-p keeps the smallest set of tokens whose probabilities (at this τ) "
+            "add up to at "
             "least p, taken most likely first (after top-k, among the tokens it kept, their "
             "probabilities renormalised); what is kept is renormalised to sum to 1.")
     st.markdown(f"Most likely next token: **{md_escape(top_tokens[0])}** (id {best}) with "
-                f"probability {probs[best]:.3f}. With τ = {temperature:g}, top-k "
+                f"probability {number_text(probs[best], 3)}. With τ = {temperature:g}, top-k "
                 f"{top_k or 'off'} and top-p {top_p:g}, {kept:,} of the "
                 f"{probs.size:,} tokens can be drawn; the most likely now has probability "
-                f"{drawn[best]:.3f}.")
+                f"{number_text(drawn[best], 3)}.")
     if not presenter:
         st.table(pd.DataFrame({
             "rank": np.arange(1, TOP_SHOWN + 1), "token": top_tokens,
@@ -175,6 +185,8 @@ def show_generation(steps: list, presenter: bool) -> None:
 
 
 sampling_section(probs, top, top_tokens, text, presenter, font)
+if presenter:
+    token_strip(tokens, trace.ids)
 
 st.header("2 · Where the newest token looks")
 
@@ -228,28 +240,47 @@ def even_share(T: int) -> float:
     return float(np.mean(1 / np.arange(2, T + 1))) if T > 1 else 1.0
 
 
+ONE_TOKEN = ("With a one-token prompt every head's only row attends to that token, its "
+             "own, with weight 1: there is no earlier token to prefer and no sink to see. "
+             "Type a longer prompt.")
+
+
+def percent(x: float) -> str:
+    """A share as a whole percentage; one that would read 100% or 0% without being so gets
+    the decimals it needs (a sink of 0.996 is not all of a layer's attention)."""
+    for decimals in (0, 1, 2, 3):
+        text = f"{x:.{decimals}%}"
+        if float(text[:-1]) not in (0.0, 100.0) or x in (0.0, 1.0):
+            break
+    return text
+
+
 def sink_text(first: np.ndarray, prev: np.ndarray, tokens: list[str]) -> str:
     """Whether the first token takes more than an even spread would give it."""
+    if len(tokens) == 1:
+        return ONE_TOKEN
     layer, even = int(np.argmax(first)), even_share(len(tokens))
-    said = (f"The first token “{md_escape(tokens[0])}” takes up to {first.max():.0%} of a "
-            f"layer's attention (layer {layer + 1}), against {even:.0%} if every query spread "
-            "its weight evenly over the tokens it sees")
+    said = (f"The first token “{md_escape(tokens[0])}” takes up to {percent(first.max())} of "
+            f"a layer's attention (layer {layer + 1}), against {percent(even)} if every query "
+            "spread its weight evenly over the tokens it sees")
     if first.max() >= 2 * even:
-        said += (f": an {term_link('attention-sink', 'attention sink')}, where heads put "
-                 "weight they have no use for.")
+        said += (f": at least twice that, an {term_link('attention-sink', 'attention sink')}"
+                 ", often read as a place where heads park weight they have no use for.")
     else:
-        said += ": no more than twice an even spread, too little to call it a sink here."
-    return said + (f" Layer 1's heads put {prev[0]:.0%} of theirs on the previous token "
-                   f"(an even spread would give it {even:.0%} too).")
+        said += ": less than twice that, too little to call it a sink here."
+    return said + (f" Layer 1's heads put {percent(prev[0])} of theirs on the previous token "
+                   f"(an even spread would give it {percent(even)} too).")
 
 
 def sinks_notice(stats: dict[str, np.ndarray], tokens: list[str]) -> str:
     """How many heads give the first token more than half their weight, on this prompt."""
+    if len(tokens) == 1:
+        return ONE_TOKEN
     first = stats["mass on the first token"]
     n = int(np.count_nonzero(first > 0.5))
     return (f"On this prompt {n} of the {first.size} heads put more than half of their "
             f"weight on the first token “{md_escape(tokens[0])}” (an even spread would give "
-            f"it {even_share(len(tokens)):.0%} on average). Lesson 9 measures the same for "
+            f"it {percent(even_share(len(tokens)))} on average). Lesson 9 measures the same for "
             "[CLS] and [SEP] in an encoder.")
 
 
@@ -266,14 +297,16 @@ def induction_notice(shown) -> str:
                 "the second copy costs no less than the first: the model did not copy.")
     lost = (test.loss_top_off - test.loss_repeat) / saved
     lost_random = (test.loss_random_off.max() - test.loss_repeat) / saved
+    random_said = (f"take back at most {percent(lost_random)}" if lost_random > 0 else
+                   "take back nothing (the second copy costs no more with them off)")
     where = ", ".join(map(str, layers[:-1])) + (" and " if len(layers) > 1 else "") + str(
         layers[-1])
     return (f"In section 4's test (seed {seed}, {segment} random tokens written twice) the "
             f"{len(test.top_heads)} strongest induction heads sit in layer"
             f"{'s' if len(layers) > 1 else ''} {where} of {L}. Switching them off takes back "
-            f"{lost:.0%} of what copying saved on the second copy "
+            f"{percent(lost)} of what copying saved on the second copy "
             f"({test.loss_top_off:.1f} nats a token instead of {test.loss_repeat:.1f}); as "
-            f"many random heads of those layers take back at most {lost_random:.0%}.")
+            f"many random heads of those layers {random_said}.")
 
 
 def head_map_text(values: np.ndarray, stat: str) -> str:
@@ -297,8 +330,9 @@ def model_view(stats: dict[str, np.ndarray], presenter: bool, font: int) -> None
                                decimals=1, x_title="layer", y_title="head",
                                font_size=font, height=200 + 2 * font * H),
                 key="lm_fig_stats", alt=head_map_text(stats[stat], stat))
-    st.caption("Each head's statistic is averaged over the query rows 2 to T: row 1 can only "
-               "attend to itself. Hover for the numbers"
+    st.caption(("Each head's statistic is averaged over the query rows 2 to T: row 1 can only "
+                "attend to itself." if T > 1 else "One token: each head's only row, which can "
+                "only attend to itself.") + " Hover for the numbers"
                + ("." if presenter else "; the CSV below has them all."))
 
 
@@ -388,7 +422,8 @@ st.markdown("Lesson 8 grew an induction head in a 2-layer toy: to continue a pat
 def induction(seed: int, segment: int) -> lm.InductionTest:
     """The repeated-tokens test (six passes through the model; attncore.lm keeps the last
     results)."""
-    return lm.induction_test(seed=seed, segment=segment, sequences=3, n_top=5, draws=4)
+    return lm.induction_test(seed=seed, segment=segment, sequences=IND_SEQUENCES,
+                             n_top=IND_TOP, draws=IND_DRAWS)
 
 
 @st.fragment
@@ -410,7 +445,8 @@ def induction_section(presenter: bool, font: int) -> None:
         return None
     P = segment
     shown = lm.pieces(m, test.ids[0])
-    st.markdown(f"Three sequences of {P} random tokens, each written twice ({2 * P} tokens). "
+    st.markdown(f"{IND_SEQUENCES} sequences of {P} random tokens, each written twice "
+                f"({2 * P} tokens). "
                 "The first begins: " + " · ".join(md_escape(t) for t in shown[:8]) + " …")
     (bl, bh), best = test.top_heads[0], test.scores[test.top_heads[0]]
     show_figure(matrix_heatmap(test.scores.T, [f"H{c + 1}" for c in range(H)],
@@ -426,7 +462,7 @@ def induction_section(presenter: bool, font: int) -> None:
                                    title=f"Layer {bl + 1}, head {bh + 1} on the first sequence",
                                    font_size=font, height=620), key="lm_fig_ind_map",
                     alt=f"Layer {bl + 1}, head {bh + 1} on the first sequence: on average "
-                        f"{best:.0%} of a second-copy token's weight goes to the token that "
+                        f"{percent(best)} of a second-copy token's weight goes to the token that "
                         f"followed its first occurrence. "
                         + describe_matrix(test.best_attention, labels, labels))
     with left:
@@ -436,10 +472,10 @@ def induction_section(presenter: bool, font: int) -> None:
                     "t3).")
         st.markdown("The strongest: " + ", ".join(
         f"layer {l + 1} head {h + 1} ({test.scores[l, h]:.2f})" for l, h in test.top_heads)
-        + f". The best puts {best:.0%} of its attention where an induction head should, "
+        + f". The best puts {percent(best)} of its attention where an induction head should, "
         "on average over the second copies.")
     losses = {"copy 1": test.loss_first, "copy 2": test.loss_repeat,
-              "top 5 off": test.loss_top_off,
+              f"top {IND_TOP} off": test.loss_top_off,
               "random off": float(test.loss_random_off.max())}
     left, right = st.columns(2)
     with left:
@@ -449,14 +485,16 @@ def induction_section(presenter: bool, font: int) -> None:
                               decimals=2, font_size=font), key="lm_fig_ind_loss",
                     alt=describe_bars(list(losses), list(losses.values()),
                                       what="Loss on the random tokens, nats a token"))
-        st.caption("Copy 2 with the 5 best induction heads switched off, and with 5 random "
-                   "heads of the same layers off (the worst of 4 draws).")
+        st.caption(f"Copy 2 with the {IND_TOP} best induction heads switched off, and with "
+                   f"{IND_TOP} random heads of the same layers off (the worst of {IND_DRAWS} "
+                   "draws).")
     with right:
         positions = np.arange(2, 2 * P + 1)
         curves = {"all heads on": test.losses.mean(axis=0),
-                  "top 5 induction heads off": test.losses_top_off.mean(axis=0)}
+                  f"top {IND_TOP} induction heads off": test.losses_top_off.mean(axis=0)}
         show_figure(line_chart(positions, curves,
-                               title="Loss of each token, mean of the 3 sequences",
+                               title=f"Loss of each token, mean of the {IND_SEQUENCES} "
+                                     "sequences",
                                x_title="position", y_title="nats", font_size=font),
                     key="lm_fig_ind_curve",
                     alt=describe_lines(positions, curves, x_title="position", y_title="nats"))
@@ -468,9 +506,10 @@ def induction_section(presenter: bool, font: int) -> None:
         + (": the model gives random tokens less probability than an even guess would, as "
            "it expects text, not noise" if test.loss_first > guess else "")
         + f"), {test.loss_repeat:.1f} the second time"
-        + (": the model copies. " if test.loss_repeat < test.loss_first / 2 else ". ")
-        + f"With the 5 best induction heads off the second copy costs "
-        f"{test.loss_top_off:.1f}; with 5 random heads of the same layers off, "
+        + (", less than half: the model copies. " if test.loss_repeat < test.loss_first / 2
+           else ", not less than half. ")
+        + f"With the {IND_TOP} best induction heads off the second copy costs "
+        f"{test.loss_top_off:.1f}; with {IND_TOP} random heads of the same layers off, "
         f"{test.loss_random_off.min():.1f} to {test.loss_random_off.max():.1f}.")
     return test, seed, segment
 
@@ -505,9 +544,9 @@ def head_by_hand(trace: lm.LMTrace, m: lm.SmolLM, presenter: bool) -> None:
     st.markdown(f"**{term_link('layer-norm', 'RMSNorm')}.** The "
                 f"{term_link('residual-stream', 'stream')} of “{md_escape(tokens[i])}” "
                 f"entering layer {layer} has {cfg.d_model} numbers; their root-mean-square "
-                f"(with ε = {cfg.rms_eps:g} added under the root) is {rms:.4f}. Each is "
-                "divided by it and multiplied by the layer's gain (no mean is subtracted, no "
-                "shift added, unlike LayerNorm).")
+                f"(with ε = {significant_text(cfg.rms_eps, 3)} added under the root) is "
+                f"{rms:.4f}. Each is divided by it and multiplied by the layer's gain (no mean "
+                "is subtracted, no shift added, unlike LayerNorm).")
     st.latex(rf"\hat x = \frac{{x}}{{\sqrt{{\tfrac{{1}}{{{cfg.d_model}}}\sum_c x_c^2 + "
              rf"\epsilon}}}} \odot g,\quad \sqrt{{\cdots}} = {rms:.4f}")
     cols = slice(h * d_k, (h + 1) * d_k)
@@ -538,27 +577,31 @@ def head_by_hand(trace: lm.LMTrace, m: lm.SmolLM, presenter: bool) -> None:
     st.latex(r"\begin{gathered}" + r" \\ ".join(turns) + r"\end{gathered}")  # one block
     q = trace.q[l, h, i].astype(np.float64)  # the model's, after RoPE
     k = trace.k[l, g].astype(np.float64)  # (T, d_k) every key of KV head g
+    # both numbers of the pair, of q and of k, against the model's own rotated q and k
     check = max(abs(rotated(q_raw, i)[1] - q[2 * pair]),
+                abs(rotated(q_raw, i)[2] - q[2 * pair + 1]),
+                abs(rotated(k_raw, j)[1] - k[j, 2 * pair]),
                 abs(rotated(k_raw, j)[2] - k[j, 2 * pair + 1]))
     scores = k[: i + 1] @ q / np.sqrt(d_k)  # the causal prefix: keys 1 .. query
     exps = np.exp(scores - scores.max())
     weight = exps[j] / exps.sum()
     st.markdown(f"**Score, √{d_k} and the softmax over the prefix.** Query {query} may look at "
-                f"keys 1 to {query} only (the causal mask).")
+                f"keys 1 to {query} only (the causal mask); m = {num(scores.max(), 4)} is the "
+                "largest of their scores, subtracted before e^ so that nothing overflows.")
     st.latex(rf"s = \frac{{q \cdot k}}{{\sqrt{{{d_k}}}}} = \frac{{{num(q @ k[j], 4)}}}"
              rf"{{{np.sqrt(d_k):g}}} = {num(scores[j], 4)},\qquad w = "
              rf"\frac{{e^{{s - m}}}}{{\sum_{{j' \le {query}}} e^{{s_{{j'}} - m}}}} = "
              rf"\frac{{{num(exps[j], 4)}}}{{{num(exps.sum(), 4)}}} = {num(weight, 4)}")
     model_w = float(trace.attentions[l, h, i, j])
     st.markdown(
-        f"The model's own weight: {model_w:.6f} (difference "
+        f"The model's own weight: {number_text(model_w, 6)} (difference "
         f"{difference_text(weight - model_w)}: the model computes in float32, this page in "
         f"float64). The rotated pair matches the model's q and k to "
         f"{difference_text(check)}.")
     if not presenter:
         st.markdown(f"Every key of row {query}:")
         scrolled_table(pd.DataFrame({"j": np.arange(1, i + 2), "key": tokens[: i + 1],
-                                     "s = q·k / √d_k": [f"{s:.4f}" for s in scores],
+                                     "s = q·k / √d_k": [number_text(s, 4) for s in scores],
                                      "weight": [number_text(e / exps.sum(), 4) for e in exps]}),
                        height=240)
 
@@ -588,7 +631,7 @@ st.markdown(
 
 bullet_list("What to notice", [
     f"The model only ever predicts one token: here “{md_escape(top_tokens[0])}” with "
-    f"{probs[top[0]]:.0%}. Writing text is that prediction, repeated, each new token fed "
+    f"{percent(probs[top[0]])}. Writing text is that prediction, repeated, each new token fed "
     "back in.",
     "Temperature reshapes the distribution; top-k and top-p cut its tail. At τ = 0 the "
     "text is always the same.",
@@ -621,8 +664,8 @@ if not presenter:
         {"q": f"By what number does each head divide its scores (head size {d_k})?",
          "value": float(np.sqrt(d_k)), "tol": 1e-3,
          "a": f"√d_k = √{d_k} = {np.sqrt(d_k):g}. If q and k had {d_k} independent "
-              f"components of variance 1, q·k would have variance {d_k} and q·k / √{d_k} "
-              "variance 1 (lesson 2)."},
+              f"components of mean 0 and variance 1, q·k would have variance {d_k} and "
+              f"q·k / √{d_k} variance 1 (lesson 2)."},
         {"q": "Why can changing the last token of a prompt not change the logits at any "
               "earlier position?",
          "a": "Each position's query may only look at keys at or before it (causal mask), and "

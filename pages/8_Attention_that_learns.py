@@ -678,7 +678,8 @@ def induction_heads(ind_run, font: int, presenter: bool) -> None:
     said += [f"layer 2, head {h + 1}: {said_number(s['induction'][h])} on the tokens that "
              "followed earlier copies of the current one" for h in range(H)]
     show_figure(heatmap_grid(maps, labels, labels, names, columns=2 if presenter else 4,
-                             font_size=font - 4, title=f"Step {ind_run.checkpoints[k]}"),
+                             font_size=font - (2 if presenter else 4),  # 18 px on a projector
+                             title=f"Step {ind_run.checkpoints[k]}"),
                 key="learn_fig_ind_heads_at",
                 alt=f"The {len(maps)} heads at step {ind_run.checkpoints[k]} on one held-out "
                     f"sequence of {len(ids)} token ids (period {period}), mean weights: "

@@ -43,7 +43,7 @@ def test_defaults_show_the_next_token_and_its_probability():
     first = trace.attentions[..., 1:, 0].mean(axis=(1, 2))  # (layers,)
     assert f"takes up to {first.max():.0%} of a layer's attention" in text_of(at)
     assert "against 32% if every query spread" in text_of(at) and first.max() > 0.64
-    assert "attention sink" in text_of(at)
+    assert "at least twice that, an [attention sink]" in text_of(at)  # the threshold, said
     # the induction test ran at its defaults: the notice reads its heads and losses
     test = lm.induction_test(seed=0, segment=25, sequences=3, n_top=5, draws=4)
     saved = test.loss_first - test.loss_repeat
@@ -53,10 +53,13 @@ def test_defaults_show_the_next_token_and_its_probability():
 
 @needs_smollm
 def test_a_one_token_prompt_has_no_sink_to_show():
-    # One token: the only row attends to itself, as an even spread would (100%)
+    # One token: the only row attends to itself with weight 1, as an even spread would;
+    # there is no previous token, so nothing is said of one (it read "0%, an even spread
+    # would give it 100%")
     assert lm.encode(lm.model(), "Hello").size == 1
     at = run(lm_prompt="Hello")
-    assert "too little to call it a sink here" in text_of(at)
+    assert "no sink to see" in text_of(at) and "previous token" not in text_of(at)
+    assert "heads put more than half" not in text_of(at)
 
 
 @needs_smollm
