@@ -453,8 +453,8 @@ def layer_norm_view(trace: pt.PretrainedTrace, model: pt.MiniLM, font: int) -> N
     mu, var = x.mean(), x.var()
     z = (x - mu) / np.sqrt(var + cfg.layer_norm_eps)
     y = trace.attn_ln_output[l, i]
-    st.markdown(f"The vector of “{md_escape(tokens[i])}” as it enters layer {l + 1}'s first "
-                "LayerNorm (the residual sum x + attention):")
+    st.markdown(f"The vector x of “{md_escape(tokens[i])}” as it enters layer {l + 1}'s first "
+                "LayerNorm (the stream plus attention's output, their residual sum):")
     st.latex(rf"\mu {eq(mu)} {tex(mu)},\ \sigma^2 {eq(var)} {tex(var)} \;\to\; z = "
              rf"\frac{{x - \mu}}"
              rf"{{\sqrt{{\sigma^2 + \epsilon}}}} \;\to\; y = \gamma \odot z + \beta")
