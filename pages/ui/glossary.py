@@ -37,7 +37,8 @@ SYMBOLS = (
     Term("B", "B — batch size",
          "The number of sequences processed together (lesson 3's padded batch).", 3),
     Term("tau", "τ — temperature",
-         "The number the scores are divided by before the softmax: "
+         "The number the scores (or a language model's logits, lesson 10) are divided by "
+         "before the softmax: "
          "$\\mathrm{softmax}(s/\\tau)$. τ = 1 leaves them as they are; a small "
          "τ sharpens the weights towards the largest scores; a large τ flattens them "
          "towards uniform.", 2),
@@ -74,12 +75,14 @@ TERMS = (
          "$\\mathrm{softmax}(s)_j = e^{s_j} / \\sum_{j'} e^{s_{j'}}$: turns any real scores "
          "into weights that are positive and sum to 1, keeping their order.", 1),
     Term("one-hot", "One-hot",
-         "A row of weights with 1 on one key and 0 on every other. A softmax of finite "
-         "scores is never exactly one-hot; “nearly one-hot” here means its largest weight "
-         f"is above {NEARLY_ONE_HOT:g}.", 2),
+         "A row of weights with 1 on one key and 0 on every other. In exact arithmetic a "
+         "softmax of finite scores is never exactly one-hot (in float64 a weight "
+         "underflows to exactly 0 once its score is about 745 below the largest); “nearly "
+         f"one-hot” here means its largest weight is above {NEARLY_ONE_HOT:g}.", 2),
     Term("sharp", "Sharp (low-temperature) attention",
-         "A softmax whose weight is concentrated on the largest scores (a low τ, or large "
-         "scores). Still smooth and differentiable; keys with tied largest scores share "
+         "A softmax whose weight is concentrated on the largest scores (a low τ, or scores "
+         "far apart: adding the same number to every score changes nothing). Still "
+         "smooth and differentiable; keys with tied largest scores share "
          "the weight. Only its limit as τ → 0 is an argmax.", 2),
     Term("hard", "Hard attention",
          "Choosing one position instead of averaging: the output is one value vector, not "
@@ -95,8 +98,8 @@ TERMS = (
          "uniformly. 1 for a one-hot row, $T_k$ for a uniform one.", 2),
     Term("jacobian", "Jacobian norm of the softmax",
          "The softmax's Jacobian $\\mathrm{diag}(α) - αα^\\top$ says how the weights move "
-         "when the scores move; its (Frobenius) norm measures the gradient signal that "
-         "reaches the scores. It tends to 0 when the softmax saturates.", 2),
+         "when the scores move; its (Frobenius) norm bounds how much of the gradient on the "
+         "weights passes on to the scores. It tends to 0 when the softmax saturates.", 2),
     Term("saturation", "Saturation",
          "A softmax whose largest weight is close to 1 because its scores are far apart: "
          "its Jacobian is close to 0 and learning through it stalls.", 2),
@@ -111,14 +114,16 @@ TERMS = (
          "batch; a padding mask stops queries from attending to them.", 3),
     Term("head", "Head",
          "One attention computation with its own W_Q, W_K, W_V; a layer runs H of them in "
-         "parallel and mixes their outputs with W_O.", 4),
+         "parallel and mixes their outputs with W_O (in grouped-query attention, query "
+         "heads share W_K and W_V).", 4),
     Term("self-attention", "Self-attention and cross-attention",
          "Self-attention: queries, keys and values all come from one sequence. "
          "Cross-attention: queries from one sequence (a decoder), keys and values from "
          "another (an encoder).", 4),
     Term("positional-encoding", "Positional encoding",
-         "Information about each token's position added to (sinusoidal, learned) or mixed "
-         "into (relative, RoPE, ALiBi) attention; without it, and without a causal mask, "
+         "Information about each token's position, added to the token vectors before the "
+         "first layer (sinusoidal, learned) or put into each attention score (relative, "
+         "RoPE, ALiBi); without it, and without a causal mask, "
          "self-attention cannot tell word order.", 5),
     Term("rope", "RoPE (rotary position embedding)",
          "Rotates pairs of a query's and a key's components by angles proportional to "
@@ -141,11 +146,14 @@ TERMS = (
          "of matrix products: an (a × b) by (b × c) product takes $a·b·c$ of them.", 7),
     Term("residual-stream", "Residual stream",
          "The vector of a token that runs through a Transformer: each block adds what its "
-         "attention and its feed-forward layer compute to it, instead of replacing it.", 9),
+         "attention and its feed-forward layer compute to it, instead of replacing it. In a "
+         "post-LN model such as MiniLM a LayerNorm then rescales the sum; in a pre-LN model "
+         "such as SmolLM2 the stream is normalised only on its way into each sublayer.", 9),
     Term("layer-norm", "LayerNorm and RMSNorm",
-         "LayerNorm rescales each token's vector to mean 0 and variance 1, then applies a "
-         "learned scale and shift; RMSNorm only divides by the root mean square and "
-         "applies a scale.", 9),
+         "LayerNorm subtracts the mean of each token's vector and divides by "
+         "$\\sqrt{\\text{variance} + ε}$ (ε a small constant, so the variance comes out "
+         "just under 1), then applies a learned scale and shift; RMSNorm divides by "
+         "$\\sqrt{\\text{mean of squares} + ε}$ and applies a learned scale.", 9),
     Term("ffn", "Feed-forward network (FFN)",
          "The two-layer network applied to each token on its own after attention (GELU in "
          "MiniLM, SwiGLU in SmolLM2).", 9),
@@ -172,7 +180,9 @@ TERMS = (
          "tokens of a text: roughly, as if the model hesitated between that many tokens "
          "at each step. Lower is better; 1 is perfect.", 11),
     Term("cross-entropy", "Cross-entropy (loss)",
-         "$-\\ln p(\\text{correct token})$, averaged over the predictions, in nats: the "
+         "$-\\ln p(\\text{correct answer})$ (the correct token for a language model, the "
+         "correct class for lesson 8's sentiment classifier), averaged over the "
+         "predictions, in nats: the "
          "loss that the models of lessons 0 and 8 are trained on, and the language "
          "models were.", 8),
     Term("kv-cache", "KV cache",
