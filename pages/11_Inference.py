@@ -48,6 +48,7 @@ CURVE_WINDOWS = (8, 16, 32, 64, 128)
 FLASH_TOKENS = 48  # the real Q, K, V of one head on the text's first tokens
 MEMORY_NS = (256, 512, 1024, 2048)
 MIB = 2**20
+SERVED = 8  # conversations written at once: section 2's default batch, section 1's example
 
 presenter = setup_page("Attention at inference", "⚡")
 font = figure_font(presenter)
@@ -69,6 +70,24 @@ model_note(m, presenter)
 # What the sections measured last, for the downloads (sections rerun alone, as fragments;
 # the buttons read this when clicked).
 results: dict = st.session_state.setdefault("_inf_results", {})
+
+
+def percent(x: float) -> str:
+    """A share as a whole percentage; one that would read 100% or 0% without being so gets
+    the decimals it needs (86% of the way back is not all of it)."""
+    exact = min(abs(x), abs(1 - x)) < 1e-6  # 0 or 1 up to float32 rounding
+    for decimals in (0, 1, 2, 3):
+        text = f"{x:.{decimals}%}"
+        if float(text[:-1]) not in (0.0, 100.0) or exact:
+            break
+    return text
+
+
+def window_share(maps: np.ndarray, layer: int, rows: np.ndarray, window: int) -> float:
+    """The mean weight a query row puts on its window's tokens (itself and the W − 1 before
+    it), in one layer's head-averaged map (T, T)."""
+    back = np.arange(window)
+    return float(maps[layer][rows[:, None], rows[:, None] - back].sum(axis=1).mean())
 
 
 def mb(n_bytes: float) -> str:
@@ -116,18 +135,21 @@ def kv_cache(presenter: bool, font: int) -> None:
                 key="inf_fig_steps",
                 alt=describe_lines(step_numbers, work, x_title="step", y_title="tokens read"))
     written = "".join(lm.pieces(m, result.ids_cached))  # ␣ for spaces, ↵ for line breaks
+    apart = next((n for n, (a, b) in enumerate(zip(result.ids_cached, result.ids_uncached,
+                                                     strict=True), start=1) if a != b), None)
     st.markdown(
         f"Written with the cache: **{md_escape(written)}**. Without it: "
-        + ("**the same tokens**" if result.same_tokens else "**other tokens**")
+        + ("**the same tokens**" if result.same_tokens else
+           f"**other tokens from step {apart} on**")
         + f" (the largest difference of any logit over the {steps} steps: "
         f"{difference_text(result.max_logit_diff)}"
         + ("; the two runs add the same float32 numbers in other orders, so they differ by "
-           "rounding only)." if result.max_logit_diff else ")."))
+           "rounding only)." if result.max_logit_diff and result.same_tokens else ")."))
     if not presenter:
         st.markdown(f"The KV cache holds, for each of the {L} "
                     f"layers, a key and a value vector of d_k = {d_k} numbers per "
-                    f"{term_link('n_KV', 'key/value head')} (n_KV = {KV}) and per token T, "
-                    "each of b bytes:")
+                    f"{term_link('n_KV', 'key/value head')} (n_KV = {KV}) and for each of the "
+                    "T tokens, each number of b bytes:")
     st.latex(rf"2 \cdot L \cdot n_{{KV}} \cdot d_k \cdot T \cdot b = 2 \cdot {L} \cdot {KV} "
              rf"\cdot {d_k} \cdot {tokens_held} \cdot 4 = {formula:,}\ \text{{bytes}}")
     st.markdown(f"After the last step the cache holds the keys and values of {tokens_held} "
@@ -180,24 +202,29 @@ def kv_cache(presenter: bool, font: int) -> None:
     lo_u, hi_u = times.uncached_exponents.min(), times.uncached_exponents.max()
     longest = int(ctx.max())
     per_token, weights = inf.cache_bytes(cfg, 1), m.weights.bytes_per_token
+    outweighs = inf.cache_outweighs_weights_at(m)  # tokens of context, one conversation
     st.markdown(
         f"Fitted growth, time ∝ context^k, one fit per round: with the cache k = "
         f"{number_text(lo_c, 2)} to {number_text(hi_c, 2)}"
-        + (" (nearly flat here)" if hi_c < 0.2 else "")
+        + (" (nearly flat here: every k below 0.2)" if hi_c < 0.2 else "")
         + f", without k = {number_text(lo_u, 2)} to {number_text(hi_u, 2)} (each step runs "
         "the whole context "
         "through the model again). "
-        + (f"A k below 1 without the cache is the fixed part of a pass (reading the weights, "
-           f"the {cfg.vocab_size:,} logits), which short contexts do not hide; the attention "
-           "part alone grows as context². " if lo_u < 1 else "")
+        + ("A k below 1 without the cache comes from the fixed part of a pass (reading the "
+           f"weights, the {cfg.vocab_size:,} logits), which short contexts do not hide; the "
+           "attention part alone grows as context². " if lo_u < 1 else "")
         + f"With the cache each step runs one new token through the model, but its "
         f"attention still reads the keys and values of every earlier token: {per_token:,} "
         f"bytes a token of context, a part that grows linearly with it. At {longest} tokens "
         f"that is {per_token * longest / weights:.1%} of the {weights / 1e6:.0f} MB of "
         "weights each step reads, hidden by them; from "
-        f"{inf.cache_outweighs_weights_at(m):,} tokens on the cache outweighs the weights, "
-        "and reading it dominates a step whose speed is set by memory, as generation's "
-        "usually is. That is why grouped-query heads (section 2) matter.")
+        f"{outweighs:,} tokens on the cache outweighs the weights, and reading it dominates a "
+        "step whose speed is set by memory, as generation's usually is"
+        + (f". That is longer than the {cfg.context_length:,} tokens this model was trained "
+           f"for, but a server writing for {SERVED} conversations at once reads {SERVED} caches "
+           f"and the weights once a step: the caches outweigh the weights from "
+           f"{-(-outweighs // SERVED):,} tokens on" if outweighs > cfg.context_length else "")
+        + ". That is why grouped-query heads (section 2) matter.")
 
 
 def timed_curve() -> inf.TokenTimes:
@@ -214,7 +241,7 @@ st.header(f"2 · Grouped-query attention: {H} query heads, {KV} key/value heads"
 c1, c2 = st.columns(2)
 context = c1.select_slider("Context length (tokens)", CONTEXTS, value=8192, key="inf_ctx",
                            **URL)
-batch = c2.slider("Batch (conversations at once)", 1, 64, 8, key="inf_batch", **URL)
+batch = c2.slider("Batch (conversations at once)", 1, 64, SERVED, key="inf_batch", **URL)
 rows = []
 beyond = "†"  # a context longer than the model was trained for
 for kind, kv in (("multi-head (MHA)", H), ("grouped-query, as trained (GQA)", KV),
@@ -246,8 +273,9 @@ st.markdown(f"At {context:,} tokens and a batch of {batch}, this model's cache t
             f"query heads had its own ({H // KV}× more: "
             f"{term_link('gqa', 'grouped-query attention')} shares each key/value head among "
             f"{H // KV} query heads). The published rows are from each model's config.json "
-            "(layers, attention heads, key/value heads, head size, context, sliding window), "
-            "in fp16 (2 bytes a number), as they are usually served."
+            "(layers, attention heads, key/value heads, head size, sliding window), and the "
+            "context each was trained on is from its paper or model card; caches are in fp16 "
+            "(2 bytes a number), as models are usually served."
             + "".join(f" ✱ {c.name} attends through a sliding window of {c.window:,} tokens: "
                       f"its rolling cache keeps only the last {c.window:,}, so it stops "
                       f"growing there." for c in rolling)
@@ -264,7 +292,7 @@ def way_back(result: inf.WindowResult) -> str:
         return ", as good as full attention or better."
     if cost <= 0:
         return ": the window alone costs nothing on this text."
-    return f", {(result.window - result.window_sinks) / cost:.0%} of the way back."
+    return f", {percent((result.window - result.window_sinks) / cost)} of the way back."
 
 
 def window_notice(shown) -> str:
@@ -273,10 +301,12 @@ def window_notice(shown) -> str:
         return ("A model trained with full attention leans on its first tokens: section 3 "
                 "measures what a sliding window costs it and what a few sinks give back.")
     result, window, sinks = shown
-    return (f"On section 3's text a window of {window} takes perplexity from "
-            f"{result.dense:.1f} (full attention) to {result.window:.1f}; keeping the first "
-            f"{sinks} tokens visible brings it to {result.window_sinks:.1f}"
-            + way_back(result))
+    said = (f"On section 3's text a window of {window} takes perplexity from "
+            f"{result.dense:.1f} (full attention) to {result.window:.1f}")
+    if not sinks:
+        return said + "; with S = 0 no sink is kept: set S above 0 to see what sinks give back."
+    return (said + f"; keeping the first {sinks} tokens visible brings it to "
+            f"{result.window_sinks:.1f}" + way_back(result))
 
 
 @st.fragment
@@ -322,8 +352,8 @@ def perplexity_sections(presenter: bool, font: int):
             f"paper starts converting a multi-head model, and it then *trains further*. "
             f"Without that training, perplexity goes from {merged.gqa:.1f} to "
             f"{merged.merged:,.1f}, {said_number(ratio)} times as high"
-            + (": the model falls apart. The heads learnt different keys; sharing has to be "
-               "learnt." if ratio >= 10 else
+            + (", at least ten times: the model falls apart. The heads learnt different "
+               "keys; sharing has to be learnt." if ratio >= 10 else
                ". The heads learnt different keys, and averaging them costs what they learnt "
                "apart; sharing has to be learnt." if ratio > 1 else "."))
 
@@ -398,22 +428,28 @@ def perplexity_sections(presenter: bool, font: int):
                                        y_title="mean weight"))
         top = int(np.argmax(s.dense_first))
         gained = s.window_oldest[top] - s.dense_oldest[top]  # what the oldest kept token gained
+        rows = np.arange(N - s.rows, N)  # the queries whose window has lost the first tokens
+        held = window_share(s.maps[0], top, rows, window)  # full attention, on the window
+        first, on_sinks = s.dense_first[top], s.sinks_on_sinks[top]
         st.markdown(
             f"For the {s.rows} queries whose window has lost the first tokens: with full "
-            f"attention layer {top + 1} puts {s.dense_first[top]:.0%} of its weight on token "
-            f"1. Masked out, "
+            f"attention layer {top + 1} puts {percent(first)} of its weight on token 1. "
+            "Masked out, "
             + (f"less than half of that weight moves to the oldest token the window keeps "
                f"(from {s.dense_oldest[top]:.1%} to {s.window_oldest[top]:.1%}): the rest "
-               "spreads over the window, onto tokens the query had mostly ignored. "
-               if gained < s.dense_first[top] / 2 else
+               "spreads over the window, onto tokens that held "
+               f"{percent(held)} of the query's weight with full attention. "
+               if gained < first / 2 else
                f"most of that weight moves to the oldest token the window keeps (from "
                f"{s.dense_oldest[top]:.1%} to {s.window_oldest[top]:.1%}): it takes token "
                "1's place. ")
-            + (f"Give the first {sinks} back and they take {s.sinks_on_sinks[top]:.0%} of the "
-               "weight: the model uses them as a place to put attention it has no use for, an "
-               "attention sink." if sinks else
-               "Set S above 0 to give the first tokens back."))
-        rows = np.arange(N - s.rows, N)  # the queries whose window has lost token 1
+            + ("Set S above 0 to give the first tokens back." if not sinks else
+               f"Give the first {sinks} back and they take {percent(on_sinks)} of the weight"
+               + (f", at least half of what token 1 held: they take its place as the "
+                  f"{term_link('attention-sink', 'attention sink')}, often read as a place "
+                  "to put weight the model has no use for."
+                  if on_sinks >= first / 2 else
+                  f", less than half of the {percent(first)} token 1 held.")))
         back = np.arange(window)  # distance back from the query: 0 is the token itself
         by_distance = {name: s.maps[n, layer - 1][rows[:, None], rows[:, None] - back].mean(
             axis=0) for n, name in enumerate(["full", f"window {window}",
@@ -425,11 +461,11 @@ def perplexity_sections(presenter: bool, font: int):
                     alt=describe_lines(back, by_distance, x_title="distance back",
                                        y_title="mean weight"))
         full_share = by_distance["full"].sum()  # weight on the window's tokens, full attention
-        window_share = by_distance[f"window {window}"].sum()
-        st.markdown(f"In layer {layer} the window's {window} tokens get {full_share:.0%} of a "
-                    f"query's weight with full attention and {window_share:.0%} under the "
-                    f"window: {100 * (window_share - full_share):.0f} percentage points more, "
-                    f"{said_number(window_share / full_share)} times as much, spread over "
+        windowed = by_distance[f"window {window}"].sum()
+        st.markdown(f"In layer {layer} the window's {window} tokens get {percent(full_share)} of "
+                    f"a query's weight with full attention and {percent(windowed)} under the "
+                    f"window: {100 * (windowed - full_share):.0f} percentage points more, "
+                    f"{said_number(windowed / full_share)} times as much, spread over "
                     "them: the weight that had no other place to go.")
     st.subheader("Perplexity against the window")
     curve = measured("curve", (text, N, sinks), lambda: curve_with_progress(text, N, sinks),
@@ -615,10 +651,10 @@ def online_softmax(presenter: bool, font: int) -> None:
 online_softmax(presenter, font)
 
 bullet_list("What to notice", [
-    "The KV cache leaves the result unchanged up to rounding and changes the work: each "
-    "step runs one new token through the model instead of the whole text (its attention "
-    "still reads every earlier key and value), and memory grows by the same number of bytes "
-    "a token.",
+    "The KV cache changes the work, not the arithmetic: on the same tokens it gives the "
+    "same logits up to rounding, but each step runs one new token through the model instead "
+    "of the whole text (its attention still reads every earlier key and value), and memory "
+    "grows by the same number of bytes a token.",
     f"This model stores {KV} key/value heads for {H} query heads: {Fraction(KV, H)} of the "
     "cache multi-head attention would need. Averaging heads after training is not the same "
     "thing: section 2 measures what it costs.",
@@ -633,8 +669,8 @@ st.latex(r"\text{KV cache} = 2 \cdot L \cdot n_{KV} \cdot d_k \cdot T \cdot B \c
          r"\ell' = e^{m - m'}\ell + \textstyle\sum_j e^{s_j - m'}")
 if not presenter:
     bullet_list("Try this", [
-        "Set the context to 131,072 tokens and the batch to 64: which published model's "
-        "cache fits in 80 GB?",
+        "Set the context to 131,072 tokens and the batch to 64: which published models' "
+        "caches fit in 80 GB, and which of them were trained on that length?",
         "Set S to 0, then 1: how much does one sink token give back?",
         "Make the window as large as the text: the window is the causal mask again.",
         "Set the keys per block to 1: the online softmax becomes a running sum, one key at "

@@ -91,13 +91,17 @@ class PublishedConfig:
 
 #: Larger models, as their config.json files on Hugging Face state them (num_hidden_layers,
 #: num_attention_heads, num_key_value_heads, hidden_size / num_attention_heads,
-#: max_position_embeddings, sliding_window); Falcon 7B's config.json gives no context, its
-#: model card trained it on sequences of 2,048 tokens.
+#: sliding_window). The context is the length each was trained on: Llama's
+#: max_position_embeddings (4,096 for Llama 2, 8,192 for Llama 3, as their papers say);
+#: Mistral 7B's paper (Table 1: context_len 8,192), not its config's max_position_embeddings
+#: of 32,768 (the positions its RoPE code is set up for, not a length it was trained on);
+#: Falcon 7B's config.json gives no
+#: context, its model card trained it on sequences of 2,048 tokens.
 PUBLISHED = (
     PublishedConfig("Llama 2 7B", 32, 32, 32, 128, 4096),
     PublishedConfig("Llama 2 70B", 80, 64, 8, 128, 4096),
     PublishedConfig("Llama 3 8B", 32, 32, 8, 128, 8192),
-    PublishedConfig("Mistral 7B v0.1", 32, 32, 8, 128, 32768, window=4096),
+    PublishedConfig("Mistral 7B v0.1", 32, 32, 8, 128, 8192, window=4096),
     PublishedConfig("Falcon 7B", 32, 71, 1, 64, 2048),
 )
 

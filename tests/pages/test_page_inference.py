@@ -46,6 +46,14 @@ def test_defaults_measure_the_cache_the_merge_and_the_window():
                       for maps in shifted.maps[:2])
     assert (f"get {full:.0%} of a query's weight with full attention and {windowed:.0%} "
             f"under the window: {100 * (windowed - full):.0f} percentage points more") in text
+    # where token 1's weight goes once masked: the same window share, said in the sentence
+    # that calls the tokens it spreads onto neither ignored nor not; the 4 sinks take at
+    # least half of what token 1 held (0.80 against 0.67 here), so they are called the sink
+    gained = shifted.window_oldest[layer] - shifted.dense_oldest[layer]
+    assert gained < shifted.dense_first[layer] / 2
+    assert f"onto tokens that held {full:.0%} of the query's weight with full" in text
+    sinks_hold = shifted.sinks_on_sinks[layer] >= shifted.dense_first[layer] / 2
+    assert ("at least half of what token 1 held" in text) == sinks_hold
     # 8,192 tokens: Mistral's rolling cache holds its last 4,096; Llama 2 (4,096) and
     # Falcon (2,048) were trained on shorter contexts
     table = next(t.value for t in at.table if "KV heads" in t.value.columns).set_index("model")
@@ -116,10 +124,15 @@ def test_the_timing_sentence_follows_the_fitted_exponents(monkeypatch):
         at.button(key="inf_measure_times").click().run()
         assert_no_exception(at, f"growth {growth}")
         said = text_of(at)
-        assert ("(nearly flat here)" in said) == flat
+        assert ("(nearly flat here: every k below 0.2)" in said) == flat
         m = lm.model()
         at_least = -(-m.weights.bytes_per_token // (2 * 30 * 3 * 64 * 4))  # ceil, by hand
         assert f"from {at_least:,} tokens on the cache outweighs the weights" in said
+        # past the 8,192 tokens SmolLM2 was trained on, so the page says when 8 caches
+        # (8 conversations at once) outweigh the weights: ceil(weights / (8 · 46,080))
+        assert at_least > 8192
+        served = -(-m.weights.bytes_per_token // (8 * 2 * 30 * 3 * 64 * 4))
+        assert f"the caches outweigh the weights from {served:,} tokens on" in said
 
 
 @needs_smollm
