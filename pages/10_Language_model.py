@@ -248,9 +248,10 @@ ONE_TOKEN = ("With a one-token prompt every head's only row attends to that toke
 def percent(x: float) -> str:
     """A share as a whole percentage; one that would read 100% or 0% without being so gets
     the decimals it needs (a sink of 0.996 is not all of a layer's attention)."""
+    exact = min(abs(x), abs(1 - x)) < 1e-6  # 0 or 1 up to float32 rounding
     for decimals in (0, 1, 2, 3):
         text = f"{x:.{decimals}%}"
-        if float(text[:-1]) not in (0.0, 100.0) or x in (0.0, 1.0):
+        if float(text[:-1]) not in (0.0, 100.0) or exact:
             break
     return text
 
