@@ -167,9 +167,9 @@ TERMS = (
     Term("top-k", "Top-k and top-p sampling",
          "Ways to cut the tail of the next-token distribution before drawing: top-k keeps "
          "the k most likely tokens; top-p keeps the smallest set of tokens whose "
-         "probabilities add up to at least p (after top-k, among the kept tokens, "
-         "renormalised). The rest get probability 0 and the kept ones are renormalised.",
-         10),
+         "probabilities (after the temperature τ, and after top-k among the kept tokens, "
+         "renormalised) add up to at least p. The rest get probability 0 and the kept "
+         "ones are renormalised.", 10),
     Term("greedy", "Greedy decoding",
          "Always taking the most likely next token (sampling in the limit τ → 0).", 10),
     Term("induction-head", "Induction head",

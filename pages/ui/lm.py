@@ -48,7 +48,8 @@ def model_note(m: lm.SmolLM, presenter: bool = False) -> None:
     st.info(
         f"This is **SmolLM2-135M-Instruct**, the chat-tuned version of a 135-million-"
         f"parameter model, stored **quantised to 4 bits** (the file's weights are 4-bit "
-        f"integers with a scale and an offset for every 32 of them; the embedding is 8-bit) "
+        f"integers with a scale and an offset for every 32 of them; the embedding is 8-bit; "
+        f"the norms' gains stay float32) "
         f"and **dequantised here to float32** ({m.weights.nbytes / 1e6:.0f} MB). Every number "
         f"shown is this model's, computed by our own NumPy code: {cfg.n_layers} layers, "
         f"d_model {cfg.d_model}, {cfg.n_heads} query heads sharing {cfg.n_kv_heads} key/value "

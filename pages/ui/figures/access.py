@@ -155,7 +155,10 @@ def _strongest(w: np.ndarray, row_labels, col_labels, rows: str = "query",
             said.append(f"{rows} {spoken_token(row_labels[i])}: most on {most} "
                         f"({said_number(w[i, j])}{' each' if len(tied) > 1 else ''})")
         return "; ".join(said) + "."
-    best = max(live, key=lambda i: w[i, top[i]])
+    # A row that could see only one key (row 1 under a causal mask) puts 1 on it by force:
+    # the strongest weight is looked for among rows that had a choice, when any did.
+    chose = [i for i in live if np.count_nonzero(np.nan_to_num(w[i]) > 0) > 1] or live
+    best = max(chose, key=lambda i: w[i, top[i]])
     shares = np.array([w[i, top[i]] for i in live])
     text = (f"Largest weight {said_number(w[best, top[best]])}, {rows} "
             f"{spoken_token(row_labels[best])} on {cols} {spoken_token(col_labels[top[best]])}."
@@ -177,7 +180,12 @@ def describe_grid(mats, titles, row_labels, col_labels, *, kind: str = "weights"
         if kind == "mask":
             clauses.append(f"{title}: {int(np.count_nonzero(m >= 0.5))} of {m.size} may attend")
         elif kind == "weights":
-            i, j = np.unravel_index(np.nanargmax(np.where(np.isfinite(m), m, -np.inf)), m.shape)
+            # rows that could see one key only (row 1 under a causal mask) left out, if any
+            # other row had a choice
+            forced = np.count_nonzero(np.nan_to_num(m) > 0, axis=1) <= 1
+            pick = m if forced.all() else np.where(forced[:, None], -np.inf, m)
+            i, j = np.unravel_index(np.nanargmax(np.where(np.isfinite(pick), pick, -np.inf)),
+                                    m.shape)
             clauses.append(f"{title}: strongest {spoken_token(row_labels[i])} looks at "
                            f"{spoken_token(col_labels[j])} with {said_number(m[i, j])}")
         else:
