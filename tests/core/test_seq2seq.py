@@ -144,3 +144,129 @@ def test_init_variances_follow_each_arrays_fan_in():
     params = s2s.init_seq2seq(64, np.random.default_rng(0), d_a=256)
     assert abs(params.w_q.var() * 64 - 1) < 6 * math.sqrt(2 / params.w_q.size)
     assert abs(params.v.var() * 256 - 1) < 6 * math.sqrt(2 / 256)
+
+
+# --- What the decoder does with c_t -----------------------------------------------------
+
+def matvec(m, x):
+    """W x by a plain double loop."""
+    return [sum(m[i][j] * x[j] for j in range(len(x))) for i in range(len(m))]
+
+
+def sigmoid(x):
+    return [1 / (1 + math.exp(-v)) for v in x]
+
+
+def softmax_loop(x):
+    e = [math.exp(v) for v in x]
+    return [v / sum(e) for v in e]
+
+
+@pytest.fixture
+def decoder():
+    vocab = s2s.target_vocabulary(tokenize("le chat noir est assis"))
+    return s2s.init_decoder(16, len(vocab), np.random.default_rng(3)), len(vocab)
+
+
+def test_bahdanau_step_is_the_gru_and_deep_output_written_as_loops(decoder):
+    dec, K = decoder
+    rng = np.random.default_rng(4)
+    s_prev, ey, c = np.tanh(rng.standard_normal(16)), rng.standard_normal(16), \
+        np.tanh(rng.standard_normal(16))
+    got = s2s.bahdanau_step(s_prev, ey, c, dec)
+
+    def gate(w, u, cm, s):  # W E y + U s + C c, each product a loop
+        return [a + b + g for a, b, g in zip(matvec(w, ey), matvec(u, s), matvec(cm, c),
+                                             strict=True)]
+
+    z = sigmoid(gate(dec.w_z, dec.u_z, dec.c_z, s_prev))
+    r = sigmoid(gate(dec.w_r, dec.u_r, dec.c_r, s_prev))
+    cand = [math.tanh(v) for v in gate(dec.w_cand, dec.u_cand, dec.c_cand,
+                                       [ri * si for ri, si in zip(r, s_prev, strict=True)])]
+    state = [(1 - zi) * si + zi * ci for zi, si, ci in zip(z, s_prev, cand, strict=True)]
+    pre = [a + b + g for a, b, g in zip(matvec(dec.u_o, state), matvec(dec.v_o, ey),
+                                        matvec(dec.c_o, c), strict=True)]
+    maxout = [max(pre[2 * j], pre[2 * j + 1]) for j in range(len(pre) // 2)]
+    probs = softmax_loop(matvec(dec.w_o, maxout))
+    for name, expected in [("z", z), ("r", r), ("candidate", cand), ("state", state),
+                           ("maxout_in", pre), ("maxout", maxout), ("probs", probs)]:
+        np.testing.assert_allclose(getattr(got, name), expected, rtol=1e-12, atol=1e-14,
+                                   err_msg=name)
+    assert got.probs.shape == (K,) and got.maxout.shape == (8,)  # l = 16 / 2
+
+
+def test_the_new_state_lies_between_the_old_one_and_the_candidate(decoder):
+    dec, _ = decoder
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        step = s2s.bahdanau_step(np.tanh(rng.standard_normal(16)), rng.standard_normal(16),
+                                 np.tanh(rng.standard_normal(16)), dec)
+        low = np.minimum(step.s_prev, step.candidate)
+        high = np.maximum(step.s_prev, step.candidate)
+        assert np.all((low <= step.state) & (step.state <= high))
+        assert np.all((0 < step.z) & (step.z < 1)) and np.all((0 < step.r) & (step.r < 1))
+
+
+def test_zero_weights_give_half_gates_by_hand():
+    # Every GRU matrix 0: z = r = sigmoid(0) = 1/2 and s̃ = tanh(0) = 0, so
+    # s_t = (1 − 1/2) s_{t−1} + 1/2 · 0 = s_{t−1} / 2. With every output matrix 0 too the
+    # logits are 0 and p is uniform, 1/K.
+    dec = s2s.init_decoder(4, 3, np.random.default_rng(0))
+    zero = s2s.DecoderParams(**{k: np.zeros_like(v) for k, v in vars(dec).items()})
+    step = s2s.bahdanau_step([0.2, -0.4, 0.6, 1.0], [1.0, 2.0, 3.0, 4.0], [0.5] * 4, zero)
+    np.testing.assert_array_equal(step.z, 0.5)
+    np.testing.assert_array_equal(step.state, [0.1, -0.2, 0.3, 0.5])
+    np.testing.assert_allclose(step.probs, 1 / 3, rtol=1e-15)
+    luong = s2s.luong_step([0.2, -0.4, 0.6, 1.0], [0.5] * 4, zero)
+    np.testing.assert_array_equal(luong.attentional, 0.0)
+
+
+def test_luong_step_concatenates_the_context_first(decoder):
+    dec, K = decoder
+    rng = np.random.default_rng(6)
+    s_t, c = np.tanh(rng.standard_normal(16)), np.tanh(rng.standard_normal(16))
+    got = s2s.luong_step(s_t, c, dec)
+    attentional = [math.tanh(v) for v in matvec(dec.w_c, [*c, *s_t])]  # [c_t; s_t]
+    np.testing.assert_allclose(got.attentional, attentional, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(got.probs, softmax_loop(matvec(dec.w_out, attentional)),
+                               rtol=1e-12)
+    np.testing.assert_allclose(got.from_context + got.from_state,
+                               np.arctanh(got.attentional), rtol=1e-10)
+    np.testing.assert_allclose(got.from_context, matvec(dec.w_c[:, :16], c), rtol=1e-12)
+    # The order matters: [s_t; c_t] gives another h̃ (W_c's two halves differ).
+    assert not np.allclose(got.attentional, np.tanh(dec.w_c @ np.concatenate([s_t, c])))
+    assert got.probs.shape == (K,)
+
+
+def test_next_word_steps_take_each_models_own_inputs(model):
+    params, h, s = model
+    target = tokenize("le chat noir est assis")
+    dec = s2s.init_decoder(16, len(s2s.target_vocabulary(target)), np.random.default_rng(0))
+    b0, _ = s2s.next_word_steps(h, s, target, 0, params, dec)
+    np.testing.assert_array_equal(b0.s_prev, h.mean(axis=0))  # no state before step 1
+    np.testing.assert_array_equal(b0.ey_prev, s2s.word_embeddings(["<s>"], 16)[0])
+    b, lu = s2s.next_word_steps(h, s, target, 2, params, dec)
+    bahdanau, luong = s2s.bahdanau(h, s, params), s2s.luong(h, s, params, "dot")
+    np.testing.assert_array_equal(b.s_prev, s[1])  # the score was asked with s_{t−1}
+    np.testing.assert_array_equal(b.context, bahdanau.contexts[2])
+    np.testing.assert_array_equal(b.ey_prev, s2s.word_embeddings(["chat"], 16)[0])
+    np.testing.assert_array_equal(lu.state, s[2])  # Luong: the current state
+    np.testing.assert_array_equal(lu.context, luong.contexts[2])
+    with pytest.raises(ValueError, match="step t"):
+        s2s.next_word_steps(h, s, target, 5, params, dec)
+
+
+def test_target_vocabulary_and_decoder_shapes():
+    # "Le" and "le" are one word (the toy embeddings ignore case); the end mark comes last.
+    assert s2s.target_vocabulary(["Le", "chat", "le", "noir"]) == ["Le", "chat", "noir", "</s>"]
+    a = s2s.init_decoder(16, 4, np.random.default_rng(0))
+    b = s2s.init_decoder(16, 9, np.random.default_rng(0))
+    assert a.w_o.shape == (4, 8) and a.w_out.shape == (4, 16) and a.w_c.shape == (16, 32)
+    # Only the vocabulary's matrices depend on K.
+    np.testing.assert_array_equal(a.w_z, b.w_z)
+    np.testing.assert_array_equal(a.w_c, b.w_c)
+    # The toy decoder's "own embedding" of a word is E y: the same vector.
+    params = s2s.init_seq2seq(16, np.random.default_rng(0))
+    u = (s2s.toy_embeddings(["cat"], 16, seed=0, decimals=None)
+         + 0.3 * s2s.word_embeddings(["chat"], 16))
+    np.testing.assert_allclose(s2s.decoder_states(["chat"], params), np.tanh(u @ params.w_enc))
