@@ -196,10 +196,10 @@ def alignment_section(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqParams,
                 f"the encoder states weighted by it. Move the step slider to fill the alignment "
                 "matrix row by row. " + alignment_text(src, tgt, align.weights, score_used))
     if not presenter:
-        st.caption("This app's decoder state is not recurrent: sₜ = tanh(W yₜ), with the "
-                   "encoder's W (hₛ = tanh(W xₛ)), is built from target word t itself: yₜ is "
-                   "the embedding of the word's English translation in a small lexicon (of "
-                   "the word itself when it has none) plus 0.3 times an embedding of its own, "
+        st.caption("This app's decoder state is not recurrent: sₜ = tanh(W_enc uₜ), with the "
+                   "encoder's W_enc (hₛ = tanh(W_enc xₛ)), is built from target word t itself: "
+                   "uₜ is the embedding of the word's English translation in a small lexicon "
+                   "(of the word itself when it has none) plus 0.3 times an embedding of its own, "
                    "so that an untrained dot score has something to find. A real decoder's "
                    "state at step t has read only the words before t, and it learns its "
                    "alignment from the translation loss, as the trained models below do.")
@@ -284,6 +284,175 @@ st.markdown(
 )
 
 
+def total_text(x: float) -> str:
+    """A number at most 1 (a sum of weights, a gate, a probability), with 3 decimals
+    unless they would round it to 1: 0.9999994 is "1 − 6.3×10⁻⁷", not "1.000"."""
+    if x == 1.0:
+        return "exactly 1"
+    if number_text(x, 3) == "1.000":
+        return f"1 − {difference_text(1.0 - x)}"
+    return number_text(x, 3)
+
+
+SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
+def sub(n: int) -> str:
+    """A step as a subscript, as the page writes sₜ: 12 -> ₁₂."""
+    return str(n).translate(SUBSCRIPTS)
+
+
+def gate_text(z: np.ndarray, n: int) -> str:
+    """What the update gate did at step n, with its smallest and largest entries."""
+    return (f"Entry i of s{sub(n)} moves the fraction zᵢ of the way from s{sub(n - 1)} "
+            f"towards s̃{sub(n)}, so it lies between the two; here the entries of z{sub(n)} "
+            f"run from {total_text(z.min())} to {total_text(z.max())}.")
+
+
+def next_word_text(model: str, probs: np.ndarray, vocab: list[str], word: str, n: int) -> str:
+    """Which word a model's untrained output layer ranks first, against target word n."""
+    top = int(np.argmax(probs))
+    said = (f"{model}'s most probable word is “{md_escape(vocab[top])}” (p = "
+            f"{total_text(probs[top])})")
+    mine = next(k for k, v in enumerate(vocab) if v.lower() == word.lower())
+    if top == mine:
+        return (f"{said}, which is target word {n}: by chance, since these weights are "
+                "random.")
+    return (f"{said}, not target word {n}, “{md_escape(word)}” (p = "
+            f"{total_text(probs[mine])}): these weights are random, so the ranking means "
+            "nothing yet.")
+
+
+@st.fragment
+def next_word_section(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqParams, seed: int,
+                      src: list[str], tgt: list[str], font: int, results: dict) -> None:
+    """One decoding step after attention: Bahdanau's GRU update and output from c_t,
+    Luong's attentional state and output, with random (untrained) weights."""
+    st.header("3 · What the decoder does with cₜ")
+    t = bounded_slider(st, "Decoding step t (the target word to predict)", 1, len(tgt), 2,
+                       key="s2s_next_step") - 1
+    n, vocab = t + 1, s2s.target_vocabulary(tgt)
+    dec = s2s.init_decoder(D, len(vocab), np.random.default_rng([seed, 1]))
+    bah, lu = s2s.next_word_steps(h, s, tgt, t, params, dec)
+    st.markdown(
+        f"Attention gives c{sub(n)}; the decoder must still use it to predict target word "
+        f"{n}, “{md_escape(tgt[t])}”. Bahdanau et al. put c{sub(n)} *into* the new state; "
+        "Luong et al. combine it with a state computed before. The GRU, Luong's W_c and "
+        "both output layers below have random (untrained) weights drawn from the seed: the "
+        "figures show where cₜ goes, not what a trained model would predict.")
+    previous = (f"{md_escape(s2s.START)}, a start mark (this app's choice)" if t == 0
+                else f"“{md_escape(tgt[t - 1])}”, the previous target word")
+    words = [f"“{md_escape(w)}”" for w in vocab[:-1]]
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Bahdanau: cₜ goes into the state")
+        st.markdown(
+            f"The score was asked with s{sub(n - 1)} (section 2), so c{sub(n)} is ready "
+            f"before the state is updated: s{sub(n)} = f(s{sub(n - 1)}, y{sub(n - 1)}, "
+            f"c{sub(n)}), a GRU whose gates z{sub(n)}, r{sub(n)} and candidate s̃{sub(n)} all "
+            f"read c{sub(n)}; y{sub(n - 1)} is {previous}. The output reads s{sub(n)}, "
+            f"y{sub(n - 1)} and c{sub(n)}.")
+        rows = [f"s{sub(n - 1)}", f"c{sub(n)}", f"z{sub(n)}", f"r{sub(n)}", f"s̃{sub(n)}",
+                f"s{sub(n)}"]
+        vectors = np.stack([bah.s_prev, bah.context, bah.z, bah.r, bah.candidate, bah.state])
+        show_vectors(vectors, rows, f"Bahdanau's step {n}", "s2s_fig_bahdanau_step", font)
+        st.markdown(gate_text(bah.z, n))
+        show_output(bah.probs, vocab, f"Bahdanau: p(y{sub(n)}) = g(y{sub(n - 1)}, s{sub(n)}, "
+                    f"c{sub(n)})", "s2s_fig_bahdanau_output", SERIES_COLOURS[0], font)
+        st.markdown(next_word_text("Bahdanau", bah.probs, vocab, tgt[t], n))
+        st.latex(r"\begin{aligned}"
+                 r"z_t &= \mathrm{sigmoid}(W_z E y_{t-1} + U_z s_{t-1} + C_z c_t)\\"
+                 r"r_t &= \mathrm{sigmoid}(W_r E y_{t-1} + U_r s_{t-1} + C_r c_t)\\"
+                 r"\tilde s_t &= \tanh\big(W_{\tilde s} E y_{t-1} + U_{\tilde s}(r_t \circ "
+                 r"s_{t-1}) + C_{\tilde s} c_t\big)\\"
+                 r"s_t &= (1 - z_t) \circ s_{t-1} + z_t \circ \tilde s_t\\"
+                 r"p(y_t) &= \mathrm{softmax}\big(W_o\, \mathrm{maxout}(U_o s_t + V_o E y_{t-1}"
+                 r" + C_o c_t)\big)"
+                 r"\end{aligned}")
+    with right:
+        st.subheader("Luong: cₜ is combined with the state")
+        st.markdown(
+            f"The state s{sub(n)} comes first (Luong et al. write h{sub(n)}); the score asks "
+            "with it (here the dot score; section 2 offers the others), then "
+            f"h̃{sub(n)} = tanh(W_c [c{sub(n)}; s{sub(n)}]) mixes the two and the output "
+            f"reads h̃{sub(n)} alone. With input "
+            f"feeding, h̃{sub(n)} also goes into the next step's input, so that the next "
+            "state knows what was attended.")
+        vectors = np.stack([lu.state, lu.context, lu.attentional])
+        show_vectors(vectors, [f"s{sub(n)}", f"c{sub(n)}", f"h̃{sub(n)}"],
+                     f"Luong's step {n}", "s2s_fig_luong_step", font)
+        st.markdown(f"Inside the tanh, W_c's first d columns turn c{sub(n)} into a vector "
+                    f"of length {number_text(np.linalg.norm(lu.from_context), 3)}, its last "
+                    f"d turn s{sub(n)} into one of length "
+                    f"{number_text(np.linalg.norm(lu.from_state), 3)}; h̃{sub(n)} is the tanh "
+                    "of their sum.")
+        show_output(lu.probs, vocab, f"Luong: p(y{sub(n)}) = softmax(W_o h̃{sub(n)})",
+                    "s2s_fig_luong_output", SERIES_COLOURS[2], font)
+        st.markdown(next_word_text("Luong", lu.probs, vocab, tgt[t], n))
+        st.latex(r"\begin{aligned}\tilde h_t &= \tanh(W_c [c_t; s_t])\\"
+                 r"p(y_t) &= \mathrm{softmax}(W_o\, \tilde h_t)\end{aligned}")
+    st.markdown(
+        f"The vocabulary is the target's {len(words)} distinct "
+        f"{'word' if len(words) == 1 else 'words'} ({', '.join(words)}) and the end mark "
+        f"{md_escape(s2s.END)}: K = {len(vocab)} (a real model has tens of thousands), so "
+        f"a uniform guess would give each word 1/K = {number_text(1 / len(vocab), 3)}. "
+        "W_o is each model's output matrix, one row per word of the vocabulary. For the "
+        "recurrent version, trained: [lesson 0](./Why_attention) trains a real recurrent "
+        "(GRU) encoder-decoder with Bahdanau's additive attention, its decoder state "
+        "updated from sₜ₋₁, yₜ₋₁ and cₜ as here.")
+    if not presenter:
+        bullet_list("What is illustrative here, and how it differs from the papers", [
+            "Bahdanau's sₜ is the GRU's new state; the toy sₜ that the other sections ask "
+            "with is built from word t itself, so the two differ. A real decoder would ask "
+            "step t + 1's score with the GRU's state. Luong's sₜ here is that toy state, "
+            "which has read word t itself; a real decoder's state has read only the words "
+            "before t.",
+            "E yₜ₋₁ is the previous word's embedding (E the embedding matrix, y one-hot): "
+            "here the toy embedding the decoder state adds 0.3 times. ∘ multiplies entry by "
+            "entry; [cₜ; sₜ] stacks the two vectors.",
+            "Bahdanau et al. write the candidate's matrices W, U and C; W is the general "
+            "score's matrix on this page, hence W_s̃, U_s̃ and C_s̃. Their z weights the "
+            "candidate: Cho et al.'s GRU and PyTorch's write it the other way round, z "
+            "keeping the old state.",
+            "Their output g is a deep output: maxout keeps the larger entry of each pair of "
+            f"U_o sₜ + V_o E yₜ₋₁ + C_o cₜ ({2 * len(bah.maxout)} entries, "
+            f"{len(bah.maxout)} pairs), then W_o. Their eq. (4) writes g(yₜ₋₁, sₜ, cₜ), "
+            "their appendix U_o sₜ₋₁: this page follows eq. (4).",
+            "Luong et al. write the output matrix W_s (W_s is Bahdanau's s₀ matrix above) "
+            "and hₜ for the decoder state. Their decoder is a stacked LSTM; Bahdanau et "
+            "al.'s encoder states are twice the decoder's width (forward and backward). "
+            f"Here every state and context vector has d = {D} entries.",
+        ], expanded=False)
+    keep(results, "next_word", {
+        "step": n, "vocabulary": vocab,
+        "bahdanau": {"s_prev": bah.s_prev, "Ey_prev": bah.ey_prev, "context": bah.context,
+                     "z": bah.z, "r": bah.r, "candidate": bah.candidate, "state": bah.state,
+                     "probs": bah.probs},
+        "luong": {"state": lu.state, "context": lu.context, "attentional": lu.attentional,
+                  "probs": lu.probs}})
+
+
+def show_vectors(vectors: np.ndarray, rows: list[str], title: str, key: str,
+                 font: int) -> None:
+    """A stack of d-wide vectors as a heatmap, one row per vector."""
+    dims = [f"{i + 1}" for i in range(vectors.shape[1])]
+    show_figure(matrix_heatmap(vectors, rows, dims, title=title, kind="values", decimals=2,
+                               x_title="dimension", y_title="vector", font_size=font),
+                key=key, alt=f"{title}: " + describe_matrix(vectors, rows, dims, kind="values",
+                                                           rows="vector", cols="dimension"))
+
+
+def show_output(probs: np.ndarray, vocab: list[str], title: str, key: str, colour: str,
+                font: int) -> None:
+    """The output distribution over the vocabulary, as bars."""
+    show_figure(bar_chart(vocab, probs, title=title, x_title="word", y_title="probability",
+                          y_range=(0, 1.1), colour=colour, decimals=2, font_size=font),
+                key=key, alt=describe_bars(vocab, probs, what=f"{title}, random weights"))
+
+
+next_word_section(h, s, params, seed, src, tgt, font, results)
+
+
 def hard_gradient_text(src: list[str], hard_grad: np.ndarray) -> str:
     """What nudging the scores did to the soft and the hard context, as measured."""
     soft = ("Nudge any score e_j by ±10⁻⁶ and measure how the context moves. The soft context "
@@ -301,15 +470,6 @@ def hard_gradient_text(src: list[str], hard_grad: np.ndarray) -> str:
                           "sampling estimators such as REINFORCE instead.")
 
 
-def total_text(x: float) -> str:
-    """A sum of weights at most 1, with 3 decimals unless they would round it to 1:
-    0.9999994 is "1 − 6.3×10⁻⁷", not "1.000"."""
-    if x == 1.0:
-        return "exactly 1"
-    if number_text(x, 3) == "1.000":
-        return f"1 − {difference_text(1.0 - x)}"
-    return number_text(x, 3)
-
 
 @st.fragment
 def local_and_hard_sections(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqParams,
@@ -317,10 +477,10 @@ def local_and_hard_sections(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqPar
     """Global against Luong's local attention in a window around p_t, then soft against
     hard attention, for the dot scores of one decoding step."""
     S = len(h)
-    st.header("3 · Global against local attention")
+    st.header("4 · Global against local attention")
     c1, c2, c3 = st.columns([3, 2, 2])
     with c1:
-        t = bounded_slider(st, "Decoding step t (the query of sections 3 and 4)", 1, len(s),
+        t = bounded_slider(st, "Decoding step t (the query of sections 4 and 5)", 1, len(s),
                            2, key="s2s_local_step") - 1
     half = c2.slider("Window half-width D", 1, MAX_TOKENS, 2, key="s2s_window", **URL)
     mode = c3.radio("Window centre p_t", ["monotonic", "predictive"], horizontal=True,
@@ -353,7 +513,7 @@ def local_and_hard_sections(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqPar
                                       what=f"Local weights around p_t = {centre:.2f}, D = "
                                            f"{half}"))
     rule = ("Monotonic: p_t = t, the decoding step (at most S)" if mode == "monotonic"
-            else "Predictive: p_t = 1 + S·σ(v_pᵀ tanh(W_p sₜ)), between 1 and S + 1; W_p and "
+            else "Predictive: p_t = 1 + S·sigmoid(v_pᵀ tanh(W_p sₜ)), between 1 and S + 1; W_p and "
                  "v_p are random here (untrained), so this centre is arbitrary")
     st.markdown(
         f"Query: the decoder state of “{md_escape(tgt[t])}”, step {t + 1}. "
@@ -367,7 +527,7 @@ def local_and_hard_sections(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqPar
     keep(results, "local", {"step": t + 1, "p_t_from_1": centre, "D": half,
                             "weights": local.weights})
 
-    st.header("4 · Soft against hard attention")
+    st.header("5 · Soft against hard attention")
     chosen, hard_context = s2s.hard_attention(dot_scores, h)
     soft_grad, hard_grad = s2s.context_gradient(dot_scores, h)
     left, right = st.columns(2)
@@ -402,6 +562,9 @@ local_and_hard_sections(h, s, params, src, tgt, font, results)
 bullet_list("What to notice", [
     "Dot and scaled dot have no parameters; general has d², additive d_a(2d + 1).",
     "Bahdanau asks with the previous decoder state, Luong with the current one.",
+    "Bahdanau feeds cₜ into the new state sₜ (the GRU's gates and candidate all read it); "
+    "Luong combines cₜ with a state already computed, h̃ₜ = tanh(W_c [cₜ; sₜ]), and "
+    "predicts from h̃ₜ.",
     "Each α_t is a distribution over the source; the context vector is the average of the "
     "encoder states weighted by it.",
     "Local attention's weights are exactly 0 outside its window; hard attention's choice has "
@@ -425,6 +588,10 @@ if not presenter:
               "Luong's?",
          "a": "Bahdanau: the previous state sₜ₋₁ (attention feeds the new state). Luong: "
               "the current state sₜ (attention is computed after the state)."},
+        {"q": f"How many entries has Luong's W_c when d = {D}?",
+         "value": float(D * 2 * D), "tol": 0.5,
+         "a": f"W_c maps [cₜ; sₜ], {2 * D} numbers, to h̃ₜ, {D}: it is d × 2d = {D} × "
+              f"{2 * D} = {D * 2 * D}."},
     ])
     st.subheader("Download")
     dims = [f"{i + 1}" for i in range(D)]

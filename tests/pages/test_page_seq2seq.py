@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import chart_array, chart_spec, open_page
+from conftest import chart_array, chart_spec, open_page, shown_number
 from streamlit.testing.v1 import AppTest
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "6_Scoring_and_seq2seq.py")
@@ -134,14 +134,14 @@ def test_one_token_target_and_shrinking_target_keep_working():
     # Regressions found by the fuzzer: a one-token target made the step slider's
     # min = max = 1, and a kept step beyond a shorter target raised an error.
     at = run(s2s_target="cat")
-    assert " ".join(c.value for c in at.caption).count("the only choice") == 3  # three steps
+    assert " ".join(c.value for c in at.caption).count("the only choice") == 4  # four steps
     at = run(s2s_target="a b c d e f")
-    for key in ("s2s_step", "s2s_align_step", "s2s_local_step"):
+    steps = ("s2s_step", "s2s_align_step", "s2s_next_step", "s2s_local_step")
+    for key in steps:
         at.slider(key=key).set_value(6).run()
     at.text_input(key="s2s_target").set_value("a b").run()
     assert not at.exception
-    assert [at.slider(key=k).value for k in ("s2s_step", "s2s_align_step",
-                                              "s2s_local_step")] == [2, 2, 2]
+    assert [at.slider(key=k).value for k in steps] == [2, 2, 2, 2]
 
 
 def latex(at: AppTest) -> str:
@@ -155,7 +155,8 @@ def test_each_model_shows_its_own_formula_and_start():
     assert r"\overleftarrow{h}_1" in markdown(at)
     at = run(s2s_model="Luong", s2s_luong_score="general")
     assert r"\mathrm{score}(s_t, h_s) = s_t^\top W h_s" in latex(at)
-    assert "s_{t-1}" not in latex(at)
+    # section 2's formula (section 3 shows both models' decoders, whatever is chosen here)
+    assert "s_{t-1}" not in next(e.value for e in at.latex if r"\alpha_{ts}" in e.value)
     at = run(s2s_model="Luong", s2s_luong_score="additive")
     assert "(Luong et al.'s “concat”)" in markdown(at)
 
@@ -297,3 +298,102 @@ def test_gradient_table_writes_powers_of_ten_as_on_every_page():
     assert black.endswith("×10⁻⁶") and "e-" not in black
     # α‖h − c‖ ≤ α · 2√16 (states in [−1, 1]^16): at most 8 × 7.3×10⁻⁷ = 5.8×10⁻⁶.
     assert 0 < table_number(black) < 5.9e-6
+
+
+# --- Section 3: what the decoder does with c_t ------------------------------------------
+
+def number_after(text: str, marker: str) -> float:
+    """The number the page writes right after ``marker`` (3 decimals, or 1 − 10⁻ⁿ)."""
+    rest = text.split(marker, 1)[1]
+    if rest.startswith("1 − "):
+        return 1 - shown_number(rest[4:])
+    return shown_number(rest)
+
+
+def test_the_next_word_sentences_follow_the_bars():
+    # Defaults (seed 0, step 2): the vocabulary is J', aime, les, chats and </s>; each
+    # sentence names the tallest bar of its own chart and its height, and target word 2.
+    at = run()
+    vocab = ["J'", "aime", "les", "chats", "</s>"]
+    for model, key in (("Bahdanau", "s2s_fig_bahdanau_output"),
+                       ("Luong", "s2s_fig_luong_output")):
+        probs = chart_array(at, key, "y")
+        assert chart_spec(at, key)["data"][0]["x"] == [*vocab[:-1], "&lt;/s&gt;"]  # as text
+        assert abs(probs.sum() - 1) < 1e-6  # float32 bars
+        top = int(np.argmax(probs))
+        said = next(m.value for m in at.markdown if m.value.startswith(f"{model}'s most"))
+        assert f"most probable word is “{vocab[top]}”" in said
+        assert abs(number_after(said, "(p = ") - probs[top]) < 6e-4
+        assert ("not target word 2, “aime”" in said) == (top != 1)
+    assert "K = 5" in markdown(at) and "1/K = 0.200" in markdown(at)
+    # Seed 0, step 4: Luong's tallest bar is the target word itself, "chats", Bahdanau's
+    # is not; the sentence says which, and that it is chance.
+    at = run(s2s_next_step="4")
+    for model, key in (("Bahdanau", "s2s_fig_bahdanau_output"),
+                       ("Luong", "s2s_fig_luong_output")):
+        said = next(m.value for m in at.markdown if m.value.startswith(f"{model}'s most"))
+        hit = int(np.argmax(chart_array(at, key, "y"))) == vocab.index("chats")
+        assert ("which is target word 4: by chance" in said) == hit
+        assert ("not target word 4, “chats”" in said) == (not hit)
+    assert "which is target word 4: by chance" in markdown(at)  # Luong's, at this seed
+
+
+def test_the_gru_step_is_drawn_as_computed():
+    # Rows of the Bahdanau figure: s₁, c₂, z₂, r₂, s̃₂, s₂. The sentence gives z₂'s range,
+    # and every entry of s₂ lies between s₁'s and s̃₂'s (1 − z and z weigh them).
+    at = run()
+    rows = chart_array(at, "s2s_fig_bahdanau_step")  # (6, 16), float32
+    assert chart_spec(at, "s2s_fig_bahdanau_step")["data"][0]["y"] == [
+        "s₁", "c₂", "z₂", "r₂", "s̃₂", "s₂"]
+    s_prev, z, cand, new = rows[0], rows[2], rows[4], rows[5]
+    np.testing.assert_allclose(new, (1 - z) * s_prev + z * cand, atol=1e-6)
+    said = next(m.value for m in at.markdown if m.value.startswith("Entry i of s₂"))
+    assert abs(number_after(said, "run from ") - z.min()) < 6e-4
+    assert abs(number_after(said, " to ") - z.max()) < 6e-4
+    # The previous state at step 2 is section 2's Bahdanau query: the toy state of "J'".
+    from attncore import seq2seq as s2s
+    params = s2s.init_seq2seq(16, np.random.default_rng(0))
+    toy = s2s.decoder_states(["J'", "aime", "les", "chats"], params)
+    np.testing.assert_allclose(s_prev, toy[0], atol=1e-6)
+    assert "y₁ is “J'”, the previous target word" in markdown(at)
+
+
+def test_step_1_reads_the_start_mark_and_the_mean_of_the_encoder():
+    at = run(s2s_next_step="1")
+    assert "y₀ is \\<s\\>, a start mark (this app's choice)" in markdown(at)
+    assert chart_spec(at, "s2s_fig_bahdanau_step")["data"][0]["y"][0] == "s₀"
+    # One target word: K = 2 (the word and </s>), and its only step still works.
+    at = run(s2s_target="chat")
+    assert "K = 2" in markdown(at) and "“chat”" in markdown(at)
+    assert chart_spec(at, "s2s_fig_luong_output")["data"][0]["x"] == ["chat", "&lt;/s&gt;"]
+
+
+def test_luongs_two_halves_are_measured():
+    # h̃₂ = tanh(W_c[:, :16] c₂ + W_c[:, 16:] s₂): the lengths of the two parts, by loops
+    # over the same seeded W_c and the vectors the figure draws.
+    at = run()
+    s_t, c = chart_array(at, "s2s_fig_luong_step")[:2].astype(np.float64)
+    from attncore import seq2seq as s2s
+    dec = s2s.init_decoder(16, 5, np.random.default_rng([0, 1]))
+    part = [[sum(dec.w_c[i][j] * c[j] for j in range(16)) for i in range(16)],
+            [sum(dec.w_c[i][16 + j] * s_t[j] for j in range(16)) for i in range(16)]]
+    said = next(m.value for m in at.markdown if m.value.startswith("Inside the tanh"))
+    assert abs(number_after(said, "of length ") - np.linalg.norm(part[0])) < 1e-3
+    assert abs(number_after(said, "one of length ") - np.linalg.norm(part[1])) < 1e-3
+    h_tilde = chart_array(at, "s2s_fig_luong_step")[2]
+    np.testing.assert_allclose(h_tilde, np.tanh(np.add(*part)), atol=1e-5)
+
+
+def test_the_next_word_section_reruns_alone_and_links_lesson_0():
+    at = run()
+    before = {k: chart_spec(at, k) for k in ("s2s_fig_alignment", "s2s_fig_local")}
+    at.slider(key="s2s_next_step").set_value(3).run()
+    assert chart_spec(at, "s2s_fig_bahdanau_step")["data"][0]["y"][-1] == "s₃"
+    assert all(chart_spec(at, k) == v for k, v in before.items())
+    text = markdown(at)
+    assert "[lesson 0](./Why_attention) trains a real recurrent (GRU) encoder-decoder" in text
+    assert "random (untrained) weights" in text
+    assert "What is illustrative here" in " ".join(e.label for e in at.expander)
+    presenter = run(presenter="true")
+    assert "What is illustrative here" not in " ".join(e.label for e in presenter.expander)
+    assert chart_spec(presenter, "s2s_fig_luong_output")
