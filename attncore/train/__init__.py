@@ -6,6 +6,9 @@ Modules, each one idea:
 * ``attention`` — multi-head self-attention, attention pooling, cross-attention;
 * ``optim`` — Adam and AdamW; ``run`` — the shared training loop and its result;
 * ``sentiment``, ``alignment``, ``induction`` — the three lessons' tasks;
+* ``gru``, ``bottleneck`` — lesson 0: a GRU encoder-decoder copying strings through a
+  fixed-size context or with Bahdanau attention (``train_task("bottleneck")`` returns a
+  :class:`BottleneckResult`: both models, their accuracy against length);
 * ``collapse`` — attention collapse and over-sparsity under bad settings;
 * ``bench`` — steps per second and seconds to threshold of the three default runs.
 
@@ -19,6 +22,7 @@ The attention score each task reports:
 from __future__ import annotations
 
 from .alignment import AlignmentConfig, train_alignment
+from .bottleneck import BottleneckConfig, BottleneckResult, train_bottleneck
 from .induction import InductionConfig, train_induction
 from .run import TrainingRun
 from .sentiment import SentimentConfig, train_sentiment
@@ -27,11 +31,14 @@ TASKS = {
     "sentiment": (SentimentConfig, train_sentiment),
     "alignment": (AlignmentConfig, train_alignment),
     "induction": (InductionConfig, train_induction),
+    "bottleneck": (BottleneckConfig, train_bottleneck),
 }
 
 
-def train_task(task: str, seed: int = 0, progress=None, **settings) -> TrainingRun:
-    """Train ``task`` at its defaults (the page's), changed by ``settings``."""
+def train_task(task: str, seed: int = 0, progress=None,
+               **settings) -> TrainingRun | BottleneckResult:
+    """Train ``task`` at its defaults (the page's), changed by ``settings``; every result
+    has ``summary()``, the figures the command line prints."""
     if task not in TASKS:
         raise ValueError(f"task must be one of {sorted(TASKS)}; got {task!r}")
     config_type, trainer = TASKS[task]
@@ -40,11 +47,14 @@ def train_task(task: str, seed: int = 0, progress=None, **settings) -> TrainingR
 
 __all__ = [
     "AlignmentConfig",
+    "BottleneckConfig",
+    "BottleneckResult",
     "InductionConfig",
     "SentimentConfig",
     "TASKS",
     "TrainingRun",
     "train_alignment",
+    "train_bottleneck",
     "train_induction",
     "train_sentiment",
     "train_task",

@@ -1,6 +1,10 @@
 """Command line: ``python -m attncore.train TASK --seed S`` trains one task at the page's
 defaults and prints, as its last line, one JSON object with task, seed, steps,
-seconds, accuracy (held-out) and attention_score (see :mod:`attncore.train`)."""
+seconds, accuracy (held-out) and attention_score (see :mod:`attncore.train`).
+
+``bottleneck`` (lesson 0) trains both of its models and prints instead lengths (the
+tested string lengths), accuracy_attention and accuracy_fixed (greedy token accuracy
+at each, same order), train_lengths ([shortest, longest]), chance and seconds."""
 
 from __future__ import annotations
 
