@@ -148,7 +148,7 @@ class BottleneckConfig:
     batch: int = 64
     lr: float = 0.012
     n_test: int = 200
-    checkpoints: int = 16
+    checkpoints: int = 10
 
     def __post_init__(self):
         whole_number(self.seed, "seed", 0, 2**32 - 1)
@@ -704,7 +704,8 @@ def slowest_configs(seed: int = 0) -> list[BottleneckConfig]:
 
 
 def benchmark(seed: int = 0, slowest: bool = True) -> list[dict]:
-    """Time :func:`train_bottleneck` at the defaults (and at :func:`slowest_configs`).
+    """Time :func:`train_bottleneck` at the defaults (and at :func:`slowest_configs`):
+    ``python -c "from attncore.train.bottleneck import benchmark; benchmark()"``.
 
     Prints one line per run: wall and process (CPU) seconds of each model's training,
     of the test, of the whole call, and the ratio of the whole to its budget (15 s at the
@@ -735,7 +736,3 @@ def benchmark(seed: int = 0, slowest: bool = True) -> list[dict]:
               f"{cpu:.2f} s CPU = {result.seconds / budget:.2f} of {budget:.0f} s "
               f"(load average {load:.1f})", flush=True)
     return figures
-
-
-if __name__ == "__main__":
-    benchmark()
