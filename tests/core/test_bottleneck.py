@@ -3,7 +3,8 @@
 Gradients: every hand-written backward pass against central finite differences in
 float64, as tests/core/test_train_layers.py does: a scalar L = sum(out * R) with a fixed
 random R (so dL/dout = R), relative error ||num - ana|| / (||num|| + ||ana||) <= 1e-6
-(measured: about 1e-9 to 1e-7). The forward pass is checked against a plain loop over
+(measured: 2e-10 to 8e-10 per layer, 8e-9 and 1.3e-7 for the whole fixed and
+attention models). The forward pass is checked against a plain loop over
 time steps and source positions written from the formulas, not from the module.
 """
 
