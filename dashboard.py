@@ -49,6 +49,9 @@ st.header("The lessons")
 # What each lesson covers, by its URL name; a lesson added to pages/ appears here by itself
 # (named from its file) until it gets a line.
 WHAT = {
+    "Why_attention": "the problem attention was invented for: a recurrent encoder-decoder "
+                     "squeezes a string into one vector and fails as it grows; with attention "
+                     "it holds. Both trained live.",
     "Worked_example": "attention for 3 tokens computed step by step, with every number "
                       "written out; check your own hand calculation.",
     "Scaling": "the spread of dot products grows with d_k; unscaled, a large d_k saturates "

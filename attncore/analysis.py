@@ -109,12 +109,6 @@ def previous_token_mass(w) -> np.ndarray:
     return _offset_mass(_weights(w), -1)
 
 
-def next_token_mass(w) -> np.ndarray:
-    """Weight on the next position (key j = i + 1); 0 for the last row. In lesson 0's
-    alignment a GRU's state at source position i + 1 still carries symbol i."""
-    return _offset_mass(_weights(w), 1)
-
-
 def first_token_mass(w) -> np.ndarray:
     """Weight on the first key (j = 0), shape (..., Tq)."""
     return _weights(w)[..., 0]

@@ -144,6 +144,7 @@ HOME_SCRIPT = "dashboard.py"
 # Titles in the sidebar, by the page's URL name; a page not listed is named from its file
 # (``8_Some_lesson.py`` -> "Some lesson"), so a new lesson appears without an edit here.
 PAGE_TITLES = {
+    "Why_attention": "Why attention",
     "Worked_example": "Worked example",
     "Scaling": "Why divide by √d_k",
     "Masks": "Causal and padding masks",

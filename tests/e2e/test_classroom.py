@@ -186,6 +186,14 @@ CONTROLS: dict[str, dict] = {
     },
 }
 
+CONTROLS["Why_attention"] = {
+    # Only the decoding step: any training setting off its default waits for the Train
+    # button, and the step slider appears once the models are trained.
+    "controls": [Ctl("why_step", "5", "slider", "Output step t", "5", "3")],
+    "move": Move("slider", "Output step t", "ArrowRight", "why_step", "6"),
+    "nonsense": {"why_width": "banana", "why_steps": "-5", "why_shortest": "inf",
+                 "why_longest": "0", "why_step": "99", "why_seed": "1e400", "zzz": "1"},
+}
 CONTROLS["Attention_that_learns"] = {
     "controls": [
         Ctl("learn_sent_text", "the movie was not bad", "text", "A sentence from the vocabulary",

@@ -12,6 +12,8 @@ LESSONS = [p for p in app_scripts() if p.parent.name == "pages"]
 
 # Questions with a number to check: key -> the right answer, worked out by hand.
 CHECKED = {
+    "why_pq1": 32.0,  # the fixed decoder gets h_n: d = 32 numbers at the default width
+    "why_pq3": 1 / 12,  # a random letter of 12 is right once in 12
     "we_pq2": 1 / 3,  # three equal scores: e⁰ / (3 e⁰) = 1/3
     "sc_pq2": 64.0,  # Var[qᵀk] = d_k σ⁴ = 64 · 1
     "mk_pq1": math.e / (math.e + 1),  # e² / (e² + e¹) = e / (e + 1) = 0.7311
