@@ -31,7 +31,13 @@ def text_of(at) -> str:
 
 
 def percent(x: float) -> str:
-    return f"{100 * x:.0f}%"
+    """As the page says a share: whole percent, with the decimals needed so that a share
+    that is not 0 or 1 never reads 0% or 100% (0.996 -> 99.6%)."""
+    for k in (0, 1, 2, 3):
+        text = f"{100 * x:.{k}f}"
+        if float(text) not in (0.0, 100.0) or min(abs(x), abs(1 - x)) < 1e-6:
+            break
+    return text + "%"
 
 
 def test_the_training_button_is_never_fuzzed():
@@ -92,3 +98,33 @@ def test_presenter_mode_keeps_the_figures_and_hides_the_controls_in_an_expander(
     assert any(e.label == "Training settings" for e in at.expander)
     assert at.get("plotly_chart")
     assert np.isfinite(default_result().seconds)
+
+
+def test_what_to_notice_reads_the_fixed_models_direction_from_its_two_ends():
+    at = open_page(PAGE)
+    acc, lengths = default_result().accuracy["fixed"], default_result().lengths
+    first, last = acc[lengths == 3][0], acc[lengths == 16][0]
+    trend = "falls" if last < first else "stays" if last == first else "rises"
+    text = text_of(at)
+    assert f"the fixed-context model {trend} from {percent(first)}" in text
+
+
+def test_the_spread_of_the_alignment_is_offered_as_likely_only():
+    at = open_page(PAGE)
+    result = default_result()
+    text = text_of(at)
+    # The example (12 letters) lies inside the default training range 3..16.
+    if result.offset_weights[2] < 0.9:  # OFFSETS = -2..2: index 2 is offset 0
+        assert "A likely reason (not measured here)" in text
+    else:
+        assert "comes close to 1." in text
+    assert "still carries letter t" not in text
+
+
+def test_an_example_longer_than_any_trained_string_is_said_to_be():
+    at = open_page(PAGE, why_width="8", why_steps="100", why_shortest="1", why_longest="4")
+    at.button(key="why_train").click().run()
+    assert_no_exception(at, "trained on lengths 1 to 4")
+    text = text_of(at)
+    assert "longer than any trained (at most 4)" in text
+    assert "A likely reason" not in text
