@@ -34,7 +34,7 @@ from pages.ui.layout import (
     show_figure,
 )
 from pages.ui.lm import load_language_model, measured, model_note, token_strip
-from pages.ui.numbers import difference_text, number_text, significant_text
+from pages.ui.numbers import difference_text, number_text, percent_text, significant_text
 from pages.ui.tables import scrolled_table, to_csv
 
 PAGE_MAX_TOKENS = 96  # prompt tokens read here (chat template included); the core allows 256
@@ -245,32 +245,21 @@ ONE_TOKEN = ("With a one-token prompt every head's only row attends to that toke
              "Type a longer prompt.")
 
 
-def percent(x: float) -> str:
-    """A share as a whole percentage; one that would read 100% or 0% without being so gets
-    the decimals it needs (a sink of 0.996 is not all of a layer's attention)."""
-    exact = min(abs(x), abs(1 - x)) < 1e-6  # 0 or 1 up to float32 rounding
-    for decimals in (0, 1, 2, 3):
-        text = f"{x:.{decimals}%}"
-        if float(text[:-1]) not in (0.0, 100.0) or exact:
-            break
-    return text
-
-
 def sink_text(first: np.ndarray, prev: np.ndarray, tokens: list[str]) -> str:
     """Whether the first token takes more than an even spread would give it."""
     if len(tokens) == 1:
         return ONE_TOKEN
     layer, even = int(np.argmax(first)), even_share(len(tokens))
-    said = (f"The first token “{md_escape(tokens[0])}” takes up to {percent(first.max())} of "
-            f"a layer's attention (layer {layer + 1}), against {percent(even)} if every query "
+    said = (f"The first token “{md_escape(tokens[0])}” takes up to {percent_text(first.max())} of "
+            f"a layer's attention (layer {layer + 1}), against {percent_text(even)} if every query "
             "spread its weight evenly over the tokens it sees")
     if first.max() >= 2 * even:
         said += (f": at least twice that, an {term_link('attention-sink', 'attention sink')}"
                  ", often read as a place where heads park weight they have no use for.")
     else:
         said += ": less than twice that, too little to call it a sink here."
-    return said + (f" Layer 1's heads put {percent(prev[0])} of theirs on the previous token "
-                   f"(an even spread would give it {percent(even)} too).")
+    return said + (f" Layer 1's heads put {percent_text(prev[0])} of theirs on the previous token "
+                   f"(an even spread would give it {percent_text(even)} too).")
 
 
 def sinks_notice(stats: dict[str, np.ndarray], tokens: list[str]) -> str:
@@ -281,8 +270,8 @@ def sinks_notice(stats: dict[str, np.ndarray], tokens: list[str]) -> str:
     n = int(np.count_nonzero(first > 0.5))
     return (f"On this prompt {n} of the {first.size} heads put more than half of their "
             f"weight on the first token “{md_escape(tokens[0])}” (an even spread would give "
-            f"it {percent(even_share(len(tokens)))} on average). Lesson 9 measures the same for "
-            "[CLS] and [SEP] in an encoder.")
+            f"it {percent_text(even_share(len(tokens)))} on average). Lesson 9 measures the "
+            "same for [CLS] and [SEP] in an encoder.")
 
 
 def induction_notice(shown) -> str:
@@ -298,14 +287,14 @@ def induction_notice(shown) -> str:
                 "the second copy costs no less than the first: the model did not copy.")
     lost = (test.loss_top_off - test.loss_repeat) / saved
     lost_random = (test.loss_random_off.max() - test.loss_repeat) / saved
-    random_said = (f"take back at most {percent(lost_random)}" if lost_random > 0 else
+    random_said = (f"take back at most {percent_text(lost_random)}" if lost_random > 0 else
                    "take back nothing (the second copy costs no more with them off)")
     where = ", ".join(map(str, layers[:-1])) + (" and " if len(layers) > 1 else "") + str(
         layers[-1])
     return (f"In section 4's test (seed {seed}, {segment} random tokens written twice) the "
             f"{len(test.top_heads)} strongest induction heads sit in layer"
             f"{'s' if len(layers) > 1 else ''} {where} of {L}. Switching them off takes back "
-            f"{percent(lost)} of what copying saved on the second copy "
+            f"{percent_text(lost)} of what copying saved on the second copy "
             f"({test.loss_top_off:.1f} nats a token instead of {test.loss_repeat:.1f}); as "
             f"many random heads of those layers {random_said}.")
 
@@ -463,8 +452,8 @@ def induction_section(presenter: bool, font: int) -> None:
                                    title=f"Layer {bl + 1}, head {bh + 1} on the first sequence",
                                    font_size=font, height=620), key="lm_fig_ind_map",
                     alt=f"Layer {bl + 1}, head {bh + 1} on the first sequence: on average "
-                        f"{percent(best)} of a second-copy token's weight goes to the token that "
-                        f"followed its first occurrence. "
+                        f"{percent_text(best)} of a second-copy token's weight goes to the "
+                        "token that followed its first occurrence. "
                         + describe_matrix(test.best_attention, labels, labels))
     with left:
         st.markdown(f"tₙ′ is the second copy of tₙ. An induction head's stripe runs {P - 1} "
@@ -473,7 +462,7 @@ def induction_section(presenter: bool, font: int) -> None:
                     "t3).")
         st.markdown("The strongest: " + ", ".join(
         f"layer {l + 1} head {h + 1} ({test.scores[l, h]:.2f})" for l, h in test.top_heads)
-        + f". The best puts {percent(best)} of its attention where an induction head should, "
+        + f". The best puts {percent_text(best)} of its attention where an induction head should, "
         "on average over the second copies.")
     losses = {"copy 1": test.loss_first, "copy 2": test.loss_repeat,
               f"top {IND_TOP} off": test.loss_top_off,
@@ -632,7 +621,7 @@ st.markdown(
 
 bullet_list("What to notice", [
     f"The model only ever predicts one token: here “{md_escape(top_tokens[0])}” with "
-    f"{percent(probs[top[0]])}. Writing text is that prediction, repeated, each new token fed "
+    f"{percent_text(probs[top[0]])}. Writing text is that prediction, repeated, each new token fed "
     "back in.",
     "Temperature reshapes the distribution; top-k and top-p cut its tail. At τ = 0 the "
     "text is always the same.",

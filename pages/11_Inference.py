@@ -34,7 +34,7 @@ from pages.ui.layout import (
     show_figure,
 )
 from pages.ui.lm import load_language_model, measured, measured_when, model_note
-from pages.ui.numbers import difference_text, number_text
+from pages.ui.numbers import difference_text, number_text, percent_text
 from pages.ui.tables import scrolled_table, to_csv, to_json
 
 DEFAULT_PROMPT = "The capital of France is"
@@ -70,17 +70,6 @@ model_note(m, presenter)
 # What the sections measured last, for the downloads (sections rerun alone, as fragments;
 # the buttons read this when clicked).
 results: dict = st.session_state.setdefault("_inf_results", {})
-
-
-def percent(x: float) -> str:
-    """A share as a whole percentage; one that would read 100% or 0% without being so gets
-    the decimals it needs (86% of the way back is not all of it)."""
-    exact = min(abs(x), abs(1 - x)) < 1e-6  # 0 or 1 up to float32 rounding
-    for decimals in (0, 1, 2, 3):
-        text = f"{x:.{decimals}%}"
-        if float(text[:-1]) not in (0.0, 100.0) or exact:
-            break
-    return text
 
 
 def window_share(maps: np.ndarray, layer: int, rows: np.ndarray, window: int) -> float:
@@ -292,7 +281,7 @@ def way_back(result: inf.WindowResult) -> str:
         return ", as good as full attention or better."
     if cost <= 0:
         return ": the window alone costs nothing on this text."
-    return f", {percent((result.window - result.window_sinks) / cost)} of the way back."
+    return f", {percent_text((result.window - result.window_sinks) / cost)} of the way back."
 
 
 def window_notice(shown) -> str:
@@ -433,23 +422,23 @@ def perplexity_sections(presenter: bool, font: int):
         first, on_sinks = s.dense_first[top], s.sinks_on_sinks[top]
         st.markdown(
             f"For the {s.rows} queries whose window has lost the first tokens: with full "
-            f"attention layer {top + 1} puts {percent(first)} of its weight on token 1. "
+            f"attention layer {top + 1} puts {percent_text(first)} of its weight on token 1. "
             "Masked out, "
             + (f"less than half of that weight moves to the oldest token the window keeps "
                f"(from {s.dense_oldest[top]:.1%} to {s.window_oldest[top]:.1%}): the rest "
                "spreads over the window, onto tokens that held "
-               f"{percent(held)} of the query's weight with full attention. "
+               f"{percent_text(held)} of the query's weight with full attention. "
                if gained < first / 2 else
                f"most of that weight moves to the oldest token the window keeps (from "
                f"{s.dense_oldest[top]:.1%} to {s.window_oldest[top]:.1%}): it takes token "
                "1's place. ")
             + ("Set S above 0 to give the first tokens back." if not sinks else
-               f"Give the first {sinks} back and they take {percent(on_sinks)} of the weight"
+               f"Give the first {sinks} back and they take {percent_text(on_sinks)} of the weight"
                + (f", at least half of what token 1 held: they take its place as the "
                   f"{term_link('attention-sink', 'attention sink')}, often read as a place "
                   "to put weight the model has no use for."
                   if on_sinks >= first / 2 else
-                  f", less than half of the {percent(first)} token 1 held.")))
+                  f", less than half of the {percent_text(first)} token 1 held.")))
         back = np.arange(window)  # distance back from the query: 0 is the token itself
         by_distance = {name: s.maps[n, layer - 1][rows[:, None], rows[:, None] - back].mean(
             axis=0) for n, name in enumerate(["full", f"window {window}",
@@ -462,8 +451,9 @@ def perplexity_sections(presenter: bool, font: int):
                                        y_title="mean weight"))
         full_share = by_distance["full"].sum()  # weight on the window's tokens, full attention
         windowed = by_distance[f"window {window}"].sum()
-        st.markdown(f"In layer {layer} the window's {window} tokens get {percent(full_share)} of "
-                    f"a query's weight with full attention and {percent(windowed)} under the "
+        st.markdown(f"In layer {layer} the window's {window} tokens get "
+                    f"{percent_text(full_share)} of a query's weight with full attention and "
+                    f"{percent_text(windowed)} under the "
                     f"window: {100 * (windowed - full_share):.0f} percentage points more, "
                     f"{said_number(windowed / full_share)} times as much, spread over "
                     "them: the weight that had no other place to go.")

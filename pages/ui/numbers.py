@@ -71,6 +71,22 @@ def difference_text(x: float, digits: int = 2, *, rounding: bool = False) -> str
     return _times_power(mantissa, int(exponent)) + (" (rounding)" if rounding else "")
 
 
+def percent_text(x: float) -> str:
+    """A share as a whole percentage; one that would read 100% or 0% without being so gets
+    the decimals it needs (a share of 0.996 is not all of it): 0.86 -> "86%",
+    0.996 -> "99.6%", 0.99999994 (1 to float32 rounding) -> "100%".
+
+    >>> percent_text(0.86), percent_text(0.996), percent_text(0.0004), percent_text(1.0)
+    ('86%', '99.6%', '0.04%', '100%')
+    """
+    exact = min(abs(x), abs(1 - x)) < 1e-6  # 0 or 1 up to float32 rounding
+    for decimals in (0, 1, 2, 3):
+        text = f"{x:.{decimals}%}"
+        if float(text[:-1]) not in (0.0, 100.0) or exact:
+            break
+    return text
+
+
 def significant_text(x: float, digits: int) -> str:
     """``x`` to ``digits`` significant digits, as Python's ``g`` format chooses, with a power
     of ten written ×10ⁿ, never ``e-05``.

@@ -136,3 +136,16 @@ def test_written_arithmetic_says_approx_only_where_a_number_was_rounded():
     assert shown(1386281.6, 3) == 1.386e6  # written 1.386×10⁶
     # 0.707 / 0.5 = 1.414 exactly as written, though 1/√2 / 0.5 = 1.41421...
     assert sign(shown(1 / math.sqrt(2), 3) / 0.5, shown(math.sqrt(2), 3)) == "="
+
+
+@pytest.mark.parametrize("x, text", [
+    (0.86, "86%"),
+    (0.996, "99.6%"),  # never a false "100%"
+    (0.0004, "0.04%"),  # never a false "0%"
+    (0.99999994, "100%"),  # 1 to float32 rounding: all of it
+    (0.0, "0%"),
+])
+def test_percent_text_never_rounds_to_all_or_nothing(x, text):
+    from pages.ui.numbers import percent_text
+
+    assert percent_text(x) == text
