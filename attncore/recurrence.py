@@ -12,7 +12,8 @@ r"""Recurrence against self-attention, for one layer on a sequence of n tokens o
   self-attention layer makes :math:`Q K^\top` and the weights times V,
   :math:`2 n^2 d`, and its four projections (Q, K, V, output), :math:`4 n d^2`
   (lesson 7). So the recurrent layer grows like :math:`n d^2` and attention's own part
-  like :math:`n^2 d`: attention is the cheaper while n < d, up to its projections.
+  like :math:`n^2 d`: that part is below the GRU's while n < 3d, and with the projections
+  added the whole attention layer is below it while n < d.
   (An RNN is sometimes said to cost :math:`O(n^3)`: it is :math:`O(n d^2)`.)
 """
 
