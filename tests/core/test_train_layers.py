@@ -8,6 +8,7 @@ and compares the analytic gradient of every input and parameter with
 
 import numpy as np
 import pytest
+from gradcheck import TOL, check, numeric_grad, rel_error
 
 from attncore.train import alignment, induction, sentiment
 from attncore.train.attention import (
@@ -29,32 +30,6 @@ from attncore.train.layers import (
     softmax_forward,
 )
 from attncore.train.optim import AdamState, adam_step
-
-TOL = 1e-6
-
-
-def numeric_grad(f, x, h=1e-6):
-    """Central differences of the scalar f() with respect to every entry of x (in place)."""
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        old = x[i]
-        x[i] = old + h
-        up = f()
-        x[i] = old - h
-        down = f()
-        x[i] = old
-        g[i] = (up - down) / (2 * h)
-    return g
-
-
-def rel_error(a, b):
-    return np.linalg.norm(a - b) / max(np.linalg.norm(a) + np.linalg.norm(b), 1e-12)
-
-
-def check(f, analytic: dict, arrays: dict):
-    for name, arr in arrays.items():
-        err = rel_error(numeric_grad(f, arr), analytic[name])
-        assert err <= TOL, f"{name}: relative error {err:.2e}"
 
 
 @pytest.fixture
