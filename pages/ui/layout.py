@@ -100,9 +100,12 @@ _ACCESSIBLE_CSS = f"""
 """
 # A box that scrolls (a long table in a box of fixed height, a formula wider than its
 # column) can be scrolled with the keyboard only if it can take the focus (WCAG 2.1.1):
-# each one that overflows gets tabindex 0 and a name that says so, and loses them when it
-# no longer overflows. Checked after the page changes, at most every 150 ms. A constant
-# script, no user text.
+# each one that overflows, by a single pixel too (axe-core counts that as scrolling: a
+# formula one pixel wider than its column was missed with a pixel of slack), gets
+# tabindex 0 and a name that says so, and loses them when it no longer overflows. Checked
+# after the page changes, at most every 150 ms, and once the fonts have loaded (a formula
+# widens when its font arrives, with no change to the page). A constant script, no user
+# text.
 _SCROLLERS_JS = """
 <script>
 (() => {
@@ -112,7 +115,7 @@ _SCROLLERS_JS = """
     + '[overflow="auto"], [data-testid="stTable"], pre)';
   const mark = () => {
     for (const el of document.querySelectorAll(boxes)) {
-      const scrolls = el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1;
+      const scrolls = el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight;
       if (scrolls && !el.hasAttribute("data-scrolls")) {
         el.setAttribute("data-scrolls", "");
         el.setAttribute("tabindex", "0");
@@ -133,6 +136,7 @@ _SCROLLERS_JS = """
   };
   new MutationObserver(later).observe(document.body, {childList: true, subtree: true});
   window.addEventListener("resize", later);
+  if (document.fonts) document.fonts.ready.then(later);
   mark();
 })();
 </script>

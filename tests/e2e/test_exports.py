@@ -142,6 +142,20 @@ def _textbook_weights() -> np.ndarray:
                                                                    [2 * a + b]])
 
 
+def _check_why_attention(page: Page) -> None:
+    """Lesson 0 at its defaults: accuracy by length of both models, the same in the CSV as
+    in the JSON summary (which rounds to 4 decimals)."""
+    table = _get_csv(page, "why")  # "accuracy by length", the first choice
+    trace = _get_json(page, "why")
+    assert trace["train_lengths"] == [3, 16]
+    assert {4, 8, 12, 16, 20} <= set(trace["lengths"])
+    assert table.columns == ["attention", "fixed"]
+    assert table.rows == [str(n) for n in trace["lengths"]]
+    np.testing.assert_allclose(table.values[:, 0], trace["accuracy_attention"], atol=5e-5)
+    np.testing.assert_allclose(table.values[:, 1], trace["accuracy_fixed"], atol=5e-5)
+    assert np.all((0 <= table.values) & (table.values <= 1))
+
+
 def _check_worked_example(page: Page) -> None:
     q = _get_csv(page, "we")
     assert q.name == "we_q.csv"
@@ -349,6 +363,7 @@ def _check_inference(page: Page) -> None:
 
 
 CHECKS = {
+    "Why_attention": _check_why_attention,
     "Worked_example": _check_worked_example,
     "Scaling": _check_scaling,
     "Masks": _check_masks,
