@@ -29,8 +29,8 @@ from pages.ui.layout import (
     setup_page,
     show_figure,
 )
-from pages.ui.lm import measured
 from pages.ui.numbers import difference_text, number_text, percent_text
+from pages.ui.shared import measured
 from pages.ui.tables import downloads
 
 presenter = setup_page("Why attention", "🧭")

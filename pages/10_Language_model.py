@@ -33,8 +33,9 @@ from pages.ui.layout import (
     setup_page,
     show_figure,
 )
-from pages.ui.lm import load_language_model, measured, model_note, token_strip
+from pages.ui.lm import load_language_model, model_note, token_strip
 from pages.ui.numbers import difference_text, number_text, percent_text, significant_text
+from pages.ui.shared import measured
 from pages.ui.tables import scrolled_table, to_csv
 
 PAGE_MAX_TOKENS = 96  # prompt tokens read here (chat template included); the core allows 256

@@ -33,8 +33,9 @@ from pages.ui.layout import (
     setup_page,
     show_figure,
 )
-from pages.ui.lm import load_language_model, measured, measured_when, model_note
+from pages.ui.lm import load_language_model, model_note
 from pages.ui.numbers import difference_text, number_text, percent_text
+from pages.ui.shared import measured, measured_when
 from pages.ui.tables import scrolled_table, to_csv, to_json
 
 DEFAULT_PROMPT = "The capital of France is"

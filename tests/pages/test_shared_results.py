@@ -1,4 +1,4 @@
-"""pages.ui.lm.measured: long results computed once per setting, shared between sessions
+"""pages.ui.shared.measured: long results computed once per setting, shared between sessions
 without computing twice, and a bounded number kept."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
-from pages.ui import lm as lm_ui
+from pages.ui import shared
 
 
 def test_sessions_asking_at_once_wait_for_one_computation():
@@ -18,7 +18,7 @@ def test_sessions_asking_at_once_wait_for_one_computation():
         return 42
 
     results = []
-    threads = [threading.Thread(target=lambda: results.append(lm_ui.measured(
+    threads = [threading.Thread(target=lambda: results.append(shared.measured(
         "slow", (1,), slow, automatic=True, label="", key="", note=""))) for _ in range(4)]
     for t in threads:
         t.start()
@@ -29,11 +29,11 @@ def test_sessions_asking_at_once_wait_for_one_computation():
 
 
 def test_each_kind_keeps_its_last_results_only():
-    for n in range(lm_ui.MAX_KEPT + 3):
-        lm_ui.measured("many", (n,), lambda n=n: n, automatic=True, label="", key="", note="")
-    lm_ui.measured("other", (0,), lambda: "kept", automatic=True, label="", key="", note="")
-    store = lm_ui._shared_results()
+    for n in range(shared.MAX_KEPT + 3):
+        shared.measured("many", (n,), lambda n=n: n, automatic=True, label="", key="", note="")
+    shared.measured("other", (0,), lambda: "kept", automatic=True, label="", key="", note="")
+    store = shared._shared_results()
     kept = sorted(settings[0] for name, settings in store if name == "many")
     # MAX_KEPT + 3 results of one kind: the first 3 went, the last MAX_KEPT stay.
-    assert kept == list(range(3, lm_ui.MAX_KEPT + 3))
+    assert kept == list(range(3, shared.MAX_KEPT + 3))
     assert store[("other", (0,))] == "kept"  # another kind is not pushed out
