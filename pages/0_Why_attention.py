@@ -29,7 +29,8 @@ from pages.ui.layout import (
     setup_page,
     show_figure,
 )
-from pages.ui.numbers import difference_text, number_text, percent_text
+from pages.ui.numbers import difference_text, number_text
+from pages.ui.numbers import percent_text as percent  # never a false 0% or 100%
 from pages.ui.shared import measured
 from pages.ui.tables import downloads
 
@@ -49,11 +50,6 @@ LETTERS = "ABCDEFGHIJKL"  # the 12 symbols, ids 0..11, shown as letters
 
 def symbol(i: int) -> str:
     return LETTERS[i] if 0 <= i < len(LETTERS) else "BOS"
-
-
-def percent(x: float) -> str:
-    """A share as a percentage that never reads a false 0% or 100% (0.996 is 99.6%)."""
-    return percent_text(float(x))
 
 
 if not presenter:
