@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._checks import whole_number
+from .cost import attention_multiply_adds, projection_multiply_adds
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,6 @@ def compare_layers(n: int, d: int) -> LayerComparison:
     return LayerComparison(
         n=n, d=d, rnn_steps=n, attention_steps=1, rnn_path=n - 1, attention_path=min(1, n - 1),
         gru_multiply_adds=6 * n * d * d,
-        attention_multiply_adds=2 * n * n * d,
-        projection_multiply_adds=4 * n * d * d,
+        attention_multiply_adds=attention_multiply_adds(n, heads=1, d_k=d),  # H·d_k = d
+        projection_multiply_adds=projection_multiply_adds(n, d),
     )
