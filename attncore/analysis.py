@@ -45,6 +45,12 @@ def max_weight(w) -> np.ndarray:
 NEARLY_ONE_HOT = 0.99
 
 
+#: Tokens are called attention sinks only when they take at least this many times the
+#: share an even spread would give them (lesson 9's [CLS] and [SEP], lesson 10's first
+#: token).
+SINK_FACTOR = 2
+
+
 def nearly_one_hot(w) -> np.ndarray:
     """Whether each row puts more than :data:`NEARLY_ONE_HOT` of its weight on one key."""
     return max_weight(w) > NEARLY_ONE_HOT

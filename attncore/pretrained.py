@@ -30,6 +30,7 @@ from threadpoolctl import threadpool_limits
 
 from ._checks import whole_number
 from ._installed import read_only
+from .analysis import SINK_FACTOR
 from .pretrained_files import (
     INSTALL_COMMAND,
     LayerWeights,
@@ -64,9 +65,6 @@ __all__ = [
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for all-MiniLM-L6-v2
 SPECIAL_TOKENS = ("[CLS]", "[SEP]")
 
-#: Tokens are called attention sinks only when they take at least this many times the
-#: share an even spread would give them (as lesson 10 does for SmolLM2's first token).
-SINK_FACTOR = 2
 
 
 def even_special_share(tokens) -> float:

@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from attncore import lm
+from attncore.analysis import SINK_FACTOR
 from attncore.lm import heads as lm_heads
 from attncore.pretrained_files import EXPECTED_CONFIG as MINILM
 from pages.ui.arithmetic import num
@@ -254,11 +255,12 @@ def sink_text(first: np.ndarray, prev: np.ndarray, tokens: list[str]) -> str:
     said = (f"The first token “{md_escape(tokens[0])}” takes up to {percent_text(first.max())} of "
             f"a layer's attention (layer {layer + 1}), against {percent_text(even)} if every query "
             "spread its weight evenly over the tokens it sees")
-    if first.max() >= 2 * even:
-        said += (f": at least twice that, an {term_link('attention-sink', 'attention sink')}"
+    times = "twice" if SINK_FACTOR == 2 else f"{SINK_FACTOR} times"
+    if first.max() >= SINK_FACTOR * even:
+        said += (f": at least {times} that, an {term_link('attention-sink', 'attention sink')}"
                  ", often read as a place where heads park weight they have no use for.")
     else:
-        said += ": less than twice that, too little to call it a sink here."
+        said += f": less than {times} that, too little to call it a sink here."
     return said + (f" Layer 1's heads put {percent_text(prev[0])} of theirs on the previous token "
                    f"(an even spread would give it {percent_text(even)} too).")
 
