@@ -1,13 +1,15 @@
 """Command line for teachers and checks: ``python -m attncore.lm TASK [options]``.
 
 Each task prints, as its last line, one JSON object. Layers and heads count from 1, as
-on the pages.
+on the pages (``patch``'s arrays are in model order, layer 0 first, as its issue asks;
+their lists of layers and heads count from 1).
 
   next       the 10 most likely next tokens after --prompt
   induction  the repeated-random-tokens test: best induction heads, losses with them off
   cache      generation with and without the KV cache (lesson 11)
   window     perplexity with a sliding window, with and without attention sinks (lesson 11)
   mqa        perplexity with the 3 KV heads merged into 1 without retraining (lesson 11)
+  patch      a clean and a corrupted prompt: patching, attribution, knockout (lesson 12)
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import inference
+from . import answer, inference, patching
 from .files import ModelNotInstalledError, model
 from .generation import model_probs
 from .heads import induction_test
@@ -91,6 +93,28 @@ def _mqa(args) -> dict:
             "ppl_mqa_merged": result.merged, "seconds": time.perf_counter() - start}
 
 
+def _patch(args) -> dict:
+    start = time.perf_counter()
+    m = model()
+    result = answer.study_texts(m, args.clean, args.corrupt, args.answer, args.wrong)
+    windows, probs, p_clean = patching.knockout(m, result.runs, args.window)
+    dla = result.attribution
+    return {"task": "patch", "clean": args.clean, "corrupt": args.corrupt,
+            "answer": args.answer, "wrong": args.wrong, "tokens": result.pair.n_tokens,
+            "changed_positions": [int(p) + 1 for p in result.pair.changed],
+            "logit_diff_clean": result.ld_clean, "logit_diff_corrupt": result.ld_corrupt,
+            "p_answer_clean": result.p_clean, "p_answer_corrupt": result.p_corrupt,
+            "head_recovery": result.heads.tolist(),
+            "residual_recovery": result.residual.tolist(),
+            "dla_heads": dla.heads.tolist(), "dla_ffn": dla.ffn.tolist(),
+            "dla_embed": dla.embed, "dla_total": dla.total,
+            "knockout_window": args.window, "knockout_p_answer_none": p_clean,
+            "knockout": [[first + 1, last + 1, float(p)]
+                         for (first, last), p in zip(windows, probs, strict=True)],
+            "top_heads": [[layer + 1, head + 1, r] for layer, head, r in result.top_heads()],
+            "seconds": time.perf_counter() - start}
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m attncore.lm", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -121,11 +145,22 @@ def parser() -> argparse.ArgumentParser:
         t.add_argument("--tokens", type=int, default=inference.DEFAULT_TOKENS,
                        help=f"the text's first N tokens are read (default "
                        f"{inference.DEFAULT_TOKENS}, at most {inference.MAX_TOKENS})")
+    pat = tasks.add_parser("patch", help="patching, direct attribution and knockout for a "
+                           "clean and a corrupted prompt (lesson 12)")
+    pat.add_argument("--clean", required=True, help='the clean prompt ("The capital of '
+                     'France is")')
+    pat.add_argument("--corrupt", required=True, help="the corrupted prompt: as many tokens, "
+                     "a word changed")
+    pat.add_argument("--answer", required=True, help='the clean answer, one token, with its '
+                     'leading space (" Paris")')
+    pat.add_argument("--wrong", required=True, help='the corrupted answer, one token (" Rome")')
+    pat.add_argument("--window", type=int, default=answer.KNOCKOUT_WINDOW,
+                     help="consecutive layers in each knockout window")
     return p
 
 
 TASKS = {"next": _next, "induction": _induction, "cache": _cache, "window": _window,
-         "mqa": _mqa}
+         "mqa": _mqa, "patch": _patch}
 
 
 def main(argv: list[str] | None = None) -> dict:

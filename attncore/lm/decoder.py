@@ -227,7 +227,7 @@ def forward(m: SmolLM, ids: np.ndarray, *, cache: KVCache | None = None,
             stream: np.ndarray | None = None,
             head_patch: tuple[np.ndarray, np.ndarray] | None = None,
             layer_masks: Mapping[int, np.ndarray] | None = None,
-            vocab: np.ndarray | None = None, blas_threads: int = 1) -> Pass:
+            vocab: np.ndarray | None = None) -> Pass:
     """Run the decoder on ``ids`` (..., T), after the ``cache`` of earlier positions.
 
     Parameters
@@ -261,8 +261,6 @@ def forward(m: SmolLM, ids: np.ndarray, *, cache: KVCache | None = None,
     vocab : (n,) token ids, optional
         Logits for these tokens only: an answer against a wrong answer needs 2 columns of
         the output matrix, not 49,152.
-    blas_threads : int
-        Threads BLAS may use during the pass.
     """
     cfg, w = m.config, weights if weights is not None else m.weights
     ids = np.asarray(ids)
@@ -279,9 +277,9 @@ def forward(m: SmolLM, ids: np.ndarray, *, cache: KVCache | None = None,
         x = np.asarray(w.token_embd[ids], dtype=F32)  # (..., T, d)
     kept = _Record(record, cfg.n_layers)
     keys, values = [], []
-    # Small products (a prompt, a generated token): BLAS threads only spin, so one by
-    # default; batches of patched runs are large enough for more.
-    with _blas().limit(limits=blas_threads, user_api="blas"):
+    # Small products: BLAS threads only spin. Even the batches of patched runs were 5 to
+    # 10 times slower with 2 threads on this 2-core machine while other work ran.
+    with _blas().limit(limits=1, user_api="blas"):
         for n in range(from_layer, cfg.n_layers):
             h = rms_norm(x, w.attn_norm[n], cfg.rms_eps)
             layer_mask = mask if layer_masks is None else layer_masks.get(n, mask)

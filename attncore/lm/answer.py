@@ -1,0 +1,114 @@
+"""What attention does for the answer: everything lesson 12 computes for one pair.
+
+:func:`study` runs the clean and corrupted prompts and computes, from them, the logit
+lens, the direct attribution, both patching grids and each head's attention to the changed
+token; :func:`attncore.lm.patching.knockout` depends on a window the page lets the
+student choose, and is computed apart.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .decoder import forward
+from .files import SmolLM
+from .generation import model_probs
+from .lens import Attribution, Lens, direct_attribution, logit_lens
+from .pair import Pair, PairRuns, make_pair, run_pair
+from .patching import attention_to_changed, head_patching, residual_patching
+
+#: The page's presets: (clean prompt, corrupted prompt, answer, wrong answer). The capital
+#: cities differ in one token; the landmark in three; the last is indirect-object
+#: identification (Wang et al. 2022): who receives the drink is the name not repeated.
+PRESETS: dict[str, tuple[str, str, str, str]] = {
+    "A capital city": ("The capital of France is", "The capital of Italy is", " Paris",
+                       " Rome"),
+    "Another capital": ("The capital of Japan is", "The capital of China is", " Tokyo",
+                        " Beijing"),
+    "A landmark": ("The Eiffel Tower is located in the city of",
+                   "The Colosseum is located in the city of", " Paris", " Rome"),
+    "Who gets the drink": (
+        "When Mary and John went to the store, John gave a drink to",
+        "When Mary and John went to the store, Mary gave a drink to", " Mary", " John"),
+}
+
+#: Layers a knockout window spans by default: the prototype's 9 of 30.
+KNOCKOUT_WINDOW = 9
+
+
+@dataclass(frozen=True, eq=False)
+class AnswerStudy:
+    """Lesson 12's results for one pair (arrays in model order, layer 0 first).
+
+    ``p_clean`` and ``p_corrupt`` are p(answer) after each prompt; ``residual`` (L, T) and
+    ``heads`` (L, H) the patching recoveries; ``looks`` (L, H) each head's attention from
+    the last token to the changed token(s) in the clean run; ``seconds`` the time the
+    runs, both grids and the lens took.
+    """
+
+    pair: Pair
+    runs: PairRuns
+    p_clean: float
+    p_corrupt: float
+    lens: Lens
+    attribution: Attribution
+    residual: np.ndarray
+    heads: np.ndarray
+    looks: np.ndarray
+    seconds: float
+
+    @property
+    def ld_clean(self) -> float:
+        return self.runs.ld_clean
+
+    @property
+    def ld_corrupt(self) -> float:
+        return self.runs.ld_corrupt
+
+    def top_heads(self, n: int = 5) -> list[tuple[int, int, float]]:
+        """The ``n`` heads whose patching recovers the most, as (layer, head, recovery),
+        from 0, largest first (ties in model order)."""
+        order = np.argsort(-self.heads, axis=None, kind="stable")[:n]
+        H = self.heads.shape[1]
+        return [(int(i) // H, int(i) % H, float(self.heads.flat[i])) for i in order]
+
+
+def _p_answer(m: SmolLM, ids: np.ndarray, answer: int) -> float:
+    logits = forward(m, ids, keep_cache=False, last_only=True).logits
+    return float(model_probs(logits)[answer])
+
+
+def study(m: SmolLM, pair: Pair, progress: Callable[[float, str], None] | None = None
+          ) -> AnswerStudy:
+    """Every result of lesson 12 but the knockout, for ``pair``.
+
+    ``progress(fraction, what)`` is told how far the work has gone: the head grid is
+    about two thirds of it.
+    """
+    def told(low: float, high: float, what: str):
+        if progress is None:
+            return None
+        progress(low, what)
+        return lambda done: progress(low + (high - low) * done, what)
+
+    start = time.perf_counter()
+    told(0.0, 0.05, "running both prompts")
+    runs = run_pair(m, pair)
+    p_clean, p_corrupt = (_p_answer(m, ids, pair.answer) for ids in (pair.clean, pair.corrupt))
+    lens, attribution = logit_lens(m, runs), direct_attribution(m, runs)
+    residual = residual_patching(m, runs, told(0.05, 0.35, "patching the residual stream"))
+    heads = head_patching(m, runs, told(0.35, 1.0, "patching every head"))
+    return AnswerStudy(pair=pair, runs=runs, p_clean=p_clean, p_corrupt=p_corrupt,
+                       lens=lens, attribution=attribution, residual=residual, heads=heads,
+                       looks=attention_to_changed(runs),
+                       seconds=time.perf_counter() - start)
+
+
+def study_texts(m: SmolLM, clean: str, corrupt: str, answer: str, wrong: str,
+                progress: Callable[[float, str], None] | None = None) -> AnswerStudy:
+    """:func:`study` of the pair these texts make (:func:`make_pair` checks them)."""
+    return study(m, make_pair(m, clean, corrupt, answer, wrong), progress)
