@@ -79,6 +79,9 @@ WHAT = {
                       "induction heads found and switched off, one head by hand.",
     "Inference": "on the same model, measured live: the KV cache, grouped-query heads, a "
                  "sliding window with attention sinks, and FlashAttention's online softmax.",
+    "Attention_for_the_answer": "change one word and find, causally, which layers and heads "
+                                "carry the answer: the logit lens, the answer split into "
+                                "every head's part, activation patching, attention knockout.",
 }
 for number, script, name, title in lessons():
     st.page_link(script, label=nav_label(number, title))

@@ -196,6 +196,26 @@ TERMS = (
          "Each token attends only to the W most recent tokens, itself included (lesson "
          "11, causal); lesson 3's local window is symmetric instead: radius r, the r "
          "tokens on each side and itself.", 11),
+    Term("logit-difference", "Logit difference (LD)",
+         "logit(answer) − logit(wrong answer) at the last position: how much the model "
+         "prefers one next token to another. It does not depend on the other tokens' "
+         "logits, unlike a probability.", 12),
+    Term("activation-patching", "Activation patching",
+         "Run a corrupted prompt, put back one activation (the stream at a position, a "
+         "head's output) from the clean run, and measure the share of the clean logit "
+         "difference that returns: the recovery, 0 for no effect, 1 for all of it.", 12),
+    Term("direct-attribution", "Direct logit attribution",
+         "The logit difference split exactly into what each component (the embedding, "
+         "each head, each FFN) writes straight into the last position's stream, with the "
+         "final norm's scale frozen. It leaves out what a component does through later "
+         "layers.", 12),
+    Term("knockout", "Attention knockout",
+         "Forbid one query to read one key (one entry of the mask closed) in chosen "
+         "layers, and see whether the answer survives.", 12),
+    Term("logit-lens", "Logit lens",
+         "The stream after an intermediate layer, put through the final norm and the "
+         "output matrix as if the model stopped there: each layer's guess, a rough "
+         "reading in small models.", 12),
 )
 
 ALL = {entry.key: entry for entry in SYMBOLS + TERMS}

@@ -160,6 +160,7 @@ PAGE_TITLES = {
     "Pretrained_model": "A real pretrained model",
     "Language_model": "A real language model writes",
     "Inference": "Attention at inference",
+    "Attention_for_the_answer": "Attention and the answer",
 }
 _LESSON_FILE = re.compile(r"^(\d+)_(.+)\.py$")
 

@@ -48,7 +48,7 @@ from .access import (
     spoken_token,
 )
 from .axes import ALL_LABELS_UP_TO, CHAR_EM, FIGURE_PX, LABEL_CHARS
-from .charts import bar_chart, histogram, line_chart
+from .charts import bar_chart, histogram, line_chart, scatter_chart
 from .colours import (
     GRID_COLOUR,
     SCORES_SCALE,
@@ -80,5 +80,5 @@ __all__ = [
     "describe_matrix", "describe_samples", "figure", "figure_csv", "figure_table",
     "fitting_cell_font", "head_thumbnails", "heatmap_grid",
     "histogram", "line_chart", "matrix_heatmap", "pool_matrix", "revision", "said_number",
-    "spoken_token", "with_look",
+    "scatter_chart", "spoken_token", "with_look",
 ]

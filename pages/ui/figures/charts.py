@@ -149,3 +149,27 @@ def histogram(samples, *, title: str, x_title: str, bins: int = 40, reference_pd
                               [traces[1]["y"]] if reference_pdf is not None else [])]))
     layout["bargap"] = 0
     return package.figure(traces, layout)
+
+
+def scatter_chart(groups: dict, *, title: str, x_title: str, y_title: str,
+                  font_size: int = 14, height: int = 380) -> go.Figure:
+    """Points, one group per name: ``groups`` maps a name to (x, y, labels), each point
+    labelled on hover (a head's name). Each group has its own colour and marker, so that
+    no group is told apart by colour alone."""
+    traces, xs, ys = [], [], []
+    for n, (name, (x, y, labels)) in enumerate(groups.items()):
+        x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+        style = n % len(SERIES_COLOURS)
+        traces.append(dict(
+            type="scatter", x=x, y=y, name=plotly_safe(name), mode="markers",
+            marker={"color": SERIES_COLOURS[style], "symbol": SERIES_MARKERS[style],
+                    "size": 9 if n else 7},
+            text=[plotly_safe(label) for label in labels],
+            hovertemplate=f"%{{text}}<br>{x_title} %{{x:.3f}}<br>{y_title} %{{y:.3f}}"
+                          "<extra></extra>",
+        ))
+        xs.append(x)
+        ys.append(y)
+    return package.figure(traces, _axes_layout(
+        title, x_title, y_title, font_size, height, legend=[str(k) for k in groups],
+        x_values=np.concatenate(xs) if xs else (), y_values=np.concatenate(ys) if ys else ()))
