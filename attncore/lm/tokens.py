@@ -11,6 +11,7 @@ bytes that are only part of a character as ``\\xNN``.
 from __future__ import annotations
 
 import functools
+import re
 
 import numpy as np
 
@@ -32,18 +33,26 @@ def _byte_of_char() -> dict[str, int]:
     return {c: b for b, c in chars.items()}
 
 
-def piece_bytes(piece: str) -> bytes:
-    """The bytes a byte-level piece stands for ("Ġcat" -> b" cat")."""
-    table = _byte_of_char()
-    return bytes(table[c] for c in piece)
+def piece_bytes(piece: str, byte_level: bool = True) -> bytes:
+    """The bytes a piece stands for: a byte-level piece ("Ġcat" -> b" cat"), or, with
+    ``byte_level`` False, a SentencePiece one (the tokenizer.json of Llama 2, TinyLlama or
+    Mistral): "▁" for a space, "<0x0A>" for a byte of its own ("▁cat" -> b" cat")."""
+    if byte_level:
+        table = _byte_of_char()
+        return bytes(table[c] for c in piece)
+    spelled = re.fullmatch(r"<0x([0-9A-Fa-f]{2})>", piece)
+    if spelled:
+        return bytes([int(spelled.group(1), 16)])
+    return piece.replace("\u2581", " ").encode("utf-8")
 
 
-def readable(piece: str, special: bool = False) -> str:
+def readable(piece: str, special: bool = False, byte_level: bool = True) -> str:
     """A piece as a student should see it: "Ġcat" -> "␣cat", "Ċ" -> "↵", a lone part of
-    an emoji -> "\\xf0\\x9f". Special tokens ("<|im_start|>") are shown as they are."""
+    an emoji -> "\\xf0\\x9f" (SentencePiece's "▁cat" -> "␣cat" with ``byte_level`` False).
+    Special tokens ("<|im_start|>") are shown as they are."""
     if special:
         return piece
-    text = piece_bytes(piece).decode("utf-8", errors="backslashreplace")
+    text = piece_bytes(piece, byte_level).decode("utf-8", errors="backslashreplace")
     return (text.replace(" ", SPACE).replace("\n", NEWLINE).replace("\t", TAB)
             .replace("\r", "\\r"))
 
@@ -70,14 +79,23 @@ def prompt_ids(m: SmolLM, text: str) -> np.ndarray:
 def pieces(m: SmolLM, ids) -> list[str]:
     """The readable piece of each id (see :func:`readable`)."""
     special = set(m.special_tokens)
+    byte_level = _byte_level(m)
     out = []
     for i in np.asarray(ids).ravel().tolist():
         piece = m.tokenizer.id_to_token(int(i))
         if piece is None:  # a row of the embedding past the tokenizer's vocabulary (Qwen2)
             out.append(f"<unused {i}>")
             continue
-        out.append(readable(piece, piece in special))
+        out.append(readable(piece, piece in special, byte_level))
     return out
+
+
+def _byte_level(m: SmolLM) -> bool:
+    """Whether the model's pieces are byte-level BPE's (GPT-2's table: SmolLM2, Llama 3,
+    Qwen2, GPT-2), not SentencePiece's."""
+    from tokenizers import decoders
+
+    return isinstance(m.tokenizer.decoder, decoders.ByteLevel)
 
 
 def decode(m: SmolLM, ids) -> str:
