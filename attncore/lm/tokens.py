@@ -114,6 +114,9 @@ def chat_prompt(m: SmolLM, user_text: str) -> str:
 
     if not isinstance(user_text, str):
         raise ValueError(f"text must be a string; got {type(user_text).__name__}")
+    if not m.chat_template:
+        raise ValueError(f"{m.name} has no chat template (a base model, such as GPT-2): "
+                         "give it plain text to continue")
     template = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True
                                              ).from_string(m.chat_template)
     return template.render(messages=[{"role": "user", "content": user_text}],

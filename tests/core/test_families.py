@@ -419,3 +419,11 @@ def test_sentencepiece_pieces_read_as_text(tmp_path, cache):
     assert tokens.readable("é", byte_level=False) == "é"
     m = load(tiny.write_gguf(tmp_path / "m.gguf", "gpt2", tiny.draw("gpt2")), cache)
     assert tokens._byte_level(m) and tokens.pieces(m, [256]) == ["␣t"]
+
+
+def test_a_model_without_a_chat_template_says_so(tmp_path, cache):
+    from attncore.lm import tokens
+
+    m = load(tiny.write_gguf(tmp_path / "m.gguf", "gpt2", tiny.draw("gpt2")), cache)
+    with pytest.raises(ValueError, match="has no chat template .*plain text"):
+        tokens.chat_prompt(m, "Hi")
