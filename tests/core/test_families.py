@@ -427,3 +427,35 @@ def test_a_model_without_a_chat_template_says_so(tmp_path, cache):
     m = load(tiny.write_gguf(tmp_path / "m.gguf", "gpt2", tiny.draw("gpt2")), cache)
     with pytest.raises(ValueError, match="has no chat template .*plain text"):
         tokens.chat_prompt(m, "Hi")
+
+
+def _llama3_inv_freq(base, d_k, factor, low, high, old):
+    """transformers' _compute_llama3_parameters, written out: the frequencies themselves."""
+    inv_freq = base ** (-np.arange(0, d_k, 2) / d_k)
+    wavelen = 2 * np.pi / inv_freq
+    scaled = np.where(wavelen > old / low, inv_freq / factor, inv_freq)
+    smooth = (old / wavelen - low) / (high - low)
+    smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+    medium = (wavelen >= old / high) & (wavelen <= old / low)
+    return np.where(medium, smoothed, scaled)
+
+
+def test_llama_3_s_rope_scaling_from_a_folder_and_a_gguf(tmp_path, cache):
+    """A Hugging Face config's rope_scaling "llama3" and a GGUF's rope_freqs tensor (what
+    llama.cpp's converter writes: each frequency's divisor) give the reference's logits
+    with the scaled frequencies. With d_k = 8 and an original context of 16 tokens the
+    four wavelengths (6.3, 63, 628, 6283) fall in the blend, and beyond it."""
+    scaling = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+               "high_freq_factor": 4.0, "original_max_position_embeddings": 16}
+    inv_freq = _llama3_inv_freq(10000.0, 8, 8.0, 1.0, 4.0, 16)
+    arrays = tiny.draw("llama", seed=12)
+    ref_logits, _ = tiny.reference("llama", arrays, IDS, inv_freq=inv_freq)
+    assert not np.allclose(ref_logits, tiny.reference("llama", arrays, IDS)[0], atol=1e-2)
+    folder = tiny.write_hf(tmp_path / "l3", "llama", arrays,
+                           tiny.hf_config("llama", rope_scaling=scaling))
+    divisors = (10000.0 ** (-np.arange(0, 8, 2) / 8)) / inv_freq
+    path = tiny.write_gguf(tmp_path / "l3.gguf", "llama", arrays,
+                           extra={"rope_freqs.weight": divisors})
+    for m in (load(folder, cache), load(path, cache)):
+        assert m.config.rope_scaling == "llama3"
+        assert np.allclose(decoder.forward(m, np.array(IDS)).logits, ref_logits, atol=2e-4)

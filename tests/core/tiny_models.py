@@ -212,7 +212,10 @@ def write_gguf(path: Path, family: str, arrays: dict[str, np.ndarray], tied: boo
     w.add_bos_token_id(vocab.index(BOS))
     w.add_add_bos_token(False)
     for key, value in (extra or {}).items():
-        w.add_uint32(key, value)
+        if isinstance(value, np.ndarray):
+            w.add_tensor(key, value.astype(np.float32))
+        else:
+            w.add_uint32(key, value)
 
     def put(name: str, a: np.ndarray) -> None:
         if tensor_type is not None and a.ndim == 2:
@@ -271,9 +274,9 @@ def gguf_tensors(family: str, a: dict[str, np.ndarray], tied: bool = True) -> di
 # ---- the reference: the equations, position by position, in float64 -----------------------
 
 def reference(family: str, a: dict[str, np.ndarray], ids: list[int], tied: bool = True,
-              eps: float | None = None, base: float = 10000.0):
+              eps: float | None = None, base: float = 10000.0, inv_freq=None):
     """Logits (T, V) and attention weights (L, H, T, T) of Hugging Face's equations, with
-    loops over positions, heads and keys."""
+    loops over positions, heads and keys (``inv_freq``: RoPE's frequencies, when scaled)."""
     A = {k: v.astype(np.float64) for k, v in a.items()}
     d, H, L = SIZES["d"], SIZES["H"], SIZES["L"]
     KV = H if family == "gpt2" else SIZES["KV"]
@@ -292,7 +295,7 @@ def reference(family: str, a: dict[str, np.ndarray], ids: list[int], tied: bool 
     def rotate(u, t):  # rotate_half: pair i with i + d_k/2
         out = u.copy()
         for i in range(d_k // 2):
-            angle = t * base ** (-2 * i / d_k)
+            angle = t * (base ** (-2 * i / d_k) if inv_freq is None else inv_freq[i])
             c, s = math.cos(angle), math.sin(angle)
             out[i] = u[i] * c - u[i + d_k // 2] * s
             out[i + d_k // 2] = u[i + d_k // 2] * c + u[i] * s
