@@ -10,6 +10,11 @@ their lists of layers and heads count from 1).
   window     perplexity with a sliding window, with and without attention sinks (lesson 11)
   mqa        perplexity with the 3 KV heads merged into 1 without retraining (lesson 11)
   patch      a clean and a corrupted prompt: patching, attribution, knockout (lesson 12)
+  trace      one forward pass saved as .npz: ids, logits (T, V), attentions (L, H, T, T)
+
+Every task takes --model PATH: a GGUF file (llama, qwen2 or gpt2) or a Hugging Face folder
+(Llama, Qwen2, Mistral without a sliding window, GPT-2), converted once to float32 into the
+disk cache; SmolLM2-135M-Instruct by default.
 """
 
 from __future__ import annotations
@@ -23,20 +28,32 @@ from pathlib import Path
 import numpy as np
 
 from . import answer, inference, patching
-from .files import ModelNotInstalledError, model
+from .decoder import forward
+from .files import ModelNotInstalledError, load_model, model
 from .generation import model_probs
 from .heads import induction_test
-from .tokens import decode
+from .tokens import decode, prompt_ids
 from .trace import run
 
 
+def _model(args):
+    """--model's model, or SmolLM2; told on stderr about a first conversion."""
+    if not args.model:
+        return model()
+
+    def tell(fraction: float, what: str) -> None:
+        print(f"{fraction:4.0%} {what}", file=sys.stderr)
+
+    return load_model(args.model, progress=tell)
+
+
 def _next(args) -> dict:
+    m = _model(args)
     start = time.perf_counter()
-    trace = run(args.prompt, max_tokens=args.max_tokens)
+    trace = run(args.prompt, max_tokens=args.max_tokens, m=m)
     seconds = time.perf_counter() - start
     probs = model_probs(trace.logits[-1])
     top = np.argsort(-probs, kind="stable")[:10]
-    m = model()
     return {"task": "next", "prompt": args.prompt, "tokens": len(trace.ids),
             "truncated": trace.truncated,
             "top": [[int(i), decode(m, [i]), float(probs[i])] for i in top],
@@ -46,7 +63,7 @@ def _next(args) -> dict:
 def _induction(args) -> dict:
     start = time.perf_counter()
     test = induction_test(seed=args.seed, segment=args.segment, sequences=args.sequences,
-                          n_top=5, draws=args.draws)
+                          n_top=5, draws=args.draws, m=_model(args))
     seconds = time.perf_counter() - start
     return {"task": "induction", "seed": args.seed, "segment": args.segment,
             "sequences": args.sequences,
@@ -60,7 +77,7 @@ def _induction(args) -> dict:
 
 
 def _cache(args) -> dict:
-    result = inference.cache_comparison(args.prompt, args.steps)
+    result = inference.cache_comparison(args.prompt, args.steps, m=_model(args))
     return {"task": "cache", "prompt": args.prompt, "steps": args.steps,
             "same_tokens": result.same_tokens, "max_logit_diff": result.max_logit_diff,
             "seconds_cached": result.seconds_cached, "seconds_uncached": result.seconds_uncached,
@@ -79,7 +96,8 @@ def _text(args) -> str:
 
 def _window(args) -> dict:
     start = time.perf_counter()
-    result = inference.window_perplexities(_text(args), args.window, args.sinks, args.tokens)
+    result = inference.window_perplexities(_text(args), args.window, args.sinks, args.tokens,
+                                           m=_model(args))
     return {"task": "window", "window": args.window, "sinks": args.sinks,
             "tokens": result.tokens, "ppl_dense": result.dense,
             "ppl_window": result.window, "ppl_window_sinks": result.window_sinks,
@@ -88,16 +106,17 @@ def _window(args) -> dict:
 
 def _mqa(args) -> dict:
     start = time.perf_counter()
-    result = inference.merged_kv_perplexity(_text(args), args.tokens)
+    result = inference.merged_kv_perplexity(_text(args), args.tokens, m=_model(args))
     return {"task": "mqa", "tokens": result.tokens, "ppl_gqa": result.gqa,
             "ppl_mqa_merged": result.merged, "seconds": time.perf_counter() - start}
 
 
 def _patch(args) -> dict:
+    m = _model(args)
     start = time.perf_counter()
-    m = model()
     result = answer.study_texts(m, args.clean, args.corrupt, args.answer, args.wrong)
-    windows, probs, p_clean = patching.knockout(m, result.runs, args.window)
+    window = args.window or min(answer.KNOCKOUT_WINDOW, m.config.n_layers)
+    windows, probs, p_clean = patching.knockout(m, result.runs, window)
     dla = result.attribution
     return {"task": "patch", "clean": args.clean, "corrupt": args.corrupt,
             "answer": args.answer, "wrong": args.wrong, "tokens": result.pair.n_tokens,
@@ -108,33 +127,65 @@ def _patch(args) -> dict:
             "residual_recovery": result.residual.tolist(),
             "dla_heads": dla.heads.tolist(), "dla_ffn": dla.ffn.tolist(),
             "dla_embed": dla.embed, "dla_total": dla.total,
-            "knockout_window": args.window, "knockout_p_answer_none": p_clean,
+            "dla_biases": dla.biases, "knockout_window": window, "knockout_p_answer_none": p_clean,
             "knockout": [[first + 1, last + 1, float(p)]
                          for (first, last), p in zip(windows, probs, strict=True)],
             "top_heads": [[layer + 1, head + 1, r] for layer, head, r in result.top_heads()],
             "seconds": time.perf_counter() - start}
 
 
+def _trace(args) -> dict:
+    m = _model(args)
+    ids = prompt_ids(m, args.prompt)
+    if ids.size == 0:
+        raise ValueError("the prompt has no tokens: type at least one character")
+    if ids.size > m.config.context_length:
+        raise ValueError(f"the prompt has {ids.size} tokens; this model reads at most "
+                         f"{m.config.context_length}")
+    start = time.perf_counter()
+    p = forward(m, ids, record=("weights",), keep_cache=False)
+    seconds = time.perf_counter() - start
+    arrays = {"ids": ids.astype(np.int64), "logits": p.logits.astype(np.float32),
+              "attentions": p.record["weights"].astype(np.float32)}
+    try:
+        np.savez(args.out, **arrays)
+    except OSError as exc:
+        raise ValueError(f"cannot write --out {args.out}: {exc}") from exc
+    cfg = m.config
+    return {"task": "trace", "model": m.name, "family": cfg.family, "sha256": m.sha256,
+            "prompt": args.prompt, "tokens": int(ids.size), "ids": ids.tolist(),
+            "out": str(args.out), "logits_shape": list(arrays["logits"].shape),
+            "attentions_shape": list(arrays["attentions"].shape),
+            "config": cfg.describe(), "seconds": seconds}
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m attncore.lm", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--model", metavar="PATH",
+                        help="a GGUF file or a Hugging Face folder (default: SmolLM2-135M)")
     tasks = p.add_subparsers(dest="task", required=True)
-    nxt = tasks.add_parser("next", help="the 10 most likely next tokens")
+
+    def task(name: str, **kwargs) -> argparse.ArgumentParser:
+        return tasks.add_parser(name, parents=[common], **kwargs)
+
+    nxt = task("next", help="the 10 most likely next tokens")
     nxt.add_argument("--prompt", required=True)
     nxt.add_argument("--max-tokens", type=int, default=256,
                      help="tokens of the prompt read (its first ones; at most 256)")
-    ind = tasks.add_parser("induction", help="find induction heads and switch them off")
+    ind = task("induction", help="find induction heads and switch them off")
     ind.add_argument("--seed", type=int, default=0)
     ind.add_argument("--segment", type=int, default=25, help="tokens in each random segment")
     ind.add_argument("--sequences", type=int, default=3, help="random segments, each repeated")
     ind.add_argument("--draws", type=int, default=4,
                      help="sets of 5 random heads (in the top heads' layers) switched off")
-    cache = tasks.add_parser("cache", help="generation with and without the KV cache")
+    cache = task("cache", help="generation with and without the KV cache")
     cache.add_argument("--prompt", required=True)
     cache.add_argument("--steps", type=int, default=32, help="new tokens (greedy)")
     for name, helptext in (("window", "perplexity with a sliding window and sinks"),
                            ("mqa", "perplexity with the KV heads merged into one")):
-        t = tasks.add_parser(name, help=helptext)
+        t = task(name, help=helptext)
         if name == "window":
             t.add_argument("--window", type=int, required=True,
                            help="W: each token sees itself and the W − 1 tokens before it")
@@ -145,7 +196,7 @@ def parser() -> argparse.ArgumentParser:
         t.add_argument("--tokens", type=int, default=inference.DEFAULT_TOKENS,
                        help=f"the text's first N tokens are read (default "
                        f"{inference.DEFAULT_TOKENS}, at most {inference.MAX_TOKENS})")
-    pat = tasks.add_parser("patch", help="patching, direct attribution and knockout for a "
+    pat = task("patch", help="patching, direct attribution and knockout for a "
                            "clean and a corrupted prompt (lesson 12)")
     pat.add_argument("--clean", required=True, help='the clean prompt ("The capital of '
                      'France is")')
@@ -154,13 +205,18 @@ def parser() -> argparse.ArgumentParser:
     pat.add_argument("--answer", required=True, help='the clean answer, one token, with its '
                      'leading space (" Paris")')
     pat.add_argument("--wrong", required=True, help='the corrupted answer, one token (" Rome")')
-    pat.add_argument("--window", type=int, default=answer.KNOCKOUT_WINDOW,
-                     help="consecutive layers in each knockout window")
+    pat.add_argument("--window", type=int, help=f"consecutive layers in each knockout "
+                     f"window (default {answer.KNOCKOUT_WINDOW}, or every layer of a smaller "
+                     "model)")
+    tr = task("trace", help="one forward pass saved as .npz (ids, logits, attentions)")
+    tr.add_argument("--prompt", required=True, help="the text (the BOS token is put first "
+                    "when the model adds one)")
+    tr.add_argument("--out", required=True, help="the .npz file to write")
     return p
 
 
 TASKS = {"next": _next, "induction": _induction, "cache": _cache, "window": _window,
-         "mqa": _mqa, "patch": _patch}
+         "mqa": _mqa, "patch": _patch, "trace": _trace}
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -1,20 +1,27 @@
-r"""SmolLM2-135M, a Llama-style causal decoder, run by our own NumPy code (float32).
+r"""A causal decoder run by our own NumPy code (float32): SmolLM2-135M, and any Llama, Qwen2 or
+GPT-2 model a teacher adds, through one ``forward`` whose differences are the named
+switches of :class:`~attncore.lm.config.LMConfig`.
 
-Each of the 30 layers is pre-norm: the residual stream x goes through RMSNorm, then
-grouped-query self-attention (9 query heads reading 3 key/value heads, RoPE on q and k,
-a causal mask), whose output is added back to x; then RMSNorm again and the SwiGLU
-feed-forward network, added back too. A last RMSNorm, and the token embedding (tied)
-turns each position's vector into logits over the 49,152 tokens:
+Each of the L layers is pre-norm: the residual stream x goes through a norm, then causal
+self-attention (query heads reading their key/value heads, positions given to q and k
+by RoPE or added to the input as a learned table), whose output is added back to x; then
+the norm again and the feed-forward network, added back too. A last norm, and the output
+matrix turns each position's vector into logits over the vocabulary:
 
 .. math::
-    x \leftarrow x + \mathrm{Attn}(\mathrm{RMSNorm}(x)),\qquad
-    x \leftarrow x + W_2\big(\mathrm{SiLU}(W_g h) \odot W_u h\big),\ h = \mathrm{RMSNorm}(x)
+    x \leftarrow x + \mathrm{Attn}(\mathrm{Norm}(x)),\qquad
+    x \leftarrow x + \mathrm{FFN}(\mathrm{Norm}(x))
+
+For SmolLM2 (a Llama) the norm is RMSNorm, RoPE turns q and k, 9 query heads read 3 KV
+heads and the FFN is SwiGLU, :math:`W_2(\mathrm{SiLU}(W_g h) \odot W_u h)`; for GPT-2 the
+norm is LayerNorm with a bias, positions are a learned table, every head has its own keys
+and values, the FFN is GELU and every map has a bias. Each switch is read in one line
+below (``cfg.norm``, ``cfg.positions``, ``cfg.mlp``, the optional biases).
 
 The encoder of lesson 9 (:mod:`attncore.pretrained`) normalises *after* each residual add
-(post-LN), lets every token see every other, learns absolute positions, uses LayerNorm and
-GELU; this decoder normalises *before* (pre-LN), masks the future, rotates q and k by
-their positions, uses RMSNorm and SwiGLU. The traces use the same names for the same
-things (``tokens``, ``ids``, ``hidden_states``, ``q``, ``k``, ``v``, ``attentions``).
+(post-LN) and lets every token see every other; this decoder normalises *before* (pre-LN)
+and masks the future. The traces use the same names for the same things (``tokens``,
+``ids``, ``hidden_states``, ``q``, ``k``, ``v``, ``attentions``).
 
 **Everything stays float32.** Under NumPy 2's promotion rules a float64 scalar such as
 ``np.sqrt(64)`` turns a float32 array into float64, and then every ``x @ W`` converts a
@@ -25,13 +32,15 @@ token). Constants here are float32, and a test checks the residual stream's dtyp
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from .files import LMConfig, LMWeights, SmolLM
+from .config import LMConfig, LMWeights
+from .files import SmolLM
 
 F32 = np.float32
 
@@ -65,31 +74,57 @@ def rms_norm(x: np.ndarray, gain: np.ndarray, eps: float) -> np.ndarray:
     return x / rms * gain
 
 
-def rope_angles(positions: np.ndarray, d_k: int, base: float) -> tuple[np.ndarray, np.ndarray]:
+def layer_norm(x: np.ndarray, gain: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
+    r"""LayerNorm over the last axis: :math:`g \odot (x - \mu) / \sqrt{\sigma^2 + \epsilon} + b`,
+    μ and σ² the mean and variance of each vector (GPT-2's norm)."""
+    centred = x - np.mean(x, axis=-1, keepdims=True)
+    sigma = np.sqrt(np.mean(centred * centred, axis=-1, keepdims=True) + F32(eps))
+    return centred / sigma * gain + bias
+
+
+def norm(x: np.ndarray, gain: np.ndarray, bias: np.ndarray | None, cfg: LMConfig) -> np.ndarray:
+    """The model's norm: RMSNorm (``cfg.norm == "rms"``) or LayerNorm with its bias."""
+    if cfg.norm == "rms":
+        return rms_norm(x, gain, cfg.rms_eps)
+    return layer_norm(x, gain, bias, cfg.rms_eps)
+
+
+def rope_angles(positions: np.ndarray, d_k: int, base: float,
+                factors: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     r"""cos and sin of the rotation angles :math:`p\,\theta_i`, :math:`\theta_i =
     \mathrm{base}^{-2i/d_k}`, for i = 0 .. d_k/2 − 1: two (T, d_k/2) float32 arrays.
 
-    Computed in float64 and rounded once, so that position 8000 loses no digits.
+    ``factors`` (d_k/2,) divide each θ_i (Llama 3's scaling of long wavelengths; llama.cpp's
+    ``rope_freqs``). Computed in float64 and rounded once, so that position 8000 loses no
+    digits.
     """
     theta = float(base) ** (-np.arange(0, d_k, 2, dtype=np.float64) / d_k)  # (d_k/2,)
+    if factors is not None:
+        theta = theta / np.asarray(factors, dtype=np.float64)
     angles = np.asarray(positions, dtype=np.float64)[:, None] * theta  # (T, d_k/2)
     return np.cos(angles).astype(F32), np.sin(angles).astype(F32)
 
 
-def rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
-    r"""Rotate each adjacent pair (x_{2i}, x_{2i+1}) of every vector by its angle:
+def rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, halves: bool = False) -> np.ndarray:
+    r"""Rotate pairs of numbers of every vector, pair i by its angle :math:`\phi = p\,\theta_i`:
 
-    .. math:: (x_{2i}\cos\phi - x_{2i+1}\sin\phi,\; x_{2i}\sin\phi + x_{2i+1}\cos\phi),
-              \quad \phi = p\,\theta_i
+    .. math:: (a\cos\phi - b\sin\phi,\; a\sin\phi + b\cos\phi)
 
-    This is llama.cpp's pairing, which the GGUF's W_Q and W_K are laid out for (Hugging
-    Face's ``rotate_half`` pairs i with i + d_k/2 instead, with its rows in another order:
-    the scores come out the same). x is (..., T, d_k); cos and sin are (T, d_k/2).
+    with (a, b) = (x_{2i}, x_{2i+1}), adjacent pairs, as llama.cpp turns a Llama's q and k
+    and lays out the GGUF's W_Q and W_K for; or, with ``halves``, (a, b) = (x_i,
+    x_{i+d_k/2}), Hugging Face's ``rotate_half``, for W_Q and W_K in its files' row order
+    (and llama.cpp's for Qwen2). The two are the same rotation of rows in another order:
+    the scores come out the same. x is (..., T, d_k); cos and sin are (T, d_k/2).
     """
-    even, odd = x[..., 0::2], x[..., 1::2]  # (..., T, d_k/2) each
+    half = x.shape[-1] // 2
+    a, b = (x[..., :half], x[..., half:]) if halves else (x[..., 0::2], x[..., 1::2])
     out = np.empty_like(x)
-    out[..., 0::2] = even * cos - odd * sin
-    out[..., 1::2] = even * sin + odd * cos
+    if halves:
+        out[..., :half] = a * cos - b * sin
+        out[..., half:] = a * sin + b * cos
+    else:
+        out[..., 0::2] = a * cos - b * sin
+        out[..., 1::2] = a * sin + b * cos
     return out
 
 
@@ -152,8 +187,8 @@ class KVCache:
         return sum(a.nbytes for a in self.keys + self.values)
 
 
-def attention(x: np.ndarray, n: int, w: LMWeights, cfg: LMConfig, cos: np.ndarray,
-              sin: np.ndarray, mask: np.ndarray, past: tuple[np.ndarray, np.ndarray] | None
+def attention(x: np.ndarray, n: int, w: LMWeights, cfg: LMConfig, cos: np.ndarray | None,
+              sin: np.ndarray | None, mask: np.ndarray, past: tuple[np.ndarray, np.ndarray] | None
               = None, keep: np.ndarray | None = None,
               patch: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Layer n's grouped-query self-attention on the normed stream x (..., T, d).
@@ -163,19 +198,25 @@ def attention(x: np.ndarray, n: int, w: LMWeights, cfg: LMConfig, cos: np.ndarra
     when every key may be read; ``keep`` (H,) of 0/1 switches heads off (their outputs
     times 0, before W_O); ``patch`` = (chosen (..., H) bool, values (..., H, T, d_k))
     replaces the chosen heads' outputs, before W_O, by other values (activation patching).
+    ``cos`` and ``sin`` are RoPE's angles for the T positions (None for learned positions).
     Returns q, k, v (k, v including the past), the weights, each head's output before W_O
     (``head_outputs``, (..., H, T, d_k)) and the layer's output (..., T, d).
     """
     *lead, T, _ = x.shape
     H, KV, d_k = cfg.n_heads, cfg.n_kv_heads, cfg.d_head
     qkv = linear(x, w.attn_qkv[n])  # (..., T, (H + 2 KV) d_k)
+    if w.attn_qkv_bias is not None:  # Qwen2, GPT-2
+        qkv += w.attn_qkv_bias[n]
 
     def heads(y: np.ndarray, count: int) -> np.ndarray:
         return y.reshape(*lead, T, count, d_k).swapaxes(-2, -3)  # (..., count, T, d_k)
 
-    q = rope(heads(qkv[..., : H * d_k], H), cos, sin)  # (..., H, T, d_k), turned
-    k = rope(heads(qkv[..., H * d_k: (H + KV) * d_k], KV), cos, sin)  # (..., KV, T, d_k)
+    q = heads(qkv[..., : H * d_k], H)  # (..., H, T, d_k)
+    k = heads(qkv[..., H * d_k: (H + KV) * d_k], KV)  # (..., KV, T, d_k)
     v = heads(qkv[..., (H + KV) * d_k:], KV)
+    if cfg.uses_rope:  # turned by their positions; GPT-2's positions are in x already
+        halves = cfg.positions == "rope_halves"
+        q, k = rope(q, cos, sin, halves), rope(k, cos, sin, halves)
     if past is not None:
         k = np.concatenate([past[0], k], axis=-2)  # (..., KV, Tk, d_k)
         v = np.concatenate([past[1], v], axis=-2)
@@ -195,12 +236,31 @@ def attention(x: np.ndarray, n: int, w: LMWeights, cfg: LMConfig, cos: np.ndarra
         chosen, values = patch
         head_outputs = np.where(chosen[..., None, None], values, head_outputs)
     concat = head_outputs.swapaxes(-2, -3).reshape(*lead, T, H * d_k)  # heads side by side
+    output = linear(concat, w.attn_output[n])  # (..., T, d)
+    if w.attn_output_bias is not None:  # GPT-2: b_O, added once, not by any one head
+        output += w.attn_output_bias[n]
     return {"q": q, "k": k, "v": v, "weights": weights, "head_outputs": head_outputs,
-            "output": linear(concat, w.attn_output[n])}
+            "output": output}
+
+
+def gelu_tanh(z: np.ndarray) -> np.ndarray:
+    r"""GELU in its tanh form (GPT-2's ``gelu_new``):
+    :math:`\tfrac12 z\,(1 + \tanh(\sqrt{2/\pi}\,(z + 0.044715\,z^3)))`."""
+    return F32(0.5) * z * (F32(1) + np.tanh(F32(math.sqrt(2 / math.pi))
+                                            * (z + F32(0.044715) * z * z * z)))
 
 
 def feed_forward(x: np.ndarray, n: int, w: LMWeights, cfg: LMConfig) -> np.ndarray:
-    r"""SwiGLU: :math:`W_2(\mathrm{SiLU}(W_g x) \odot W_u x)`, SiLU(z) = z·sigmoid(z)."""
+    r"""SwiGLU: :math:`W_2(\mathrm{SiLU}(W_g x) \odot W_u x)`, SiLU(z) = z·sigmoid(z); or,
+    for ``cfg.mlp == "gelu"``, :math:`W_2\,\mathrm{GELU}(W_1 x + b_1) + b_2`."""
+    if cfg.mlp == "gelu":
+        h = linear(x, w.ffn_gate_up[n])  # (..., T, d_ff)
+        if w.ffn_gate_up_bias is not None:
+            h += w.ffn_gate_up_bias[n]
+        out = linear(gelu_tanh(h), w.ffn_down[n])  # (..., T, d)
+        if w.ffn_down_bias is not None:
+            out += w.ffn_down_bias[n]
+        return out
     gate_up = linear(x, w.ffn_gate_up[n])  # (..., T, 2 d_ff)
     gate, up = gate_up[..., : cfg.d_ff], gate_up[..., cfg.d_ff:]
     h = np.exp(-gate)  # SiLU(gate) · up, in place: one (T, d_ff) array, not four
@@ -267,7 +327,13 @@ def forward(m: SmolLM, ids: np.ndarray, *, cache: KVCache | None = None,
     T, past = ids.shape[-1], cache.length if cache is not None else 0
     if mask is None and T > 1:  # one new token may read every key: no mask needed
         mask = causal_mask(T, past + T)
-    cos, sin = rope_angles(np.arange(past, past + T), cfg.d_head, cfg.rope_base)
+    positions = np.arange(past, past + T)
+    if past + T > cfg.context_length and cfg.positions == "learned":
+        raise ValueError(f"this model has learned positions for {cfg.context_length} tokens; "
+                         f"got {past + T}")
+    cos = sin = None
+    if cfg.uses_rope:
+        cos, sin = rope_angles(positions, cfg.d_head, cfg.rope_base, w.rope_factors)
     if from_layer or stream is not None:
         if stream is None or keep_cache or record:
             raise ValueError("from_layer needs the stream entering that layer, and no kept "
@@ -275,13 +341,15 @@ def forward(m: SmolLM, ids: np.ndarray, *, cache: KVCache | None = None,
         x = np.asarray(stream, dtype=F32)
     else:
         x = np.asarray(w.token_embd[ids], dtype=F32)  # (..., T, d)
+        if cfg.positions == "learned":  # GPT-2: each position's own vector, added
+            x = x + w.pos_embd[positions]
     kept = _Record(record, cfg.n_layers)
     keys, values = [], []
     # Small products: BLAS threads only spin. Even the batches of patched runs were 5 to
     # 10 times slower with 2 threads on this 2-core machine while other work ran.
     with _blas().limit(limits=1, user_api="blas"):
         for n in range(from_layer, cfg.n_layers):
-            h = rms_norm(x, w.attn_norm[n], cfg.rms_eps)
+            h = norm(x, w.attn_norm[n], _layer(w.attn_norm_bias, n), cfg)
             layer_mask = mask if layer_masks is None else layer_masks.get(n, mask)
             a = attention(h, n, w, cfg, cos, sin, layer_mask,
                           None if cache is None else (cache.keys[n], cache.values[n]),
@@ -293,19 +361,24 @@ def forward(m: SmolLM, ids: np.ndarray, *, cache: KVCache | None = None,
             for name, value in {"hidden_states": x, "attn_norm_output": h, **a}.items():
                 kept.add(name, n, value)
             x = x + a["output"]
-            f = feed_forward(rms_norm(x, w.ffn_norm[n], cfg.rms_eps), n, w, cfg)
+            f = feed_forward(norm(x, w.ffn_norm[n], _layer(w.ffn_norm_bias, n), cfg), n, w, cfg)
             kept.add("ffn_output", n, f)
             x = x + f
         kept.add("hidden_states", cfg.n_layers, x)  # the last layer's output: L + 1 states
-        final = rms_norm(x[..., -1:, :] if last_only else x, w.output_norm, cfg.rms_eps)
+        final = norm(x[..., -1:, :] if last_only else x, w.output_norm, w.output_norm_bias, cfg)
         output = w.output if vocab is None else w.output[:, vocab]
-        logits = linear(final, output)  # (..., T, d) x (d, V): the embedding, tied
+        logits = linear(final, output)  # (..., T, d) x (d, V)
     if last_only:
         logits = logits[..., 0, :]
     if record is True:
         kept.arrays["final_norm_output"] = final
     return Pass(logits=logits, cache=KVCache(tuple(keys), tuple(values)) if keep_cache
                 else None, record=kept.arrays)
+
+
+def _layer(a: np.ndarray | None, n: int) -> np.ndarray | None:
+    """Layer n's slice of an optional stacked array (a norm's bias: LayerNorm has one)."""
+    return None if a is None else a[n]
 
 
 class _Record:

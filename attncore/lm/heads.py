@@ -74,8 +74,10 @@ def repeated_tokens(m: SmolLM, seed: int, segment: int, sequences: int) -> np.nd
     """``sequences`` rows of a random segment of ``segment`` ordinary tokens (no special
     token), each written twice: (sequences, 2 · segment) ids."""
     rng = np.random.default_rng(seed)
-    special = {m.tokenizer.token_to_id(t) for t in m.special_tokens}
-    ordinary = np.setdiff1d(np.arange(m.config.vocab_size), np.array(sorted(special)))
+    special = {m.tokenizer.token_to_id(t) for t in m.special_tokens} - {None}
+    # the tokenizer's own tokens: an embedding may have spare rows past them (Qwen2)
+    known = min(m.config.vocab_size, m.tokenizer.get_vocab_size())
+    ordinary = np.setdiff1d(np.arange(known), np.array(sorted(special), dtype=np.int64))
     first = rng.choice(ordinary, size=(sequences, segment))  # with replacement, like text
     return np.concatenate([first, first], axis=1)
 
@@ -155,8 +157,8 @@ class InductionTest:
 
 
 def induction_test(seed: int = 0, segment: int = 25, sequences: int = 3, n_top: int = 5,
-                   draws: int = 4) -> InductionTest:
-    """Find SmolLM2's induction heads and switch them off.
+                   draws: int = 4, *, m: SmolLM | None = None) -> InductionTest:
+    """Find the model's induction heads (``m``, SmolLM2 by default) and switch them off.
 
     ``sequences`` random segments of ``segment`` tokens, each repeated; the induction
     score of all 270 heads; the per-token loss with every head on, with the ``n_top``
@@ -165,19 +167,18 @@ def induction_test(seed: int = 0, segment: int = 25, sequences: int = 3, n_top: 
     seed = whole_number(seed, "seed", 0)
     segment = whole_number(segment, "segment", 2, MAX_SEGMENT)
     sequences = whole_number(sequences, "sequences", 1, MAX_SEQUENCES)
-    m = model()
+    m = m or model()
     L, H = m.config.n_layers, m.config.n_heads
     n_top = whole_number(n_top, "n_top", 1, L * H)
     draws = whole_number(draws, "draws", 1, 16)
-    return _induction_test(seed, segment, sequences, n_top, draws)
+    return _induction_test(m, seed, segment, sequences, n_top, draws)
 
 
 # Six passes through the model (a few seconds): a server keeps the last results, as
 # run() keeps its traces. The arrays are read-only, as every caller shares them.
 @functools.lru_cache(maxsize=16)
-def _induction_test(seed: int, segment: int, sequences: int, n_top: int, draws: int
-                    ) -> InductionTest:
-    m = model()
+def _induction_test(m: SmolLM, seed: int, segment: int, sequences: int, n_top: int,
+                    draws: int) -> InductionTest:
     L, H = m.config.n_layers, m.config.n_heads
     ids = repeated_tokens(m, seed, segment, sequences)
     clean = forward(m, ids, record=("weights", "hidden_states"), keep_cache=False)

@@ -34,7 +34,7 @@ from .decoder import forward
 from .files import LMConfig, LMWeights, SmolLM, model
 from .generation import Sampling, generate_steps
 from .heads import token_losses
-from .tokens import decode, encode
+from .tokens import decode, prompt_ids
 from .trace import as_ids
 
 #: The project's own text for perplexity: original prose, 732 tokens.
@@ -150,11 +150,11 @@ class CacheComparison:
 MAX_COMPARISON_STEPS = 64
 
 
-def cache_comparison(text_or_ids, steps: int) -> CacheComparison:
+def cache_comparison(text_or_ids, steps: int, *, m: SmolLM | None = None) -> CacheComparison:
     """Write ``steps`` tokens greedily twice, with the KV cache and without (no early stop
     at an end token, so both runs have the same length)."""
     steps = whole_number(steps, "steps", 1, MAX_COMPARISON_STEPS)
-    m = model()
+    m = m or model()
     _, ids = as_ids(m, text_or_ids)
     greedy = Sampling()
     forward(m, ids[:1], last_only=True, keep_cache=False)  # first touch of the weights: untimed
@@ -195,7 +195,7 @@ def text_ids(m: SmolLM, text: str, tokens: int) -> np.ndarray:
     tokens = whole_number(tokens, "tokens", 2, MAX_TOKENS)
     if not isinstance(text, str):
         raise ValueError(f"text must be a string; got {type(text).__name__}")
-    ids = encode(m, text)[:tokens]
+    ids = prompt_ids(m, text)[:tokens]
     if ids.size < 2:
         raise ValueError("the text needs at least 2 tokens to measure a perplexity")
     return ids
@@ -261,26 +261,25 @@ def _pass(m: SmolLM, ids: np.ndarray, mask: np.ndarray | None, keep_weights: boo
 
 
 def window_perplexities(text: str, window: int, sinks: int, tokens: int = DEFAULT_TOKENS,
-                        *, shift: bool = False) -> WindowResult:
+                        *, shift: bool = False, m: SmolLM | None = None) -> WindowResult:
     """Perplexity with full attention, a sliding window, and the window with sinks (three
     passes over the first ``tokens`` tokens); with ``shift``, where the attention the
     window takes from the first tokens goes (at most MAX_SHIFT_TOKENS tokens)."""
-    m = model()
+    m = m or model()
     ids = text_ids(m, text, tokens)
     window = whole_number(window, "window", 1, MAX_TOKENS)
     sinks = whole_number(sinks, "sinks", 0, MAX_TOKENS)
     if shift and ids.size > MAX_SHIFT_TOKENS:
         raise ValueError(f"where the first token's attention goes is measured on at most "
                          f"{MAX_SHIFT_TOKENS} tokens; got {ids.size}")
-    return _window_perplexities(tuple(ids.tolist()), window, sinks, bool(shift))
+    return _window_perplexities(m, tuple(ids.tolist()), window, sinks, bool(shift))
 
 
 # Three passes over up to 1024 tokens: a server keeps the last results (perplexities are
 # the same every time); with ``shift`` each holds 3 · L · T² float32 weights (24 MB at 256).
 @functools.lru_cache(maxsize=8)
-def _window_perplexities(token_ids: tuple[int, ...], window: int, sinks: int, shift: bool
-                         ) -> WindowResult:
-    m = model()
+def _window_perplexities(m: SmolLM, token_ids: tuple[int, ...], window: int, sinks: int,
+                         shift: bool) -> WindowResult:
     ids = np.array(token_ids, dtype=np.int64)
     T = ids.size
     dense, a_dense = _pass(m, ids, None, shift)
@@ -317,10 +316,10 @@ class WindowCurve:
 
 
 def window_curve(text: str, windows, sinks: int, tokens: int = DEFAULT_TOKENS,
-                 progress=None) -> WindowCurve:
+                 progress=None, *, m: SmolLM | None = None) -> WindowCurve:
     """:func:`window_perplexities` for each W of ``windows`` (2 passes each, 1 for the
     dense reference); ``progress(fraction)`` hears after each pass."""
-    m = model()
+    m = m or model()
     ids = text_ids(m, text, tokens)
     sinks = whole_number(sinks, "sinks", 0, MAX_TOKENS)
     windows = np.array([whole_number(int(w), "window", 1, MAX_TOKENS) for w in windows])
@@ -345,16 +344,16 @@ class MergedResult:
     merged: float
 
 
-def merged_kv_perplexity(text: str, tokens: int = DEFAULT_TOKENS) -> MergedResult:
-    """Perplexity with the model's 3 KV heads, and with them averaged into one."""
-    m = model()
+def merged_kv_perplexity(text: str, tokens: int = DEFAULT_TOKENS, *,
+                         m: SmolLM | None = None) -> MergedResult:
+    """Perplexity with the model's KV heads (SmolLM2's 3), and with them averaged into one."""
+    m = m or model()
     ids = text_ids(m, text, tokens)
-    return _merged_kv_perplexity(tuple(ids.tolist()))
+    return _merged_kv_perplexity(m, tuple(ids.tolist()))
 
 
 @functools.lru_cache(maxsize=8)
-def _merged_kv_perplexity(token_ids: tuple[int, ...]) -> MergedResult:
-    m = model()
+def _merged_kv_perplexity(m: SmolLM, token_ids: tuple[int, ...]) -> MergedResult:
     ids = np.array(token_ids, dtype=np.int64)
     return MergedResult(tokens=int(ids.size), gqa=perplexity(m, ids),
                         merged=perplexity(m, ids, weights=merge_kv_heads(m.weights, m.config)))
@@ -380,9 +379,10 @@ class TokenTimes:
 MAX_TIMING_CONTEXT = 256
 
 
-def token_times(contexts, rounds: int = 3, progress=None) -> TokenTimes:
+def token_times(contexts, rounds: int = 3, progress=None, *,
+                m: SmolLM | None = None) -> TokenTimes:
     """Measure :class:`TokenTimes` on the project's text, one BLAS thread (as every pass)."""
-    m = model()
+    m = m or model()
     contexts = np.array(sorted({whole_number(int(c), "context", 2, MAX_TIMING_CONTEXT)
                                 for c in contexts}))
     rounds = whole_number(rounds, "rounds", 1, 10)

@@ -15,7 +15,7 @@ import numpy as np
 
 from .decoder import KVCache, forward
 from .files import SmolLM
-from .tokens import encode, pieces
+from .tokens import encode, pieces, prompt_ids
 
 #: Tokens a prompt of the pair may hold: patching runs the model about L·(H + T) times.
 MAX_PAIR_TOKENS = 32
@@ -53,7 +53,7 @@ class Pair:
 
 
 def _split(m: SmolLM, text: str) -> str:
-    return " | ".join(f"'{p}'" for p in pieces(m, encode(m, text)))
+    return " | ".join(f"'{p}'" for p in pieces(m, prompt_ids(m, text)))
 
 
 def _one_token(m: SmolLM, text: str, role: str) -> int:
@@ -70,7 +70,7 @@ def _one_token(m: SmolLM, text: str, role: str) -> int:
 def _prompt(m: SmolLM, text: str, role: str) -> np.ndarray:
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"the {role} prompt is empty: type a sentence")
-    ids = encode(m, text)
+    ids = prompt_ids(m, text)
     if len(ids) > MAX_PAIR_TOKENS:
         raise ValueError(f"the {role} prompt has {len(ids)} tokens; at most "
                          f"{MAX_PAIR_TOKENS} are allowed here (patching runs the model "

@@ -1,4 +1,4 @@
-"""Text to token ids and back, for SmolLM2's byte-level BPE, with readable pieces.
+"""Text to token ids and back, for the model's byte-level BPE, with readable pieces.
 
 A byte-level BPE works on the bytes of the UTF-8 text, each byte written as one printable
 character (GPT-2's table: a space is "Ġ", a newline "Ċ"). A piece is therefore a run of
@@ -50,11 +50,21 @@ def readable(piece: str, special: bool = False) -> str:
 
 def encode(m: SmolLM, text: str) -> np.ndarray:
     """Token ids of ``text`` (T,); special tokens written in the text ("<|im_end|>") are
-    matched whole, as the model's own tokenizer does. No BOS token is added (the GGUF's
-    ``add_bos_token`` is false)."""
+    matched whole, as the model's own tokenizer does. No BOS token: this is the text's own
+    tokens (an answer's, a piece of a prompt); :func:`prompt_ids` starts a prompt."""
     if not isinstance(text, str):
         raise ValueError(f"text must be a string; got {type(text).__name__}")
     return np.array(m.tokenizer.encode(text, add_special_tokens=False).ids, dtype=np.int64)
+
+
+def prompt_ids(m: SmolLM, text: str) -> np.ndarray:
+    """The ids the model reads for the prompt ``text``: the BOS token first when the model
+    adds one (``config.add_bos``, as its own metadata says: Llama's tokenizers do,
+    SmolLM2's, Qwen2's and GPT-2's do not), then :func:`encode`'s."""
+    ids = encode(m, text)
+    if m.config.add_bos:
+        ids = np.concatenate([[m.config.bos_id], ids]).astype(np.int64)
+    return ids
 
 
 def pieces(m: SmolLM, ids) -> list[str]:
@@ -63,6 +73,9 @@ def pieces(m: SmolLM, ids) -> list[str]:
     out = []
     for i in np.asarray(ids).ravel().tolist():
         piece = m.tokenizer.id_to_token(int(i))
+        if piece is None:  # a row of the embedding past the tokenizer's vocabulary (Qwen2)
+            out.append(f"<unused {i}>")
+            continue
         out.append(readable(piece, piece in special))
     return out
 

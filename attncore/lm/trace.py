@@ -11,7 +11,7 @@ from .._checks import whole_number
 from .._installed import read_only
 from .decoder import forward
 from .files import LMConfig, SmolLM, model
-from .tokens import encode, pieces
+from .tokens import pieces, prompt_ids
 
 #: Tokens one trace may hold. Every attention map of 256 tokens is 30 · 9 · 256² float32
 #: numbers (71 MB), and the whole trace about 250 MB: a server keeps a few of them.
@@ -81,7 +81,7 @@ class LMTrace:
 def as_ids(m: SmolLM, text_or_ids) -> tuple[str | None, np.ndarray]:
     """The text (None when ids were given) and its token ids, checked."""
     if isinstance(text_or_ids, str):
-        ids = encode(m, text_or_ids)
+        ids = prompt_ids(m, text_or_ids)
         if ids.size == 0:
             raise ValueError("the text has no tokens: type at least one character")
         return text_or_ids, ids
@@ -98,8 +98,10 @@ def as_ids(m: SmolLM, text_or_ids) -> tuple[str | None, np.ndarray]:
     return None, ids.astype(np.int64)
 
 
-def run(text_or_ids, max_tokens: int = MAX_TOKENS, head_mask=None) -> LMTrace:
-    """Run SmolLM2 on a text or a sequence of ids and return every intermediate.
+def run(text_or_ids, max_tokens: int = MAX_TOKENS, head_mask=None, *,
+        m: SmolLM | None = None) -> LMTrace:
+    """Run the model (``m``, SmolLM2 by default) on a text or a sequence of ids and return
+    every intermediate. A text starts with the BOS token when the model adds one.
 
     Parameters
     ----------
@@ -124,7 +126,7 @@ def run(text_or_ids, max_tokens: int = MAX_TOKENS, head_mask=None) -> LMTrace:
         When the model package is missing (the message names the install command).
     """
     max_tokens = whole_number(max_tokens, "max_tokens", 1, MAX_TOKENS)
-    m = model()
+    m = m or model()
     text, ids = as_ids(m, text_or_ids)
     mask_key = None
     if head_mask is not None:
@@ -133,13 +135,12 @@ def run(text_or_ids, max_tokens: int = MAX_TOKENS, head_mask=None) -> LMTrace:
         if head_mask.shape != shape:
             raise ValueError(f"head_mask must have shape {shape}; got {head_mask.shape}")
         mask_key = head_mask.tobytes()
-    return _run(text, tuple(ids.tolist()), max_tokens, mask_key)
+    return _run(m, text, tuple(ids.tolist()), max_tokens, mask_key)
 
 
 @functools.lru_cache(maxsize=4)
-def _run(text: str | None, ids: tuple[int, ...], max_tokens: int,
+def _run(m: SmolLM, text: str | None, ids: tuple[int, ...], max_tokens: int,
          mask_key: bytes | None) -> LMTrace:
-    m = model()
     cfg = m.config
     n_tokens = len(ids)
     kept = np.array(ids[:max_tokens], dtype=np.int64)

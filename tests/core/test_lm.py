@@ -18,7 +18,7 @@ import pytest
 from test_weight_cache import maps_a_file
 
 from attncore import _installed, lm
-from attncore.lm import decoder, files, generation, heads, tokens
+from attncore.lm import config, decoder, files, generation, heads, tokens
 from tests.model_marks import SMOLLM_GGUF as GGUF
 from tests.model_marks import needs_smollm
 
@@ -73,7 +73,7 @@ def test_the_weights_are_memory_mapped_read_only_from_the_cache(m):
     assert np.array_equal(m.weights.output, m.weights.token_embd.T)  # tied
     assert m.cache_dir.name.endswith(files.GGUF_SHA256[:16])
     # the sum of the shapes' products, times 4 bytes; a token reads all but the embedding
-    sizes = [math.prod(s) for s in files._expected_shapes(m.config).values()]
+    sizes = [math.prod(s) for s in config.expected_shapes(m.config).values()]
     assert m.weights.nbytes == 4 * sum(sizes)
     assert m.weights.bytes_per_token == 4 * (sum(sizes) - 49152 * 576)
 
