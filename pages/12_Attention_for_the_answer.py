@@ -35,7 +35,7 @@ from pages.ui.layout import (
 from pages.ui.lm import load_language_model, model_note
 from pages.ui.numbers import difference_text, number_text, significant_text
 from pages.ui.shared import measured
-from pages.ui.tables import scrolled_table
+from pages.ui.tables import downloads, scrolled_table
 
 OWN = "Your own pair"
 HALF = 0.5  # "carries the answer": a patch that restores at least half of it
@@ -483,6 +483,35 @@ bullet_list("Try this", [
     "Make your own pair: swap one name or place, keep the token counts equal, and compare "
     "its head grid with the capital's.",
 ])
+if not presenter:
+    st.subheader("Download")
+    head_rows = [f"layer {n + 1}" for n in range(L)]
+
+    def trace_payload() -> dict:
+        """The command line's JSON for this pair (python -m attncore.lm patch), arrays in
+        model order, layer 0 first; heads and layers in lists from 1."""
+        windows, probs, p_none = patching.knockout(m, study.runs, answer.KNOCKOUT_WINDOW)
+        return {
+            "clean": texts[0], "corrupt": texts[1], "answer": texts[2], "wrong": texts[3],
+            "tokens": T, "changed_positions": [p + 1 for p in changed],
+            "logit_diff_clean": ld_clean, "logit_diff_corrupt": ld_corrupt,
+            "p_answer_clean": study.p_clean, "p_answer_corrupt": study.p_corrupt,
+            "head_recovery": heads, "residual_recovery": residual,
+            "dla_heads": dla.heads, "dla_ffn": dla.ffn, "dla_embed": dla.embed,
+            "dla_total": dla.total, "knockout_window": answer.KNOCKOUT_WINDOW,
+            "knockout_p_answer_none": p_none,
+            "knockout": [[a + 1, b + 1, p] for (a, b), p in zip(windows, probs, strict=True)],
+            "top_heads": [[layer + 1, head + 1, r] for layer, head, r in study.top_heads()],
+            "lens_rank": study.lens.rank, "lens_p_answer": study.lens.p_answer,
+        }
+
+    downloads("ans", {
+        "head recovery (layer × head)": (heads, head_rows, head_names),
+        "residual recovery (layer × position)": (residual, head_rows, tokens),
+        "direct attribution of each head": (dla.heads, head_rows, head_names),
+        "attention from the last token to the changed token": (looks, head_rows, head_names),
+    }, trace_payload)
+
 practice_questions("ans", [
     {"q": "A clean run gives LD = 6, the corrupted run LD = −2, and a patched run LD = 4. "
           "What is the recovery?",
