@@ -41,13 +41,24 @@ def results_folder(name: str, settings: dict, version: str) -> Path:
     return cache_root() / "results" / f"{name}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
 
 
+def _expected(name: str, settings: dict, version: str) -> dict:
+    return {"name": name, "settings": json.loads(json.dumps(settings)), "version": version}
+
+
+def is_kept(name: str, settings: dict, version: str) -> bool:
+    """Whether this machine has kept the result of ``name`` at ``settings`` by code
+    ``version`` (:func:`kept` would read it, not compute it)."""
+    folder = results_folder(name, settings, version)
+    return (read_meta(folder, _expected(name, settings, version)) is not None
+            and (folder / RESULT).is_file())
+
+
 def kept(name: str, settings: dict, version: str, compute: Callable[[], T]) -> T:
     """``compute()``, read from disk when this machine computed it before for the same
     ``settings`` and code ``version``; otherwise computed now and kept. One process of the
     machine computes it at a time; the others wait and read it."""
     folder = results_folder(name, settings, version)
-    expected = {"name": name, "settings": json.loads(json.dumps(settings)),
-                "version": version}
+    expected = _expected(name, settings, version)
 
     def read(path: Path):
         if read_meta(path, expected) is None:

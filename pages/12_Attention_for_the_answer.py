@@ -7,7 +7,8 @@ import streamlit as st
 
 from attncore import lm
 from attncore.lm import answer, decoder, lens, pair, patching
-from attncore.results_cache import code_version, kept
+from attncore.results_cache import code_version, is_kept, kept
+from pages.ui.controls import URL
 from pages.ui.figures import (
     bar_chart,
     describe_bars,
@@ -34,7 +35,7 @@ from pages.ui.layout import (
 from pages.ui.lm import load_language_model, model_note
 from pages.ui.numbers import difference_text, number_text, significant_text
 from pages.ui.shared import measured
-from pages.ui.tables import scrolled_table
+from pages.ui.tables import downloads, scrolled_table
 
 OWN = "Your own pair"
 HALF = 0.5  # "carries the answer": a patch that restores at least half of it
@@ -74,18 +75,19 @@ box = st.expander("The prompts") if presenter else st.container()
 with box:
     choice = st.selectbox("Pair of prompts", [*answer.PRESETS, OWN], key="ans_preset",
                           help="Presets are computed once on this machine and kept; your "
-                               "own pair runs on request.")
+                               "own pair runs on request.", **URL)
     texts = answer.PRESETS.get(choice, answer.PRESETS["A capital city"])
     if choice == OWN:
         c1, c2 = st.columns(2)
-        clean_text = c1.text_input("Clean prompt", texts[0], key="ans_clean", max_chars=200)
+        clean_text = c1.text_input("Clean prompt", texts[0], key="ans_clean", max_chars=200,
+                                   **URL)
         corrupt_text = c2.text_input("Corrupted prompt (as many tokens, a word changed)",
-                                     texts[1], key="ans_corrupt", max_chars=200)
+                                     texts[1], key="ans_corrupt", **URL, max_chars=200)
         c3, c4 = st.columns(2)
         answer_text = c3.text_input("Answer (one token; a leading space if it follows a "
-                                    "word)", texts[2], key="ans_answer", max_chars=40)
+                                    "word)", texts[2], key="ans_answer", **URL, max_chars=40)
         wrong_text = c4.text_input("Wrong answer (the corrupted prompt's answer)", texts[3],
-                                   key="ans_wrong", max_chars=40)
+                                   key="ans_wrong", max_chars=40, **URL)
         texts = (clean_text, corrupt_text, answer_text, wrong_text)
 
 with bad_input_stops_page():
@@ -124,21 +126,29 @@ def compute(progress_text: str) -> answer.AnswerStudy:
     return result
 
 
+STUDY = ("lesson12-study", code_version(decoder, pair, patching, lens, answer))
+settings = {"texts": list(texts), "model": m.sha256}
+
+
 def study_of_preset() -> answer.AnswerStudy:
     """A preset's study, computed once per machine and version of the code, kept beside
     the model's cache (every server process and restart reads it)."""
-    version = code_version(decoder, pair, patching, lens, answer)
-    settings = {"texts": list(texts), "model": m.sha256}
-    return kept("lesson12-study", settings, version,
-                lambda: compute("First visit on this machine: computing the preset"))
+    return kept(STUDY[0], settings, STUDY[1],
+                lambda: compute("Once on this machine: computing the preset"))
 
 
 is_preset = choice != OWN
+# The first preset is computed at once (the page's story); the others at once when this
+# machine has kept them, else on a click, as a student's own pair is.
+automatic = is_preset and (choice == next(iter(answer.PRESETS))
+                           or is_kept(STUDY[0], settings, STUDY[1]))
 study = measured(
     "answer", texts, study_of_preset if is_preset else (lambda: compute("Patching your pair")),
-    automatic=is_preset, label="Patch this pair", key="ans_run",
+    automatic=automatic, label="Patch this pair", key="ans_run",
     note=f"Patching runs the model about {L * (H + T)} times on {T} tokens: a few seconds "
-         "here (longer prompts take longer). Press the button; a bar shows how far it is.",
+         "here, longer for longer prompts; a bar shows how far it is. Press the button"
+         + (" once: this preset is then kept for every student of this machine." if is_preset
+            else "."),
 )
 if study is None:
     finish_page()
@@ -149,9 +159,11 @@ if not presenter:
                "this server first computed them (one batch of patched runs a layer, each "
                "starting at the layer it changes).")
 
+if presenter:  # the token strips are not shown: say what LD compares
+    st.markdown(f"LD = logit({tok(ans)}) − logit({tok(wrong)}) at the last position.")
 c1, c2, c3 = st.columns(3)
-c1.metric(f"LD after the clean prompt ({tok(ans)} − {tok(wrong)})", number_text(ld_clean, 2))
-c2.metric("LD after the corrupted prompt", number_text(ld_corrupt, 2))
+c1.metric("LD, clean prompt", number_text(ld_clean, 2))
+c2.metric("LD, corrupted prompt", number_text(ld_corrupt, 2))
 c3.metric(f"p({tok(ans)}): clean → corrupted",
           f"{number_text(study.p_clean, 3)} → {significant_text(study.p_corrupt, 2)}")
 gap = ld_clean - ld_corrupt
@@ -182,9 +194,13 @@ show_figure(line_chart(layers_axis, {f"rank of {ans}": rank}, title=f"Rank of {a
             key="ans_fig_lens",
             alt=describe_lines(layers_axis, {f"rank of {spoken_token(ans)}": rank},
                                x_title="after layer", y_title="rank"))
-top_text = (f"first ranks 1st after layer {first_top}"
-            + (" and stays there" if stays_top and first_top < L else "")
-            if first_top is not None else f"never ranks 1st, not even after layer {L}")
+if first_top is None:
+    top_text = f"never ranks 1st, not even after the last layer, {L}"
+elif first_top == L:
+    top_text = f"ranks 1st only after the last layer, {L}"
+else:
+    top_text = (f"first ranks 1st after layer {first_top}"
+                + (" and stays there" if stays_top else ", but not at every later layer"))
 st.markdown(
     f"{tok(ans)} ranks {rank[0]:,} after the embedding, {rank[late]:,} after layer {late}, "
     f"and {top_text}. " + (
@@ -247,7 +263,7 @@ if not presenter:
                 "much as the clean one (more than 1, or below 0, happen too).")
 
 residual = study.residual
-layer_names = [f"layer {n + 1}" for n in range(L)]
+layer_names = [str(n + 1) for n in range(L)]  # the grids' columns: layers, left to right
 
 
 def carrier(layer: int) -> str:
@@ -277,49 +293,66 @@ def where(who: str) -> str:
             "": "no single position (none restores half)"}.get(who, f"'{who}'")
 
 
+def runs_of(numbers: list[int]) -> list[tuple[int, int]]:
+    """Consecutive runs of sorted whole numbers: [12, 16, 17, 18] -> [(12, 12), (16, 18)]."""
+    found: list[tuple[int, int]] = []
+    for n in numbers:
+        if found and n == found[-1][1] + 1:
+            found[-1] = (found[-1][0], n)
+        else:
+            found.append((n, n))
+    return found
+
+
 def span(first: int, last: int) -> str:
     return f"layer {first + 1}" if first == last else f"layers {first + 1}–{last + 1}"
 
 
 story = "; ".join(f"entering {span(a, b)}: {where(who)}" for a, b, who in runs)
-left, right = st.columns([3, 2]) if not presenter else (st.container(), st.container())
+left, right = st.container(), st.container()  # the grid is wide: the list goes below
 with left:
-    show_figure(matrix_heatmap(residual, layer_names, tokens, kind="values", decimals=2,
-                               title="Recovery: the clean stream entering a layer, at one "
-                                     "position", x_title="position patched",
-                               y_title="stream entering", height=620, font_size=font),
+    show_figure(matrix_heatmap(residual.T, tokens, layer_names, kind="values", decimals=2,
+                               title="Recovery: the clean stream at one position, entering "
+                                     "one layer", x_title="stream entering layer",
+                               y_title="position patched", font_size=font),
                 key="ans_fig_residual",
                 alt="Residual-stream patching. Which position carries the answer, "
-                    f"{story}. " + describe_matrix(residual, layer_names, tokens,
-                                                   kind="values", rows="stream entering",
-                                                   cols="position"))
+                    f"{story}. " + describe_matrix(residual.T, tokens, layer_names,
+                                                   kind="values", rows="position",
+                                                   cols="stream entering layer"))
 with right:
     st.markdown(f"**Where the answer's information sits** (the position whose patch "
                 f"restores at least {HALF:g} of it):")
     st.markdown("\n".join(f"- entering {span(a, b)}: {where(who)}" for a, b, who in runs))
     moved = [(a, b) for (a, _, x), (b, _, y) in zip(runs, runs[1:], strict=False)
              if x == "changed" and y == "last"]
-    if the_pair.changed[0] > 0:
+    if the_pair.changed[0] > 0 and not presenter:
         st.caption("Positions before the first changed token are exactly 0 and were not "
                    "run: a causal model's stream there is the same in both runs (lesson 10's "
                    "check), so putting it back changes nothing.")
+    if len(changed) == 1 and not presenter:
+        back = residual[0, changed[0]]
+        st.caption(f"Putting back the changed token's own embedding (entering layer 1) makes "
+                   f"the corrupted run the clean one: recovery {significant_text(back, 9)}, "
+                   f"1 up to float32 rounding ({difference_text(back - 1)}: the patched runs "
+                   "go in batches, and BLAS rounds a row differently with the batch's size).")
     if moved:
         _, into = moved[0]
         st.markdown(
             f"The information moves from {changed_names} to the last token inside layer "
-            f"{into}: only attention moves information between positions, so a head of "
-            f"layer {into} must carry it. The head grid below looks for it.")
+            f"{into}: only attention moves information between positions, so heads of "
+            f"layer {into} must move it. The head grid below looks for them.")
 
 heads = study.heads
 head_names = [f"H{h + 1}" for h in range(H)]
 top = study.top_heads(5)
-show_figure(matrix_heatmap(heads, layer_names, head_names, kind="values", decimals=2,
+show_figure(matrix_heatmap(heads.T, head_names, layer_names, kind="values", decimals=2,
                            title="Recovery: one head's clean output (before W_O) at every "
-                                 "position", x_title="head patched", y_title="layer",
-                           height=620, font_size=font),
+                                 "position", x_title="layer", y_title="head patched",
+                           font_size=font),
             key="ans_fig_heads",
-            alt="Head patching. " + describe_matrix(heads, layer_names, head_names,
-                                                    kind="values", rows="layer", cols="head"))
+            alt="Head patching. " + describe_matrix(heads.T, head_names, layer_names,
+                                                    kind="values", rows="head", cols="layer"))
 said = [f"L{layer + 1} H{head + 1} ({number_text(r, 2)})" for layer, head, r in top]
 pushing = int(np.count_nonzero(heads < -SMALL))
 st.markdown(
@@ -346,7 +379,7 @@ def knockout_section(study: answer.AnswerStudy, texts: tuple, changed_names: str
             "window of consecutive layers (in every head: that one entry of the mask is "
             f"closed), and watch p({tok(ans)}).")
     window = st.slider("Layers in each window", 1, L, min(answer.KNOCKOUT_WINDOW, L),
-                       key="ans_window")
+                       key="ans_window", **URL)
     windows, probs, p_none = measured(
         "knockout", (texts, int(window)),
         lambda: patching.knockout(m, study.runs, int(window)), automatic=True,
@@ -372,8 +405,12 @@ def knockout_section(study: answer.AnswerStudy, texts: tuple, changed_names: str
         shared = set(range(harmful[0][0], harmful[0][1] + 1))
         for a, b in harmful[1:]:
             shared &= set(range(a, b + 1))
-        text += (f"{len(harmful)} of the {len(windows)} windows at least halve it" + (
-            f"; all of them include {span(min(shared), max(shared))}." if shared else "."))
+        starts = ", ".join(span(a, b).removeprefix("layers ").removeprefix("layer ")
+                           for a, b in runs_of([first for first, _ in harmful]))
+        text += (f"{len(harmful)} of the {len(windows)} windows at least halve it (those "
+                 f"starting at layer{'s' if len(harmful) > 1 else ''} {starts})" + (
+                     f"; all of them include {span(min(shared), max(shared))}."
+                     if shared and len(harmful) > 1 else "."))
     else:
         text += "No window halves it."
     st.markdown(text)
@@ -417,8 +454,9 @@ lines = [
 if 0 not in changed:
     lines.append(
         f"{int(sinks.sum())} heads put at least {LOOKS:g} on the first token, the attention "
-        "sink of lessons 10 and 11; the largest recovery among them is "
-        + (f"{number_text(np.abs(heads[sinks]).max(), 2)}." if sinks.any() else "none."))
+        "sink of lessons 10 and 11" + (
+            f"; their recoveries lie between {number_text(heads[sinks].min(), 2)} and "
+            f"{number_text(heads[sinks].max(), 2)}." if sinks.any() else "."))
 lines.append(f"Across all {L * H} heads the correlation between looking and mattering is "
              f"r = {number_text(r, 2)}.")
 st.markdown("\n".join(f"- {line}" for line in lines))
@@ -426,13 +464,14 @@ if not presenter:
     st.markdown(
         "Our source texts say attention weights give \"insights into the model's "
         "decision-making process\". This page tests that claim: a weight says where a head "
-        "reads, not what it writes, nor whether later layers use it. Lesson 9 saw the same "
-        "when switching heads off moved a sentence's embedding by amounts its attention "
-        "maps did not predict. Attention is evidence about the answer; patching is the test.")
+        "reads, not what it writes, nor whether later layers use it. Lesson 9 made the same "
+        "point by switching heads off: a clear pattern does not say how much a head changes "
+        "the result. Attention is evidence about the answer; patching is the test.")
 
+moving = int(np.count_nonzero(np.abs(heads) >= SMALL))
 bullet_list("What to notice", [
-    "Patching finds a few heads out of hundreds; most heads of a run do not matter for one "
-    "answer.",
+    f"Here {moving} of the {L * H} heads move the answer by at least {SMALL:g} of the way "
+    "when patched alone; each of the others moves it by less.",
     "The residual grid shows information *moving* between positions, and only attention "
     "can move it: the layer where it moves points to the heads to look at.",
     "Direct attribution and patching answer different questions: what a head writes into "
@@ -441,9 +480,38 @@ bullet_list("What to notice", [
 bullet_list("Try this", [
     "Pick another capital: does the same head carry the answer?",
     "Set the knockout window to 1 layer: which single layer's edge matters most?",
-    "In your own pair, change a word that should not matter (\"capital\" → \"biggest "
-    "city\" with the same number of tokens): how do the grids change?",
+    "Make your own pair: swap one name or place, keep the token counts equal, and compare "
+    "its head grid with the capital's.",
 ])
+if not presenter:
+    st.subheader("Download")
+    head_rows = [f"layer {n + 1}" for n in range(L)]
+
+    def trace_payload() -> dict:
+        """The command line's JSON for this pair (python -m attncore.lm patch), arrays in
+        model order, layer 0 first; heads and layers in lists from 1."""
+        windows, probs, p_none = patching.knockout(m, study.runs, answer.KNOCKOUT_WINDOW)
+        return {
+            "clean": texts[0], "corrupt": texts[1], "answer": texts[2], "wrong": texts[3],
+            "tokens": T, "changed_positions": [p + 1 for p in changed],
+            "logit_diff_clean": ld_clean, "logit_diff_corrupt": ld_corrupt,
+            "p_answer_clean": study.p_clean, "p_answer_corrupt": study.p_corrupt,
+            "head_recovery": heads, "residual_recovery": residual,
+            "dla_heads": dla.heads, "dla_ffn": dla.ffn, "dla_embed": dla.embed,
+            "dla_total": dla.total, "knockout_window": answer.KNOCKOUT_WINDOW,
+            "knockout_p_answer_none": p_none,
+            "knockout": [[a + 1, b + 1, p] for (a, b), p in zip(windows, probs, strict=True)],
+            "top_heads": [[layer + 1, head + 1, r] for layer, head, r in study.top_heads()],
+            "lens_rank": study.lens.rank, "lens_p_answer": study.lens.p_answer,
+        }
+
+    downloads("ans", {
+        "head recovery (layer × head)": (heads, head_rows, head_names),
+        "residual recovery (layer × position)": (residual, head_rows, tokens),
+        "direct attribution of each head": (dla.heads, head_rows, head_names),
+        "attention from the last token to the changed token": (looks, head_rows, head_names),
+    }, trace_payload)
+
 practice_questions("ans", [
     {"q": "A clean run gives LD = 6, the corrupted run LD = −2, and a patched run LD = 4. "
           "What is the recovery?",

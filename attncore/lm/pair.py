@@ -159,9 +159,10 @@ RECORDED = ("hidden_states", "head_outputs", "ffn_output", "weights")
 def run_pair(m: SmolLM, pair: Pair) -> PairRuns:
     """Both runs, recorded, and their logit differences.
 
-    Every run is computed as the patched runs are (a batch, after the same prefix cache,
-    two columns of the output matrix), so that a patch that changes nothing gives the
-    corrupted LD exactly and one that restores everything gives the clean LD exactly.
+    Every run is computed as the patched runs are (after the same prefix cache, two
+    columns of the output matrix). A patch that restores everything gives the clean LD to
+    float32 rounding, not to the bit: BLAS rounds a row differently with the number of
+    rows multiplied at once, and the patched runs go in batches.
     """
     start = int(pair.changed[0])
     prefix = (forward(m, pair.clean[:start], keep_cache=True, last_only=True).cache

@@ -93,11 +93,16 @@ def significant_text(x: float, digits: int) -> str:
 
     >>> significant_text(2.956e-05, 5), significant_text(0.1234567, 5), significant_text(3.0, 5)
     ('2.956×10⁻⁵', '0.12346', '3')
+    >>> significant_text(0.999996, 5)
+    '0.999996'
     """
     x = float(x)
     if math.isinf(x):
         return number_text(x, digits)
     text = f"{x:.{digits}g}"
+    while float(text) in (0.0, 1.0, -1.0) and float(text) != x and digits < 17:
+        digits += 1  # 0.999996 is not 1: as many digits as it takes to say so
+        text = f"{x:.{digits}g}"
     if "e" not in text:
         return text
     mantissa, exponent = text.split("e")

@@ -16,7 +16,10 @@ def test_a_result_is_computed_once_and_read_after(tmp_path, monkeypatch):
         calls.append(1)
         return {"weights": np.arange(3.0)}
 
+    assert not results_cache.is_kept("demo", {"seed": 0}, "v1")
     first = kept("demo", {"seed": 0}, "v1", compute)
+    assert results_cache.is_kept("demo", {"seed": 0}, "v1")
+    assert not results_cache.is_kept("demo", {"seed": 0}, "v2")
     again = kept("demo", {"seed": 0}, "v1", compute)
     assert len(calls) == 1 and np.array_equal(again["weights"], first["weights"])
     # Other settings, or another version of the code, compute again.

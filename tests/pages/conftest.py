@@ -36,6 +36,8 @@ NOT_FUZZED: dict[str, str] = {
        for task in ("sentiment", "alignment", "induction") for button in ("train", "again")},
     "learn_collapse_train": "trains five models (seconds); tests/pages/test_page_learning.py",
     "why_train": "trains two models (seconds); tests/pages/test_page_why_attention.py",
+    "ans_run": "patches every head and position of a pair (seconds); "
+               "tests/pages/test_page_answer.py",
     "lm_generate": "writes up to 32 tokens (seconds); tests/pages/test_page_language_model.py",
     "lm_ind_run": "six passes through the model (seconds); tests/pages/test_page_language_model.py",
     **{f"inf_{button}": "runs the model over hundreds of tokens or times it (seconds); "
