@@ -1,9 +1,10 @@
 """A day in class, in a real browser: the teacher's link in presenter mode on a 1280 × 720
 projector (it holds the settings, the page fits the projector, and the link follows a
-moved control), nonsense links (the page
-opens at its defaults, and its downloads match it), values kept across pages, and
-untrusted text; on the way, axe-core's WCAG 2.1 AA audit of every page at its defaults and
-after a control moved (``axe_audit.py``). Screenshots: ``screenshots/presenter_720_*.png``.
+moved control), nonsense links (the page opens at its defaults, its downloads match it,
+and untrusted text typed there stays text), and values kept across pages; on the way,
+axe-core's WCAG 2.1 AA audit of every page at its defaults and after a control moved
+(``axe_audit.py``). Each page is loaded twice, once per link, and each load serves every
+check that its state allows. Screenshots: ``screenshots/presenter_720_*.png``.
 
 Pages are found as ``test_pages.py`` finds them (``pages/*.py``), and its helpers are
 reused: ``_open`` (load a page and wait until its first run is drawn), ``_wait_idle``
@@ -398,15 +399,9 @@ def test_teachers_link_on_the_projector(page: Page, streamlit_server, screenshot
     assert not kept, f"/{path}: the move dropped {kept} from the link {page.url}"
 
 
-TEXT_FIELDS = '[data-testid="stTextInput"] input, [data-testid="stTextArea"] textarea'
-# How many text fields each page has at its defaults, noted by the nonsense-link test
-# (which opens every page at its defaults) so that the untrusted-text test need not load
-# a page only to find it has none. A page not seen yet is loaded and looked at.
-_TEXT_FIELDS_AT_DEFAULTS: dict[str, int] = {}
-
-
 # --------------------------------------------------------------------------------------
-# 2. Nonsense links open the page with defaults
+# 2. Nonsense links open the page with defaults (there: the audit, the downloads and
+#    untrusted text, section 4)
 # --------------------------------------------------------------------------------------
 def _check_nonsense(page: Page, server, path: str, nonsense: dict) -> None:
     spec = _spec(path)
@@ -419,16 +414,19 @@ def _check_nonsense(page: Page, server, path: str, nonsense: dict) -> None:
     wrong = [(_describe(c), c.default, _shown(page, c)) for c in spec["controls"]
              if _shown(page, c) != c.default]
     assert not wrong, f"{what}: not at its defaults (control, default, shown): {wrong}"
-    _TEXT_FIELDS_AT_DEFAULTS[path] = page.locator(TEXT_FIELDS).count()
 
 
 @pytest.mark.parametrize("path", PAGE_PARAMS)
-def test_nonsense_link_opens_defaults_and_downloads_match(
+def test_nonsense_link_then_downloads_and_untrusted_text(
         page: Page, streamlit_server, screenshot_dir: Path, path: str):
     """A link with nonsense opens the page at its defaults; there, axe-core's WCAG 2.1 AA
-    audit finds nothing (``axe_audit.py``), and every download is parsed back and
-    compared with the page (``test_exports.CHECKS``; one page load serves all three, as a
-    load costs seconds on 2 cores)."""
+    audit finds nothing (``axe_audit.py``), every download is parsed back and compared
+    with the page (``test_exports.CHECKS``), and then HTML typed into every text field
+    stays text, on the page and in the link it leaves (section 4). One page load serves
+    all four, as a load costs seconds on 2 cores; the typing comes last, as it leaves the
+    defaults."""
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     mark = streamlit_server.log_mark()
     _check_nonsense(page, streamlit_server, path, _spec(path)["nonsense"])
     page.screenshot(path=screenshot_dir / f"{_shot_name(path)}.png")  # the page at defaults
@@ -437,6 +435,8 @@ def test_nonsense_link_opens_defaults_and_downloads_match(
     if path:  # every lesson has downloads; the home page has none
         EXPORT_CHECKS[path](page)
         _assert_no_error(page, f"/{path} after the downloads", streamlit_server, mark)
+    _assert_inert(page, dialogs, f"/{path} opened from a nonsense link", streamlit_server, mark)
+    _check_untrusted_text(page, streamlit_server, path, dialogs, mark)
 
 
 def test_positional_odd_dmodel_link_says_what_it_uses(page: Page, streamlit_server):
@@ -519,7 +519,7 @@ def test_home_opens_in_a_new_tab_from_a_lesson(page: Page, streamlit_server):
 
 
 # --------------------------------------------------------------------------------------
-# 4. Untrusted text is shown as text
+# 4. Untrusted text is shown as text (on the nonsense link's visit, section 2)
 # --------------------------------------------------------------------------------------
 PAYLOADS = ["<img src=x onerror=alert(1)>", "<script>alert(1)</script>"]
 # Token text drawn anywhere: Plotly's SVG labels, the cells of st.dataframe (drawn on a
@@ -545,18 +545,19 @@ def _assert_inert(page: Page, dialogs: list[str], what: str, server, mark: int) 
     _assert_no_error(page, what, server, mark)
 
 
-@pytest.mark.parametrize("path", PAGE_PARAMS)
-def test_untrusted_text_stays_text(page: Page, streamlit_server, path: str):
-    if _TEXT_FIELDS_AT_DEFAULTS.get(path) == 0:
-        pytest.skip(f"/{path} has no text input or text area (seen at its defaults)")
-    dialogs: list[str] = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    mark = streamlit_server.log_mark()
-    _open(page, streamlit_server.url, path)
+TEXT_FIELDS = '[data-testid="stTextInput"] input, [data-testid="stTextArea"] textarea'
+
+
+def _check_untrusted_text(page: Page, server, path: str, dialogs: list[str], mark: int) -> None:
+    """HTML typed into each text field of the page as shown (a payload per field, Enter to
+    apply) fires nothing and runs nothing, is drawn as text in the figures and tables, and
+    the link then holds it; reopening that link, as a student receiving it would, is inert
+    too and gives the same fields. ``dialogs`` collects the page's dialogs from its load on.
+    A page without a text field has nothing to check."""
     fields = page.locator(TEXT_FIELDS)
     n = fields.count()
     if n == 0:
-        pytest.skip(f"/{path} has no text input or text area")
+        return
 
     typed = []
     for i in range(n):
@@ -571,7 +572,7 @@ def test_untrusted_text_stays_text(page: Page, streamlit_server, path: str):
         _wait_idle(page, before)
         typed.append((label, payload))
         _assert_inert(page, dialogs, f"/{path} after typing {payload!r} into {label!r}",
-                      streamlit_server, mark)
+                      server, mark)
 
     values = {label: page.get_by_role("textbox", name=label, exact=True).input_value()
               for label, _ in typed}
@@ -588,8 +589,7 @@ def test_untrusted_text_stays_text(page: Page, streamlit_server, path: str):
     before = _runs_finished(page)
     page.reload(wait_until="domcontentloaded")
     _wait_idle(page, before)
-    _assert_inert(page, dialogs, f"/{path} reopened from its link {page.url}",
-                  streamlit_server, mark)
+    _assert_inert(page, dialogs, f"/{path} reopened from its link {page.url}", server, mark)
     reopened = {label: page.get_by_role("textbox", name=label, exact=True).input_value()
                 for label, _ in typed}
     assert reopened == dict(typed), f"/{path}: reopening the link lost the text: {reopened}"
