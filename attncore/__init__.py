@@ -9,9 +9,10 @@ One module per idea: ``softmax`` (the one softmax policy), ``scores``, ``attenti
 ``positional``, ``analysis`` (statistics of weights), ``seq2seq``, ``text``, ``init`` (the
 one random initialisation), ``exercise`` (checking a student's hand calculation, and what
 a changed key does to it), ``measure`` (timing and memory on one BLAS thread), and the
-lessons' experiments ``scaling`` (lesson 2) and ``cost`` (lesson 7). The package exports
-the attention function, the scores and the masks; the softmax functions are imported from
-their module, ``attncore.softmax``, which the package leaves unshadowed.
+lessons' experiments ``scaling`` (lesson 2) and ``cost`` (lessons 7 and 11, a package of
+one module per idea). The package exports the attention function, the scores and the masks;
+the softmax functions are imported from their module, ``attncore.softmax``, which the
+package leaves unshadowed.
 """
 
 from .attention import AttentionTrace, resolve_scale, scaled_dot_product_attention

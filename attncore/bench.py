@@ -1,6 +1,6 @@
 """Benchmark of attention: ``python -m attncore.bench``.
 
-Prints, measured in one run on this machine, on one BLAS thread (see :mod:`attncore.cost`):
+Prints, measured in one run on this machine, on one BLAS thread (see :mod:`attncore.measure`):
 
 * NumPy's own float64 matrix-multiply throughput;
 * at H heads, T tokens, d_k: the time of :func:`attncore.cost.lean_attention` and its
@@ -20,7 +20,8 @@ import argparse
 import numpy as np
 
 from .attention import scaled_dot_product_attention
-from .cost import lean_attention, textbook_attention
+from .cost.head_loop import textbook_attention
+from .cost.lean import lean_attention
 from .measure import best_time, one_blas_thread, peak_memory
 
 

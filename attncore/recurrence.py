@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._checks import whole_number
-from .cost import attention_multiply_adds, projection_multiply_adds
+from .cost.counts import attention_multiply_adds, projection_multiply_adds
 
 
 @dataclass(frozen=True)
