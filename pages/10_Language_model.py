@@ -1,4 +1,5 @@
-"""Lesson 10: a real language model writes (SmolLM2-135M-Instruct, run by our own NumPy code)."""
+"""Lesson 10: a real language model writes (SmolLM2-135M-Instruct by default, or a model the
+server's operator lists; run by our own NumPy code)."""
 
 import io
 from fractions import Fraction
@@ -10,6 +11,7 @@ import streamlit as st
 from attncore import lm
 from attncore.analysis import SINK_FACTOR
 from attncore.lm import heads as lm_heads
+from attncore.lm.tokens import byte_level_pieces
 from attncore.pretrained_files import EXPECTED_CONFIG as MINILM
 from pages.ui.arithmetic import num
 from pages.ui.controls import URL, bounded_slider, seed_input
@@ -34,35 +36,52 @@ from pages.ui.layout import (
     setup_page,
     show_figure,
 )
-from pages.ui.lm import load_language_model, model_note, token_strip
+from pages.ui.lm import (
+    choose_model,
+    load_language_model,
+    model_caption,
+    model_name,
+    model_note,
+    token_strip,
+)
 from pages.ui.numbers import difference_text, number_text, percent_text, significant_text
 from pages.ui.shared import measured
 from pages.ui.tables import scrolled_table, to_csv
 
-PAGE_MAX_TOKENS = 96  # prompt tokens read here (chat template included); the core allows 256
+MAX_PROMPT_TOKENS = 96  # prompt tokens read here (chat template included); the core allows 256
 MAX_CHARS = 600
 MAX_NEW_TOKENS = 32  # one generation: 32 passes, about 1.5 s here
 TOP_SHOWN = 10
 DEFAULT_PROMPT = "The capital of France is"
-DEFAULT_LAYER = 19  # the model's strongest induction heads sit in layers 18 and 19
+# SmolLM2's strongest induction heads sit in layers 18 and 19 of 30: sections 2, 5 and the
+# download open at layer 19, and another model's at the same depth.
+DEFAULT_DEPTH = 19 / 30
+DEFAULT_HEAD = 7  # the head worked by hand, when the model has that many
 DEFAULT_CHANGE = " dog"
 DEFAULT_SEGMENT = 25  # tokens in each random segment of the induction test
 IND_SEQUENCES, IND_TOP, IND_DRAWS = 3, 5, 4  # its sequences, heads switched off, random draws
 
 presenter = setup_page("A real language model", "✍️")
 font = figure_font(presenter)
-lesson_header(
-    "10 · A real language model writes",
-    "run SmolLM2, a real 30-layer decoder, on your own prompt: the next token and how it "
-    "is chosen, where the newest token looks, the causal mask checked, the "
-    f"{term_link('induction-head', 'induction heads')} that copy, and one head computed by "
-    "hand.",
-)
-m = load_language_model()
+header = st.container()  # the title first, then the model picker (when there is a choice)
+choice = choose_model()
+with header:
+    lesson_header(
+        "10 · A real language model writes",
+        f"run {md_escape(choice)}, a real decoder, on your own prompt: the next token and how "
+        "it is chosen, where the newest token looks, the causal mask checked, the "
+        f"{term_link('induction-head', 'induction heads')} that copy, and one head computed "
+        "by hand.",
+    )
+m = load_language_model(choice)
 if m is None:
     st.stop()
 cfg = m.config
 L, H, KV, d_k = cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, cfg.d_head
+name = md_escape(model_name(m))
+# Learned positions stop at the model's context; nothing here reads past it.
+PAGE_MAX_TOKENS = min(MAX_PROMPT_TOKENS, cfg.context_length)
+DEFAULT_LAYER = max(1, round(DEFAULT_DEPTH * L))
 model_note(m, presenter)
 
 st.header("1 · Predict the next token")
@@ -75,10 +94,20 @@ prompt = prompt_box.text_area("Your prompt (any language, symbols, HTML: all sho
                               height=68 if presenter else 80,
                               label_visibility="collapsed" if presenter else "visible", **URL)
 CHAT = "Chat: wrap the prompt in the model's own chat template"
+has_template = bool(m.chat_template)
+NO_TEMPLATE = (f"{name} has no chat template: it was not trained on conversations (a base "
+               "model, as GPT-2 is), so there is nothing to wrap the prompt in, and the "
+               "switch stays off. It continues your text.")
+# A kept "on" from another model is not used: a model without a template is never wrapped.
 chat = chat_box.toggle("Chat template" if presenter else CHAT, value=False, key="lm_chat",
-                       **URL, help=(f"{CHAT}. " if presenter else "") + "The template comes "
-                       "from the GGUF's metadata; its special tokens (<|im_start|>, "
-                       "<|im_end|>) are shown as they are.")
+                       **URL, disabled=not has_template,
+                       help=(f"{CHAT}. " if presenter else "") + (
+                           "The template comes from the model's own files (the GGUF's "
+                           "metadata or the folder's tokenizer_config.json); its special "
+                           "tokens (such as <|im_start|>) are shown as they are."
+                           if has_template else NO_TEMPLATE)) and has_template
+if not has_template and not presenter:
+    st.caption(NO_TEMPLATE)
 if not prompt.strip():
     st.info("Type a prompt to run the model on it.")
     finish_page()
@@ -86,14 +115,25 @@ if not prompt.strip():
 text = lm.chat_prompt(m, prompt) if chat else prompt
 with bad_input_stops_page():
     # run() caches its traces per text, so moving any other control reuses this one.
-    trace = lm.run(text, max_tokens=PAGE_MAX_TOKENS)
+    trace = lm.run(text, max_tokens=PAGE_MAX_TOKENS, m=m)
 tokens = list(trace.tokens)
 T = len(tokens)
 if trace.truncated:
     st.warning(f"The prompt has {trace.n_tokens} tokens; this page reads its first "
                f"{PAGE_MAX_TOKENS} and predicts what follows them.")
-if not presenter:
+
+
+def prompt_tokens() -> None:
+    """The prompt's tokens, and what the forward pass over them cost here."""
     token_strip(tokens, trace.ids)
+    st.caption(f"One forward pass of {name} over these {T} token{'s' if T > 1 else ''} took "
+               f"**{trace.seconds * 1000:,.0f} ms** on this machine (the pass that computed "
+               "everything this page shows, every intermediate recorded; wall time, on a "
+               "machine others may share).")
+
+
+if not presenter:
+    prompt_tokens()
 probs = trace.next_token_probs()  # temperature 1: the model's own distribution
 top = np.argsort(-probs, kind="stable")[:TOP_SHOWN]
 top_tokens = lm.pieces(m, top)
@@ -151,9 +191,11 @@ def sampling_section(probs: np.ndarray, top: np.ndarray, top_tokens: list[str],
     if st.button(f"Write {n_new} tokens", key="lm_generate", type="primary"):
         bar = st.progress(0.0, text="Writing…")
         steps = []
-        for n, step in enumerate(lm.generate_steps(text, n_new, sampling), start=1):
-            steps.append(step)
-            bar.progress(n / n_new, text=f"Token {n} of {n_new}: {plotly_safe(step.token)}")
+        with bad_input_stops_page():  # past a learned-positions model's context
+            for n, step in enumerate(lm.generate_steps(text, n_new, sampling, m=m), start=1):
+                steps.append(step)
+                bar.progress(n / n_new, text=f"Token {n} of {n_new}: "
+                                             f"{plotly_safe(step.token)}")
         bar.empty()
         st.session_state["_lm_generated"] = (settings, steps)
     done = st.session_state.get("_lm_generated")
@@ -188,52 +230,66 @@ def show_generation(steps: list, presenter: bool) -> None:
 
 sampling_section(probs, top, top_tokens, text, presenter, font)
 if presenter:
-    token_strip(tokens, trace.ids)
+    prompt_tokens()
 
 st.header("2 · Where the newest token looks")
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def statistics(text: str) -> dict[str, np.ndarray]:
-    """Per-head statistics of the prompt's trace, averaged over its query rows after the
-    first (cached: about 0.1 s for 96 tokens)."""
-    return lm.head_statistics(lm.run(text, max_tokens=PAGE_MAX_TOKENS).attentions)
+def statistics(_m: lm.SmolLM, sha256: str, text: str) -> dict[str, np.ndarray]:
+    """Per-head statistics of the prompt's trace on the model of that sha256, averaged over
+    its query rows after the first (cached: about 0.1 s for 96 tokens of SmolLM2)."""
+    return lm.head_statistics(lm.run(text, max_tokens=PAGE_MAX_TOKENS, m=_m).attentions)
 
 
 def kv_label(h: int) -> str:
-    return f"H{h + 1} · KV{trace.kv_head[h] + 1}"
+    """A head's row label: the KV head it reads, when heads share them."""
+    return f"H{h + 1} · KV{trace.kv_head[h] + 1}" if cfg.group > 1 else f"H{h + 1}"
 
 
 @st.fragment
 def newest_token(trace: lm.LMTrace, presenter: bool, font: int) -> None:
     """The last row of every head of one layer, grouped by the KV head they share."""
     tokens = list(trace.tokens)
-    layer = st.slider("Layer", 1, L, DEFAULT_LAYER, key="lm_layer", **URL)
+    layer = bounded_slider(st, "Layer", 1, L, DEFAULT_LAYER, key="lm_layer")
     rows = trace.attentions[layer - 1, :, -1, :]  # (H, T): the newest token's row
     show_figure(matrix_heatmap(rows, [kv_label(h) for h in range(H)], tokens,
                                title=f"Layer {layer}: where “{plotly_safe(tokens[-1])}” "
                                      "looks, head by head",
                                x_title="key (earlier token)",
-                               y_title="query head · the KV head it reads",
+                               y_title="query head · the KV head it reads"
+                               if cfg.group > 1 else "head",
                                decimals=1 if presenter else 2, font_size=font,
                                height=170 + 2 * font * H),
                 key="lm_fig_newest",
                 alt=f"Layer {layer}, the newest token's row in each of the {H} heads. "
                     + describe_matrix(rows, [kv_label(h) for h in range(H)], tokens,
                                       rows="head", cols="key"))
-    groups = "; ".join(f"KV head {g + 1} serves H{g * cfg.group + 1}–H{(g + 1) * cfg.group}"
-                       for g in range(KV))
     strongest = np.argmax(rows, axis=1)
-    st.markdown(f"{H} query heads share {KV} key/value heads ({groups}: "
-                f"{term_link('gqa', 'grouped-query attention')}): heads of one group "
-                "compare their own queries with the *same* keys and average the *same* "
-                "values. Where each head of this layer looks most: " + ", ".join(
+    st.markdown(sharing_text() + " Where each head of this layer looks most: " + ", ".join(
                     f"H{h + 1} → “{md_escape(tokens[j])}” ({rows[h, j]:.2f})"
                     for h, j in enumerate(strongest)) + ".")
 
 
+def sharing_text() -> str:
+    """How this model's query heads share keys and values."""
+    if KV == H:
+        return (f"Each of the {H} heads has its own keys and values (multi-head attention, "
+                "as in lessons 4 and 9): no head shares them; lesson 11 shows what sharing "
+                "saves in models that do.")
+    if KV == 1:
+        return (f"All {H} query heads share one key/value head (multi-query attention): "
+                "each compares its own query with the *same* keys and averages the *same* "
+                "values.")
+    groups = "; ".join(f"KV head {g + 1} serves H{g * cfg.group + 1}–H{(g + 1) * cfg.group}"
+                       for g in range(KV))
+    return (f"{H} query heads share {KV} key/value heads ({groups}: "
+            f"{term_link('gqa', 'grouped-query attention')}): heads of one group "
+            "compare their own queries with the *same* keys and average the *same* values.")
+
+
 newest_token(trace, presenter, font)
-stats = statistics(text)
+stats = statistics(m, m.sha256, text)
 
 
 def even_share(T: int) -> float:
@@ -314,7 +370,7 @@ def head_map_text(values: np.ndarray, stat: str) -> str:
 
 @st.fragment
 def model_view(stats: dict[str, np.ndarray], presenter: bool, font: int) -> None:
-    """One statistic of all 270 heads, layers down and heads across."""
+    """One statistic of all L × H heads, heads down and layers across."""
     stat = st.selectbox("Statistic per head", list(stats), key="lm_stat", **URL)
     show_figure(matrix_heatmap(stats[stat].T, [f"H{c + 1}" for c in range(H)],
                                [str(r + 1) for r in range(L)],
@@ -344,7 +400,7 @@ with left:
 with right:
     st.markdown(sink_text(first, prev, tokens))
 if not presenter:
-    # A file rather than a grid on the page: 270 rows drawn again on every new prompt cost
+    # A file rather than a grid on the page: L × H rows (270) drawn again on every new prompt cost
     # the redraw more than the figures above it.
     st.download_button(
         f"Every head's statistics, {L * H} rows (CSV)",
@@ -358,7 +414,7 @@ if not presenter:
 
 st.header("3 · Causal, checked on the real model")
 above = np.triu(np.ones((T, T), dtype=bool), k=1)
-upper = trace.attentions[..., above]  # every weight above the diagonal, all 270 heads
+upper = trace.attentions[..., above]  # every weight above the diagonal, all L × H heads
 nonzero = np.count_nonzero(upper)
 st.markdown(f"**Above the diagonal.** The {L * H} maps hold {upper.size:,} weights above the "
             f"diagonal (a query looking at a later token, which the "
@@ -388,7 +444,7 @@ def leakage(trace: lm.LMTrace, m: lm.SmolLM) -> None:
     if changed[position - 1] == trace.ids[position - 1]:
         st.info("That is the token already there: choose another word.")
         return
-    other = lm.run(changed.tolist(), max_tokens=PAGE_MAX_TOKENS)
+    other = lm.run(changed.tolist(), max_tokens=PAGE_MAX_TOKENS, m=m)
     p = position - 1
     before = np.array_equal(other.logits[:p], trace.logits[:p])
     gap_before = float(np.max(np.abs(other.logits[:p] - trace.logits[:p])))
@@ -409,31 +465,41 @@ leakage(trace, m)
 st.header("4 · Induction heads in a real model")
 st.markdown("Lesson 8 grew an induction head in a 2-layer toy: to continue a pattern "
             "seen before, it looks at the token *after* the earlier occurrence of the "
-            "current token. The same test on SmolLM2: random tokens, written twice.")
+            f"current token. The same test on {name}: random tokens, written twice.")
+
+
+# Heads switched off: 5, or fewer in a model so small that a layer would have no head left
+# to draw at random beside them (at most a quarter of all heads).
+N_TOP = min(IND_TOP, max(1, L * H // 4))
 
 
 def induction(seed: int, segment: int) -> lm.InductionTest:
     """The repeated-tokens test (six passes through the model; attncore.lm keeps the last
     results)."""
     return lm.induction_test(seed=seed, segment=segment, sequences=IND_SEQUENCES,
-                             n_top=IND_TOP, draws=IND_DRAWS)
+                             n_top=N_TOP, draws=IND_DRAWS, m=m)
 
 
 @st.fragment
 def induction_section(presenter: bool, font: int) -> None:
     c1, c2 = st.columns(2)
     seed = seed_input(c1, "lm_ind_seed", label="Seed of the random tokens")
-    segment = c2.slider("Tokens in each random segment", 5, lm_heads.MAX_SEGMENT,
-                        DEFAULT_SEGMENT, key="lm_ind_len", **URL)
+    with c2:  # both copies within the model's context
+        segment = bounded_slider(st, "Tokens in each random segment", 5,
+                                 min(lm_heads.MAX_SEGMENT, cfg.context_length // 2),
+                                 DEFAULT_SEGMENT, key="lm_ind_len")
     # The test is six passes through the model (2 to 4 s here): it runs by itself at the
     # defaults, and on request at other settings, as no control may start seconds of work.
-    test = measured("induction", (seed, segment), lambda: induction(seed, segment),
-                    automatic=(seed, segment) == (0, DEFAULT_SEGMENT),
-                    label="Run the test", key="lm_ind_run",
-                    note="Six passes through the model over the repeated tokens (2 to 4 s "
-                         "here): press to run the test with this seed and length.",
-                    spinner="Running the model on the repeated tokens, then with heads "
-                            "switched off…")
+    with bad_input_stops_page():
+        test = measured("induction", (m.sha256, seed, segment),
+                        lambda: induction(seed, segment),
+                        automatic=(seed, segment) == (0, DEFAULT_SEGMENT),
+                        label="Run the test", key="lm_ind_run",
+                        note="Six passes through the model over the repeated tokens (2 to "
+                             "4 s for SmolLM2 here): press to run the test with this seed "
+                             "and length.",
+                        spinner="Running the model on the repeated tokens, then with heads "
+                                "switched off…")
     if test is None:
         return None
     P = segment
@@ -468,7 +534,7 @@ def induction_section(presenter: bool, font: int) -> None:
         + f". The best puts {percent_text(best)} of its attention where an induction head should, "
         "on average over the second copies.")
     losses = {"copy 1": test.loss_first, "copy 2": test.loss_repeat,
-              f"top {IND_TOP} off": test.loss_top_off,
+              f"top {N_TOP} off": test.loss_top_off,
               "random off": float(test.loss_random_off.max())}
     left, right = st.columns(2)
     with left:
@@ -478,13 +544,13 @@ def induction_section(presenter: bool, font: int) -> None:
                               decimals=2, font_size=font), key="lm_fig_ind_loss",
                     alt=describe_bars(list(losses), list(losses.values()),
                                       what="Loss on the random tokens, nats a token"))
-        st.caption(f"Copy 2 with the {IND_TOP} best induction heads switched off, and with "
-                   f"{IND_TOP} random heads of the same layers off (the worst of {IND_DRAWS} "
+        st.caption(f"Copy 2 with the {N_TOP} best induction heads switched off, and with "
+                   f"{N_TOP} random heads of the same layers off (the worst of {IND_DRAWS} "
                    "draws).")
     with right:
         positions = np.arange(2, 2 * P + 1)
         curves = {"all heads on": test.losses.mean(axis=0),
-                  f"top {IND_TOP} induction heads off": test.losses_top_off.mean(axis=0)}
+                  f"top {N_TOP} induction heads off": test.losses_top_off.mean(axis=0)}
         show_figure(line_chart(positions, curves,
                                title=f"Loss of each token, mean of the {IND_SEQUENCES} "
                                      "sequences",
@@ -501,8 +567,8 @@ def induction_section(presenter: bool, font: int) -> None:
         + f"), {test.loss_repeat:.1f} the second time"
         + (", less than half: the model copies. " if test.loss_repeat < test.loss_first / 2
            else ", not less than half. ")
-        + f"With the {IND_TOP} best induction heads off the second copy costs "
-        f"{test.loss_top_off:.1f}; with {IND_TOP} random heads of the same layers off, "
+        + f"With the {N_TOP} best induction heads off the second copy costs "
+        f"{test.loss_top_off:.1f}; with {N_TOP} random heads of the same layers off, "
         f"{test.loss_random_off.min():.1f} to {test.loss_random_off.max():.1f}.")
     return test, seed, segment
 
@@ -514,16 +580,21 @@ st.header("5 · One decoder head by hand")
 
 @st.fragment
 def head_by_hand(trace: lm.LMTrace, m: lm.SmolLM, presenter: bool) -> None:
-    """Query i's score and weight for key j, from the residual stream, with real numbers."""
+    """Query i's score and weight for key j, from the residual stream, with real numbers:
+    the model's own norm, biases and positions (RoPE on pairs or halves, or learned)."""
     tokens, T = list(trace.tokens), len(trace.tokens)
     w = m.weights
     c1, c2, c3 = st.columns(3)
-    layer = c1.slider("Layer of the head worked by hand", 1, L, DEFAULT_LAYER,
-                      key="lm_hand_layer", **URL)
-    head = c2.selectbox("Query head worked by hand", list(range(1, H + 1)), index=6,
-                        key="lm_hand_head", **URL)
-    with c3:
-        pair = bounded_slider(st, "RoPE pair shown (i)", 0, d_k // 2 - 1, 0, key="lm_hand_pair")
+    with c1:
+        layer = bounded_slider(st, "Layer of the head worked by hand", 1, L, DEFAULT_LAYER,
+                               key="lm_hand_layer")
+    head = c2.selectbox("Query head worked by hand", list(range(1, H + 1)),
+                        index=min(DEFAULT_HEAD, H) - 1, key="lm_hand_head", **URL)
+    pair = 0
+    if cfg.uses_rope:
+        with c3:
+            pair = bounded_slider(st, "RoPE pair shown (i)", 0, d_k // 2 - 1, 0,
+                                  key="lm_hand_pair")
     c1, c2 = st.columns(2)
     with c1:
         query = bounded_slider(st, "Query token (row)", 1, T, T, key="lm_hand_query")
@@ -531,50 +602,92 @@ def head_by_hand(trace: lm.LMTrace, m: lm.SmolLM, presenter: bool) -> None:
         key = bounded_slider(st, "Key token (column)", 1, query, 1, key="lm_hand_key")
     l, h, i, j = layer - 1, head - 1, query - 1, key - 1
     g = int(trace.kv_head[h])
+    gain = w.attn_norm[l].astype(np.float64)
+    shift = None if w.attn_norm_bias is None else w.attn_norm_bias[l].astype(np.float64)
+
+    def normed(x: np.ndarray) -> tuple[np.ndarray, float, float]:
+        """The norm before attention, as the model computes it: (x̂, mean, root)."""
+        mean = float(np.mean(x)) if cfg.norm == "layer" else 0.0
+        root = float(np.sqrt(np.mean((x - mean) ** 2) + cfg.norm_eps))
+        return (x - mean) / root * gain + (0.0 if shift is None else shift), mean, root
+
     x = trace.hidden_states[l, i].astype(np.float64)  # (d,) the stream entering layer l
-    rms = np.sqrt(np.mean(x * x) + cfg.rms_eps)
-    xn = x / rms * w.attn_norm[l]
-    st.markdown(f"**{term_link('layer-norm', 'RMSNorm')}.** The "
-                f"{term_link('residual-stream', 'stream')} of “{md_escape(tokens[i])}” "
-                f"entering layer {layer} has {cfg.d_model} numbers; their root-mean-square "
-                f"(with ε = {significant_text(cfg.rms_eps, 3)} added under the root) is "
-                f"{rms:.4f}. Each is divided by it and multiplied by the layer's gain (no mean "
-                "is subtracted, no shift added, unlike LayerNorm).")
-    st.latex(rf"\hat x = \frac{{x}}{{\sqrt{{\tfrac{{1}}{{{cfg.d_model}}}\sum_c x_c^2 + "
-             rf"\epsilon}}}} \odot g,\quad \sqrt{{\cdots}} = {rms:.4f}")
+    xn, mean, root = normed(x)
+    stream = (f"The {term_link('residual-stream', 'stream')} of “{md_escape(tokens[i])}” "
+              f"entering layer {layer} has {cfg.d_model} numbers")
+    eps = significant_text(cfg.norm_eps, 3)
+    if cfg.norm == "rms":
+        st.markdown(f"**{term_link('layer-norm', 'RMSNorm')}.** {stream}; their "
+                    f"root-mean-square (with ε = {eps} added under the root) is {root:.4f}. "
+                    "Each is divided by it and multiplied by the layer's gain (no mean is "
+                    "subtracted, no shift added, unlike LayerNorm).")
+        st.latex(rf"\hat x = \frac{{x}}{{\sqrt{{\tfrac{{1}}{{{cfg.d_model}}}\sum_c x_c^2 + "
+                 rf"\epsilon}}}} \odot g,\quad \sqrt{{\cdots}} = {root:.4f}")
+    else:
+        st.markdown(f"**{term_link('layer-norm', 'LayerNorm')}.** {stream}; their mean is "
+                    f"μ = {num(mean, 4)} and their standard deviation (with ε = {eps} added "
+                    f"to the variance) {root:.4f}. Each has μ subtracted, is divided by that, "
+                    "multiplied by the layer's gain g and shifted by its bias b (unlike "
+                    "RMSNorm, which only rescales).")
+        st.latex(rf"\hat x = \frac{{x - \mu}}{{\sqrt{{\tfrac{{1}}{{{cfg.d_model}}}\sum_c "
+                 rf"(x_c - \mu)^2 + \epsilon}}}} \odot g + b,\quad \mu = {num(mean, 4)},\ "
+                 rf"\sqrt{{\cdots}} = {root:.4f}")
     cols = slice(h * d_k, (h + 1) * d_k)
-    q_raw = (xn @ w.attn_qkv[l][:, cols]).astype(np.float64)  # (d_k,) before RoPE
-    xk = trace.hidden_states[l, j].astype(np.float64)
-    xkn = xk / np.sqrt(np.mean(xk * xk) + cfg.rms_eps) * w.attn_norm[l]
     kcols = slice(H * d_k + g * d_k, H * d_k + (g + 1) * d_k)
-    k_raw = (xkn @ w.attn_qkv[l][:, kcols]).astype(np.float64)
-    theta = cfg.rope_base ** (-2 * pair / d_k)
-    st.markdown(f"**q and k, then {term_link('rope', 'RoPE')}.** q = x̂ W_Q for head {head}, "
-                f"k = x̂ W_K for KV head "
-                f"{g + 1} (which heads {g * cfg.group + 1}–{(g + 1) * cfg.group} all read). "
-                f"RoPE turns each pair (2i, 2i + 1) of q and of k by the angle (position) × "
-                f"θᵢ, with θᵢ = {cfg.rope_base:g}^(−2i/{d_k}); pair i = {pair} turns by "
-                f"θ = {theta:.4g} rad per position. Positions count from 0.")
-
-    def rotated(v: np.ndarray, position: int) -> tuple[float, float, float]:
-        a = position * theta
-        x0, x1 = v[2 * pair], v[2 * pair + 1]
-        return a, x0 * np.cos(a) - x1 * np.sin(a), x0 * np.sin(a) + x1 * np.cos(a)
-
-    turns = []
-    for name, v, pos in (("q", q_raw, i), ("k", k_raw, j)):
-        a, r0, r1 = rotated(v, pos)
-        turns.append(rf"{name}:\ ({num(v[2 * pair], 4)},\ {num(v[2 * pair + 1], 4)})"
-                     rf"\ \xrightarrow{{\ \phi = {pos} \times {theta:.4g} = {a:.4g}\ }}\ "
-                     rf"({num(r0, 4)},\ {num(r1, 4)})")
-    st.latex(r"\begin{gathered}" + r" \\ ".join(turns) + r"\end{gathered}")  # one block
+    bias = w.attn_qkv_bias[l].astype(np.float64) if w.attn_qkv_bias is not None else None
+    q_raw = xn @ w.attn_qkv[l][:, cols]  # (d_k,) before RoPE
+    k_raw = normed(trace.hidden_states[l, j].astype(np.float64))[0] @ w.attn_qkv[l][:, kcols]
+    if bias is not None:  # Qwen2, GPT-2
+        q_raw, k_raw = q_raw + bias[cols], k_raw + bias[kcols]
+    plus = (" + b_Q", " + b_K") if bias is not None else ("", "")
+    whose = (f"KV head {g + 1} (which heads {g * cfg.group + 1}–{(g + 1) * cfg.group} all "
+             "read)" if cfg.group > 1 else f"head {head} (every head has its own keys)")
     q = trace.q[l, h, i].astype(np.float64)  # the model's, after RoPE
     k = trace.k[l, g].astype(np.float64)  # (T, d_k) every key of KV head g
-    # both numbers of the pair, of q and of k, against the model's own rotated q and k
-    check = max(abs(rotated(q_raw, i)[1] - q[2 * pair]),
-                abs(rotated(q_raw, i)[2] - q[2 * pair + 1]),
-                abs(rotated(k_raw, j)[1] - k[j, 2 * pair]),
-                abs(rotated(k_raw, j)[2] - k[j, 2 * pair + 1]))
+    if cfg.uses_rope:
+        a_of, b_of = ((2 * pair, 2 * pair + 1) if cfg.positions == "rope_pairs"
+                      else (pair, pair + d_k // 2))
+        factor = 1.0 if w.rope_factors is None else float(w.rope_factors[pair])
+        theta = cfg.rope_base ** (-2 * pair / d_k) / factor
+        layout = ("(2i, 2i + 1) of q and of k (adjacent numbers, as the GGUF lays out W_Q "
+                  "and W_K)" if cfg.positions == "rope_pairs" else
+                  f"(i, i + {d_k // 2}) of q and of k (the two halves, as Hugging Face's "
+                  "rotate_half pairs them)")
+        scaled = ("" if w.rope_factors is None else
+                  f" / fᵢ, fᵢ Llama 3's scaling of long wavelengths (f{pair} = {factor:.4g})")
+        st.markdown(f"**q and k, then {term_link('rope', 'RoPE')}.** q = x̂ W_Q{plus[0]} for "
+                    f"head {head}, k = x̂ W_K{plus[1]} for {whose}. RoPE turns each pair "
+                    f"{layout} by the angle (position) × θᵢ, with θᵢ = "
+                    f"{cfg.rope_base:g}^(−2i/{d_k}){scaled}; pair i = {pair}, numbers "
+                    f"{a_of} and {b_of}, turns by θ = {theta:.4g} rad per position. "
+                    "Positions count from 0.")
+
+        def rotated(v: np.ndarray, position: int) -> tuple[float, float, float]:
+            a = position * theta
+            x0, x1 = v[a_of], v[b_of]
+            return a, x0 * np.cos(a) - x1 * np.sin(a), x0 * np.sin(a) + x1 * np.cos(a)
+
+        turns = []
+        for what, v, pos in (("q", q_raw, i), ("k", k_raw, j)):
+            a, r0, r1 = rotated(v, pos)
+            turns.append(rf"{what}:\ ({num(v[a_of], 4)},\ {num(v[b_of], 4)})"
+                         rf"\ \xrightarrow{{\ \phi = {pos} \times {theta:.4g} = {a:.4g}\ }}\ "
+                         rf"({num(r0, 4)},\ {num(r1, 4)})")
+        st.latex(r"\begin{gathered}" + r" \\ ".join(turns) + r"\end{gathered}")  # one block
+        # both numbers of the pair, of q and of k, against the model's own rotated q and k
+        check = max(abs(rotated(q_raw, i)[1] - q[a_of]), abs(rotated(q_raw, i)[2] - q[b_of]),
+                    abs(rotated(k_raw, j)[1] - k[j, a_of]),
+                    abs(rotated(k_raw, j)[2] - k[j, b_of]))
+        checked = f"The rotated pair matches the model's q and k to {difference_text(check)}."
+    else:
+        st.markdown(f"**q and k.** q = x̂ W_Q{plus[0]} for head {head}, k = x̂ W_K{plus[1]} "
+                    f"for {whose}. Nothing is turned: {name} learned one vector for each of "
+                    f"its {cfg.context_length:,} positions and added it to each token's "
+                    "embedding before layer 1 (learned absolute positions, as lesson 9's "
+                    "encoder does), so the stream already carries where each token is.")
+        check = max(float(np.max(np.abs(q_raw - q))), float(np.max(np.abs(k_raw - k[j]))))
+        checked = (f"q and k computed here match the model's, all {d_k} numbers of each, to "
+                   f"{difference_text(check)}.")
     scores = k[: i + 1] @ q / np.sqrt(d_k)  # the causal prefix: keys 1 .. query
     exps = np.exp(scores - scores.max())
     weight = exps[j] / exps.sum()
@@ -589,8 +702,7 @@ def head_by_hand(trace: lm.LMTrace, m: lm.SmolLM, presenter: bool) -> None:
     st.markdown(
         f"The model's own weight: {number_text(model_w, 6)} (difference "
         f"{difference_text(weight - model_w)}: the model computes in float32, this page in "
-        f"float64). The rotated pair matches the model's q and k to "
-        f"{difference_text(check)}.")
+        f"float64). {checked}")
     if not presenter:
         st.markdown(f"Every key of row {query}:")
         scrolled_table(pd.DataFrame({"j": np.arange(1, i + 2), "key": tokens[: i + 1],
@@ -598,29 +710,39 @@ def head_by_hand(trace: lm.LMTrace, m: lm.SmolLM, presenter: bool) -> None:
                                      "weight": [number_text(e / exps.sum(), 4) for e in exps]}),
                        height=240)
 
-
 head_by_hand(trace, m, presenter)
 
 st.header("6 · Encoder against decoder")
-st.markdown(
-    "| | MiniLM (lesson 9): an encoder | SmolLM2 (here): a decoder |\n|---|---|---|\n"
-    f"| job | a vector for a whole sentence | the next token, again and again |\n"
-    f"| mask | none: every token sees every token | causal: only earlier tokens and itself |\n"
-    f"| positions | learned absolute table ({MINILM['max_position_embeddings']} positions), "
-    f"added to the input | RoPE: q and k turned by position, in every layer |\n"
-    f"| norm | LayerNorm *after* each residual add (post-LN) | RMSNorm *before* attention "
-    f"and before the feed-forward (pre-LN) |\n"
-    f"| feed-forward | GELU, {MINILM['intermediate_size']} hidden units | SwiGLU, "
-    f"{cfg.d_ff} hidden units (gate × up) |\n"
-    f"| heads | {MINILM['num_attention_heads']} heads of "
-    f"{MINILM['hidden_size'] // MINILM['num_attention_heads']}, each with its own K and V | "
-    f"{H} query heads of {d_k} sharing {KV} K/V heads |\n"
-    f"| layers, d_model | {MINILM['num_hidden_layers']}, {MINILM['hidden_size']} | {L}, "
-    f"{cfg.d_model} |\n"
-    f"| tokenizer | WordPiece, {MINILM['vocab_size']:,} pieces | byte-level BPE, "
-    f"{cfg.vocab_size:,} pieces (never unknown) |\n"
-    f"| output | mean of the last layer's vectors over the tokens | logits = the last "
-    f"token's final state, RMS-normalised, × the token embedding (tied) |")
+# The decoder's column is its config's switches in words (LMConfig.describe): another model
+# listed by the server shows its own.
+switches = cfg.describe()
+minilm_head = MINILM["hidden_size"] // MINILM["num_attention_heads"]
+pieces_said = ("byte-level BPE" if byte_level_pieces(m) else "SentencePiece BPE (a byte "
+               "as <0xNN> when no piece fits)")
+norm_name = "RMS" if cfg.norm == "rms" else "Layer"
+output = ("× the token embedding (tied)" if cfg.tied_output else "× its own output matrix")
+rows = {
+    "job": ("a vector for a whole sentence", "the next token, again and again"),
+    "mask": ("none: every token sees every token", "causal: only earlier tokens and itself"),
+    "positions": (f"learned absolute table ({MINILM['max_position_embeddings']} positions), "
+                  "added to the input", switches["positions"]),
+    "norm": ("LayerNorm *after* each residual add (post-LN)", switches["norm"]),
+    "feed-forward": (f"GELU, {MINILM['intermediate_size']} hidden units",
+                     switches["feed-forward"]),
+    "heads": (f"{MINILM['num_attention_heads']} heads of {minilm_head}, each with its own K "
+              "and V", switches["attention"]),
+    "biases": ("on every linear map and norm", switches["biases"]),
+    "layers, d_model": (f"{MINILM['num_hidden_layers']}, {MINILM['hidden_size']}",
+                        f"{L}, {cfg.d_model}"),
+    "tokenizer": (f"WordPiece, {MINILM['vocab_size']:,} pieces",
+                  f"{pieces_said}, {cfg.vocab_size:,} pieces (never unknown); BOS token: "
+                  f"{switches['BOS token']}"),
+    "output": ("mean of the last layer's vectors over the tokens",
+               f"logits = the last token's final state, {norm_name}Norm-normalised, {output}"),
+}
+st.markdown(f"| | MiniLM (lesson 9): an encoder | {name} (here): a decoder, "
+            f"{md_escape(switches['family'])} family |\n|---|---|---|\n"
+            + "\n".join(f"| {row} | {enc} | {dec} |" for row, (enc, dec) in rows.items()))
 
 bullet_list("What to notice", [
     f"The model only ever predicts one token: here “{md_escape(top_tokens[0])}” with "
@@ -628,16 +750,25 @@ bullet_list("What to notice", [
     "back in.",
     "Temperature reshapes the distribution; top-k and top-p cut its tail. At τ = 0 the "
     "text is always the same.",
-    f"Heads that share a KV head read the same keys and values but ask their own "
-    f"questions: {KV} K/V heads take {Fraction(KV, H)} of the cache that {H} would "
-    "(lesson 11).",
+    (f"Heads that share a KV head read the same keys and values but ask their own "
+     f"questions: {KV} K/V heads take {Fraction(KV, H)} of the cache that {H} would "
+     "(lesson 11)." if KV < H else
+     f"Each of the {H} heads keeps its own keys and values: the cache holds all {H} of them, "
+     "where grouped-query models keep a fraction (lesson 11)."),
     sinks_notice(stats, tokens),
     induction_notice(shown_test),
 ])
 st.subheader("The formula")
-st.latex(r"x \leftarrow x + \mathrm{Attn}(\mathrm{RMSNorm}(x)),\quad "
-         r"x \leftarrow x + W_2\big(\mathrm{SiLU}(W_g \hat x) \odot W_u \hat x\big),\quad "
-         r"p(\text{next}) = \mathrm{softmax}\big(\mathrm{RMSNorm}(x_T)\, E^\top / \tau\big)")
+NORM = r"\mathrm{RMSNorm}" if cfg.norm == "rms" else r"\mathrm{LayerNorm}"
+FFN = (r"W_2\big(\mathrm{SiLU}(W_g \hat x) \odot W_u \hat x\big)" if cfg.mlp == "swiglu" else
+       r"W_2\,\mathrm{GELU}(W_1 \hat x + b_1) + b_2")
+formula = ([r"x_t = E[\text{token}_t] + P[t]"] if cfg.positions == "learned" else []) + [
+    rf"x \leftarrow x + \mathrm{{Attn}}({NORM}(x)),\quad x \leftarrow x + {FFN}",
+    rf"p(\text{{next}}) = \mathrm{{softmax}}\big({NORM}(x_T)\, "
+    + (r"E^\top" if cfg.tied_output else r"W_U") + r" / \tau\big)"]
+# SmolLM2's fits one line; a longer one (GELU's biases, learned positions) takes a line a part
+st.latex(r",\quad ".join(formula) if cfg.mlp == "swiglu" and len(formula) == 2 else
+         r"\begin{gathered}" + r" \\ ".join(formula) + r"\end{gathered}")
 if not presenter:
     bullet_list("Try this", [
         "Set τ to 0 and write 20 tokens twice: the same text. Raise τ to 1.5 and write with "
@@ -652,8 +783,11 @@ if not presenter:
     practice_questions("lm", [
         {"q": f"This model has {H} query heads and {KV} key/value heads. How many query "
               "heads read each key/value head?", "value": float(cfg.group), "tol": 0.01,
-         "a": f"{H} / {KV} = {cfg.group}: query heads 1–{cfg.group} read key/value head 1, "
-              f"the next {cfg.group} head 2, and so on."},
+         "a": f"{H} / {KV} = {cfg.group}: "
+              + (f"query heads 1–{cfg.group} read key/value head 1, the next {cfg.group} "
+                 "head 2, and so on." if 1 < KV < H else
+                 f"all {H} query heads read the one key/value head." if KV == 1 else
+                 "each query head reads its own key/value head: nothing is shared.")},
         {"q": f"By what number does each head divide its scores (head size {d_k})?",
          "value": float(np.sqrt(d_k)), "tol": 1e-3,
          "a": f"√d_k = √{d_k} = {np.sqrt(d_k):g}. If q and k had {d_k} independent "
@@ -677,7 +811,9 @@ if not presenter:
         return buffer.getvalue()
 
     c1, c2, c3 = st.columns([1, 1, 1])
-    csv_layer = c1.slider("Layer for the CSV", 1, L, DEFAULT_LAYER, key="lm_dl_layer", **URL)
+    with c1:
+        csv_layer = bounded_slider(st, "Layer for the CSV", 1, L, DEFAULT_LAYER,
+                                   key="lm_dl_layer")
 
     def attention_csv() -> str:
         rows = [f"layer {csv_layer}, head {n + 1} | {t}" for n in range(H) for t in tokens]
@@ -688,6 +824,5 @@ if not presenter:
                        key="lm_dl_csv", on_click="ignore")
     c3.download_button("Whole trace (.npz)", trace_npz, file_name="lm_trace.npz",
                        mime="application/octet-stream", key="lm_dl_npz", on_click="ignore")
-st.caption(f"Model: SmolLM2-135M-Instruct (“{m.name}”, licence {m.license}), from the pinned "
-           "package, sha256-checked; run here in NumPy (float32).")
+model_caption(m, "run here in NumPy (float32)")
 finish_page()

@@ -33,7 +33,7 @@ from pages.ui.layout import (
     setup_page,
     show_figure,
 )
-from pages.ui.lm import load_language_model, model_note
+from pages.ui.lm import load_language_model, model_caption, model_name, model_note
 from pages.ui.numbers import difference_text, number_text, percent_text
 from pages.ui.shared import measured, measured_when
 from pages.ui.tables import scrolled_table, to_csv, to_json
@@ -65,6 +65,10 @@ if m is None:
     st.stop()
 cfg = m.config
 L, H, KV, d_k = cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, cfg.d_head
+name = md_escape(model_name(m))
+# Learned positions stop at the model's context: no pass here reads past it.
+TEXT_TOKENS = min(PAGE_TOKENS, cfg.context_length)
+MIN_TEXT = min(64, TEXT_TOKENS)
 model_note(m, presenter)
 
 
@@ -102,8 +106,8 @@ def kv_cache(presenter: bool, font: int) -> None:
         # the two generations once, not once a student. The times are then the first
         # asker's, and the caption says so and when.
         result, measured_at = measured(
-            "cache", (prompt, steps),
-            lambda: (inf.cache_comparison(prompt, steps), time.time()), automatic=True,
+            "cache", (m.sha256, prompt, steps),
+            lambda: (inf.cache_comparison(prompt, steps, m=m), time.time()), automatic=True,
             label="", key="inf_unused", note="",
             spinner="Writing the tokens twice, with and without the cache…")
     results["kv_cache"] = {
@@ -170,14 +174,15 @@ def kv_cache(presenter: bool, font: int) -> None:
             height=220)
 
     st.subheader("Time of one new token against the context")
-    times = measured("times", TIMING_CONTEXTS,
-                     timed_curve, automatic=False, label="Measure",
+    contexts = tuple(c for c in TIMING_CONTEXTS if c <= cfg.context_length)
+    times = measured("times", (m.sha256, contexts),
+                     lambda: timed_curve(contexts), automatic=False, label="Measure",
                      key="inf_measure_times", shared=False,
                      note="Measures one new token at contexts "
-                          f"{', '.join(map(str, TIMING_CONTEXTS))} with and without the "
+                          f"{', '.join(map(str, contexts))} with and without the "
                           "cache, in 2 interleaved rounds: about 5 to "
-                          "20 s here (the pass without the cache over 256 tokens is the "
-                          "longest). The longest context is capped at "
+                          "20 s for SmolLM2 here (the pass without the cache over the "
+                          "longest context takes longest). The longest context is capped at "
                           f"{inf.MAX_TIMING_CONTEXT} tokens to keep the server free.")
     if times is None:
         return
@@ -217,26 +222,31 @@ def kv_cache(presenter: bool, font: int) -> None:
         + ". That is why grouped-query heads (section 2) matter.")
 
 
-def timed_curve() -> inf.TokenTimes:
+def timed_curve(contexts: tuple[int, ...]) -> inf.TokenTimes:
     bar = st.progress(0.0, text="Timing…")
-    result = inf.token_times(TIMING_CONTEXTS, rounds=2,
-                             progress=lambda f: bar.progress(f, text="Timing…"))
+    result = inf.token_times(contexts, rounds=2,
+                             progress=lambda f: bar.progress(f, text="Timing…"), m=m)
     bar.empty()
     return result
 
 
 kv_cache(presenter, font)
 
-st.header(f"2 · Grouped-query attention: {H} query heads, {KV} key/value heads")
+st.header(f"2 · Grouped-query attention: {H} query heads, {KV} key/value heads" if KV < H else
+          f"2 · Grouped-query attention: here {H} heads, each with its own keys and values")
 c1, c2 = st.columns(2)
 context = c1.select_slider("Context length (tokens)", CONTEXTS, value=8192, key="inf_ctx",
                            **URL)
 batch = c2.slider("Batch (conversations at once)", 1, 64, SERVED, key="inf_batch", **URL)
 rows = []
 beyond = "†"  # a context longer than the model was trained for
-for kind, kv in (("multi-head (MHA)", H), ("grouped-query, as trained (GQA)", KV),
-                 ("multi-query (MQA)", 1)):
-    rows.append({"model": f"SmolLM2-135M, {kind}", "KV heads": kv, "layers": L,
+# This model as trained, and as it would be with every head its own K and V (MHA) or one
+# K and V for all (MQA): one row per number of KV heads.
+kinds = {H: "multi-head (MHA)", 1: "multi-query (MQA)"}
+kinds = {H: kinds[H], **({KV: "grouped-query (GQA)"} if 1 < KV < H else {}), 1: kinds[1]}
+for kv, kind in kinds.items():
+    rows.append({"model": f"{model_name(m)}, {kind}" + (", as trained" if kv == KV else ""),
+                 "KV heads": kv, "layers": L,
                  "head size": d_k, "bytes a token (fp16)": 2 * L * kv * d_k * 2,
                  "cache (fp16)": mb(inf.cache_bytes(cfg, context, batch, kv, 2)),
                  "cache (float32, as here)": mb(inf.cache_bytes(cfg, context, batch, kv, 4)),
@@ -258,11 +268,23 @@ for c in inf.PUBLISHED:
 table = pd.DataFrame(rows)
 st.table(table.style.format({"bytes a token (fp16)": "{:,}"}).hide(axis="index"))
 gqa, mha = inf.cache_bytes(cfg, context, batch, KV, 2), inf.cache_bytes(cfg, context, batch, H, 2)
+mqa = inf.cache_bytes(cfg, context, batch, 1, 2)
+if KV == H:
+    sharing = (f"{mb(mha)} in fp16: each of its {H} heads has its own keys and values "
+               f"(multi-head attention), so there is nothing shared. "
+               f"{term_link('gqa', 'Grouped-query attention')} would let several query heads "
+               f"read one key/value head; with one for all {H} (multi-query) the cache "
+               f"would take {mb(mqa)}, {H}× less.")
+elif KV == 1:
+    sharing = (f"{mb(gqa)} in fp16 with its one KV head, which all {H} query heads read "
+               f"(multi-query attention), against {mb(mha)} if each had its own ({H}× more).")
+else:
+    sharing = (f"{mb(gqa)} in fp16 with its {KV} KV heads, against {mb(mha)} if each of its "
+               f"{H} query heads had its own ({H // KV}× more: "
+               f"{term_link('gqa', 'grouped-query attention')} shares each key/value head "
+               f"among {H // KV} query heads).")
 st.markdown(f"At {context:,} tokens and a batch of {batch}, this model's cache takes "
-            f"{mb(gqa)} in fp16 with its {KV} KV heads, against {mb(mha)} if each of its {H} "
-            f"query heads had its own ({H // KV}× more: "
-            f"{term_link('gqa', 'grouped-query attention')} shares each key/value head among "
-            f"{H // KV} query heads). The published rows are from each model's config.json "
+            f"{sharing} The published rows are from each model's config.json "
             "(layers, attention heads, key/value heads, head size, sliding window), and the "
             "context each was trained on is from its paper or model card; caches are in fp16 "
             "(2 bytes a number), as models are usually served."
@@ -272,7 +294,8 @@ st.markdown(f"At {context:,} tokens and a batch of {batch}, this model's cache t
             + (f" {beyond} The context is longer than the model was trained for: its cache "
                "is what that length would take, not a length the model handles well."
                if any(beyond in r["context it was trained for"] for r in rows) else ""))
-st.subheader(f"Sharing must be trained in: merge the {KV} KV heads into 1")
+st.subheader(f"Sharing must be trained in: merge the {KV} KV heads into 1" if KV > 1 else
+             "Sharing must be trained in")
 
 
 def way_back(result: inf.WindowResult) -> str:
@@ -306,29 +329,41 @@ def perplexity_sections(presenter: bool, font: int):
     c1, c2 = st.columns([2, 1])
     source = c1.radio("Text the perplexities are measured on", TEXTS, key="inf_text",
                       horizontal=True, **URL)
-    tokens = c2.slider("Its first N tokens", 64, PAGE_TOKENS, PAGE_TOKENS, 32,
-                       key="inf_tokens", **URL)
-    own = st.text_area("Your own text (at least 64 tokens: a page or two)", "", key="inf_own",
-                       max_chars=6000, height=100, **URL) if source == TEXTS[2] else ""
+    with c2:
+        tokens = bounded_slider(st, "Its first N tokens", MIN_TEXT, TEXT_TOKENS, TEXT_TOKENS,
+                                key="inf_tokens", step=32)
+    own = st.text_area(f"Your own text (at least {MIN_TEXT} tokens: a page or two)", "",
+                       key="inf_own", max_chars=6000, height=100, **URL
+                       ) if source == TEXTS[2] else ""
     text = {TEXTS[0]: inf.default_text(), TEXTS[1]: python_docs()}.get(source, own)
     ids = lm.encode(m, text)[:tokens]
-    if ids.size < 64:
-        st.info(f"The text has {ids.size} tokens; type or paste at least 64.")
+    if ids.size < MIN_TEXT:
+        st.info(f"The text has {ids.size} tokens; type or paste at least {MIN_TEXT}.")
         return None
     N = int(ids.size)
-    defaults = source != TEXTS[2] and N == PAGE_TOKENS
+    defaults = source != TEXTS[2] and N == TEXT_TOKENS
     st.caption(f"{term_link('perplexity', 'Perplexity')} = e^(mean "
                f"{term_link('cross-entropy', 'cross-entropy')}) of the model's prediction of "
                f"each of tokens 2 to {N}: how many tokens it is, on average, as unsure between. "
-               f"Every measurement is one pass over the {N} tokens (about a second here); "
-               f"the page reads at most {PAGE_TOKENS} tokens, to keep a shared server free "
-               f"(the command line reads up to {inf.MAX_TOKENS}).")
-    with bad_input_stops_page():
-        merged = measured("merge", (text, N), lambda: inf.merged_kv_perplexity(text, N),
-                          automatic=defaults, label="Measure", key="inf_measure_merge",
-                          note="Two passes over the text: press to measure.",
-                          spinner="Two passes: the model as trained, then with its KV heads "
-                                  "averaged…")
+               f"Every measurement is one pass over the {N} tokens (about a second for "
+               f"SmolLM2 here); the page reads at most {TEXT_TOKENS} tokens, "
+               + (f"to keep a shared server free (the command line reads up to "
+                  f"{inf.MAX_TOKENS})." if TEXT_TOKENS == PAGE_TOKENS else
+                  f"the context {name} was trained on"
+                  + ("." if cfg.uses_rope else " (its learned positions stop there).")))
+    merged = None
+    if KV == 1:
+        st.markdown(f"{name} already has a single key/value head in each layer (multi-query "
+                    "attention): there is nothing to merge. It was trained that way, which is "
+                    "the point: sharing has to be learnt.")
+    else:
+        with bad_input_stops_page():
+            merged = measured("merge", (m.sha256, text, N),
+                              lambda: inf.merged_kv_perplexity(text, N, m=m),
+                              automatic=defaults, label="Measure", key="inf_measure_merge",
+                              note="Two passes over the text: press to measure.",
+                              spinner="Two passes: the model as trained, then with its KV "
+                                      "heads averaged…")
     if merged is not None:
         results["merged_kv_heads"] = {"tokens": merged.tokens, "perplexity_gqa": merged.gqa,
                                       "perplexity_merged": merged.merged}
@@ -339,7 +374,8 @@ def perplexity_sections(presenter: bool, font: int):
                   delta=f"×{said_number(ratio)}", delta_color="inverse")
         st.markdown(
             f"Averaging each layer's {KV} key heads (and {KV} value heads) into one is how the GQA "
-            f"paper starts converting a multi-head model, and it then *trains further*. "
+            f"paper starts converting a multi-head model"
+            + (" such as this one" if KV == H else "") + ", and it then *trains further*. "
             f"Without that training, perplexity goes from {merged.gqa:.1f} to "
             f"{merged.merged:,.1f}, {said_number(ratio)} times as high"
             + (", at least ten times: the model falls apart. The heads learnt different "
@@ -378,8 +414,8 @@ def perplexity_sections(presenter: bool, font: int):
     automatic = defaults and (window, sinks) == (DEFAULT_WINDOW, DEFAULT_SINKS)
     with right, bad_input_stops_page():
         result = measured(
-            "window", (text, N, window, sinks),
-            lambda: inf.window_perplexities(text, window, sinks, N, shift=True),
+            "window", (m.sha256, text, N, window, sinks),
+            lambda: inf.window_perplexities(text, window, sinks, N, shift=True, m=m),
             automatic=automatic, label="Measure", key="inf_measure_window",
             note="Three passes over the text (full attention, window, window + sinks): press "
                  "to measure.",
@@ -401,12 +437,13 @@ def perplexity_sections(presenter: bool, font: int):
         f"Each token seeing only itself and the {window - 1} before it: "
         f"{result.window:.1f}. The same window plus the first {sinks} tokens: "
         f"{result.window_sinks:.1f}" + way_back(result)
-        + " The tokens keep their own positions (RoPE still sees the true distances); "
-        "StreamingLLM also renumbers the positions inside its cache.")
+        + (" The tokens keep their own positions (RoPE still sees the true distances); "
+           "StreamingLLM also renumbers the positions inside its cache." if cfg.uses_rope else
+           " The tokens keep their own positions (each its own learned position vector)."))
     if result.shift is not None:
         s = result.shift
-        layer = st.slider("Layer shown", 1, L, int(np.argmax(s.dense_first)) + 1,
-                          key="inf_map_layer", **URL)
+        layer = bounded_slider(st, "Layer shown", 1, L, int(np.argmax(s.dense_first)) + 1,
+                               key="inf_map_layer")
         where = {"full: on token 1": s.dense_first,
                  "window: on the oldest token it keeps": s.window_oldest,
                  f"window + sinks: on the {sinks} sinks": s.sinks_on_sinks}
@@ -459,11 +496,12 @@ def perplexity_sections(presenter: bool, font: int):
                     f"{said_number(windowed / full_share)} times as much, spread over "
                     "them: the weight that had no other place to go.")
     st.subheader("Perplexity against the window")
-    curve = measured("curve", (text, N, sinks), lambda: curve_with_progress(text, N, sinks),
+    curve = measured("curve", (m.sha256, text, N, sinks),
+                     lambda: curve_with_progress(text, N, sinks),
                      automatic=False, label="Draw the curve", key="inf_curve",
-                     note=f"{2 * len(CURVE_WINDOWS) + 1} passes over the text (W = "
-                          f"{', '.join(map(str, CURVE_WINDOWS))}, without and with {sinks} "
-                          "sinks): about 10 s here.")
+                     note=f"{2 * len(curve_windows(N)) + 1} passes over the text (W = "
+                          f"{', '.join(map(str, curve_windows(N)))}, without and with {sinks} "
+                          "sinks): about 10 s for SmolLM2 here.")
     if curve is not None:
         lines = {"window": curve.window, f"window + {curve.sinks} sinks": curve.window_sinks,
                  "full attention": np.full(curve.windows.size, curve.dense)}
@@ -485,11 +523,16 @@ def python_docs() -> str:
     return topics["execmodel"]
 
 
+def curve_windows(N: int) -> list[int]:
+    """The windows of the curve shorter than the text (a longer one is full attention)."""
+    return [w for w in CURVE_WINDOWS if w < N]
+
+
 def curve_with_progress(text: str, N: int, sinks: int) -> inf.WindowCurve:
-    windows = [w for w in CURVE_WINDOWS if w < N]
+    windows = curve_windows(N)
     bar = st.progress(0.0, text="Measuring…")
     curve = inf.window_curve(text, windows, sinks, N, progress=lambda f: bar.progress(
-        f, text="Measuring…"))
+        f, text="Measuring…"), m=m)
     bar.empty()
     return curve
 
@@ -500,12 +543,12 @@ st.header("4 · FlashAttention's online softmax")
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
-def flash_inputs(tokens: int) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray,
-                                       np.ndarray]:
+def flash_inputs(_m: lm.SmolLM, sha256: str, tokens: int
+                 ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The real q (L, H, T, d_k), k and v (L, KV, T, d_k) and the weights on the project's
-    text's first tokens."""
-    ids = lm.encode(m, inf.default_text())[:tokens]
-    trace = lm.run(ids.tolist())
+    text's first tokens, from the model of that sha256."""
+    ids = lm.encode(_m, inf.default_text())[:tokens]
+    trace = lm.run(ids.tolist(), m=_m)
     return list(trace.tokens), trace.q, trace.k, trace.v, trace.attentions
 
 
@@ -517,16 +560,18 @@ def raises(q, k, v, row: int, block_k: int) -> int:
 
 @st.fragment
 def online_softmax(presenter: bool, font: int) -> None:
-    tokens, Q, K, V, A = flash_inputs(FLASH_TOKENS)
+    tokens, Q, K, V, A = flash_inputs(m, m.sha256, min(FLASH_TOKENS, cfg.context_length))
     T = len(tokens)
-    first_row, first_block, first_layer = T - 8, 8, 20
-    # By default the head of layer 20 whose followed row sees its maximum rise most often:
+    first_row, first_block = max(1, T - 8), min(8, T)
+    first_layer = max(1, round(L * 2 / 3))  # 20 of SmolLM2's 30
+    # By default the head of that layer whose followed row sees its maximum rise most often:
     # the rescaling step at work (many heads find their maximum in block 1, the sink).
     default_head = max(range(H), key=lambda h: raises(
         Q[first_layer - 1, h].astype(np.float64), K[first_layer - 1, h // cfg.group],
         V[first_layer - 1, h // cfg.group], first_row - 1, first_block))
     c1, c2, c3 = st.columns(3)
-    layer = c1.slider("Layer of the head", 1, L, first_layer, key="inf_fa_layer", **URL)
+    with c1:
+        layer = bounded_slider(st, "Layer of the head", 1, L, first_layer, key="inf_fa_layer")
     head = c2.selectbox("Query head", list(range(1, H + 1)), index=default_head,
                         key="inf_fa_head", **URL)
     with c3:
@@ -646,9 +691,12 @@ bullet_list("What to notice", [
     "same logits up to rounding, but each step runs one new token through the model instead "
     "of the whole text (its attention still reads every earlier key and value), and memory "
     "grows by the same number of bytes a token.",
-    f"This model stores {KV} key/value heads for {H} query heads: {Fraction(KV, H)} of the "
-    "cache multi-head attention would need. Averaging heads after training is not the same "
-    "thing: section 2 measures what it costs.",
+    (f"This model stores {KV} key/value head{'s' if KV > 1 else ''} for {H} query heads: "
+     f"{Fraction(KV, H)} of the cache multi-head attention would need." if KV < H else
+     f"This model stores a key and a value head for each of its {H} heads (multi-head "
+     "attention): grouped-query models keep a fraction of that.")
+    + (" Averaging heads after training is not the same thing: section 2 measures what it "
+       "costs." if KV > 1 else " It was trained that way: sharing has to be learnt."),
     window_notice(shown_window),
     "FlashAttention's online softmax computes the same numbers as plain attention in exact "
     "arithmetic; in floating point they agree up to rounding (section 4 measures the "
@@ -674,7 +722,11 @@ if not presenter:
         {"q": f"With {H} KV heads instead of {KV}, how many times larger would the cache be?",
          "value": float(H // KV), "tol": 0.01,
          "a": f"{H} / {KV} = {H // KV}: the cache holds one key and one value vector per KV "
-              "head, layer and token."},
+              "head, layer and token."} if KV < H else
+        {"q": f"With 1 KV head shared by all {H} heads (multi-query) instead of {KV}, how many "
+              "times smaller would the cache be?", "value": float(H), "tol": 0.01,
+         "a": f"{H} / 1 = {H}: the cache holds one key and one value vector per KV head, layer "
+              "and token."},
         {"q": "Why does the online softmax multiply its running sum by e^(m − m′)?",
          "a": "The terms so far were computed as e^(s − m) with the old maximum m; a new "
               "maximum m′ needs them as e^(s − m′) = e^(s − m) · e^(m − m′). The factor "
@@ -699,6 +751,6 @@ if not presenter:
     c2.download_button("Whole trace (JSON)", lambda: to_json(results),
                        file_name="inf_trace.json", mime="application/json",
                        key="inf_dl_json", on_click="ignore")
-st.caption(f"Model: SmolLM2-135M-Instruct (“{m.name}”, licence {m.license}), the same as "
-           "lesson 10's, run here in NumPy (float32; the online softmax in float64).")
+model_caption(m, "the same as lesson 10's, run here in NumPy (float32; the online softmax in "
+                 "float64)")
 finish_page()

@@ -1,5 +1,6 @@
 """Lesson 12: what attention does for the answer — the logit lens, direct logit
-attribution, activation patching and attention knockout on SmolLM2."""
+attribution, activation patching and attention knockout on SmolLM2 (or a model the server's
+operator lists)."""
 
 import numpy as np
 import pandas as pd
@@ -8,7 +9,7 @@ import streamlit as st
 from attncore import lm
 from attncore.lm import answer, decoder, lens, pair, patching
 from attncore.results_cache import code_version, is_kept, kept
-from pages.ui.controls import URL
+from pages.ui.controls import URL, bounded_slider
 from pages.ui.figures import (
     bar_chart,
     describe_bars,
@@ -23,16 +24,16 @@ from pages.ui.figures import (
 from pages.ui.glossary import term_link
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
-    bad_input_stops_page,
     bullet_list,
     figure_font,
     finish_page,
     lesson_header,
     practice_questions,
     setup_page,
+    show_error,
     show_figure,
 )
-from pages.ui.lm import load_language_model, model_note
+from pages.ui.lm import load_language_model, model_name, model_note
 from pages.ui.numbers import difference_text, number_text, significant_text
 from pages.ui.shared import measured
 from pages.ui.tables import downloads, scrolled_table
@@ -57,6 +58,11 @@ if m is None:
     st.stop()
 cfg = m.config
 L, H = cfg.n_layers, cfg.n_heads
+name = md_escape(model_name(m))
+FINAL_NORM = "RMSNorm" if cfg.norm == "rms" else "LayerNorm"
+# The knockout window opens at the prototype's 9 of SmolLM2's 30 layers, and at the same
+# share of another model's.
+WINDOW = max(1, round(L * answer.KNOCKOUT_WINDOW / 30))
 model_note(m, presenter)
 
 if not presenter:
@@ -90,8 +96,16 @@ with box:
                                    key="ans_wrong", max_chars=40, **URL)
         texts = (clean_text, corrupt_text, answer_text, wrong_text)
 
-with bad_input_stops_page():
+try:
     the_pair = pair.make_pair(m, *texts)
+except ValueError as exc:  # the core's refusal, said kindly; the controls above stay
+    show_error(exc)
+    if choice != OWN:
+        st.info(f"The presets are written for SmolLM2's tokenizer, and {name} splits this "
+                "one otherwise. Choose “Your own pair” and type a pair whose two prompts "
+                "have as many tokens, and whose answers are one token each, for this model.")
+    finish_page()
+    st.stop()
 T = the_pair.n_tokens
 changed = [int(p) for p in the_pair.changed]
 tokens = [f"{n + 1}:{t}" for n, t in enumerate(the_pair.clean_tokens)]  # unique labels
@@ -143,7 +157,8 @@ is_preset = choice != OWN
 automatic = is_preset and (choice == next(iter(answer.PRESETS))
                            or is_kept(STUDY[0], settings, STUDY[1]))
 study = measured(
-    "answer", texts, study_of_preset if is_preset else (lambda: compute("Patching your pair")),
+    "answer", (m.sha256, *texts),
+    study_of_preset if is_preset else (lambda: compute("Patching your pair")),
     automatic=automatic, label="Patch this pair", key="ans_run",
     note=f"Patching runs the model about {L * (H + T)} times on {T} tokens: a few seconds "
          "here, longer for longer prompts; a bar shows how far it is. Press the button"
@@ -181,12 +196,12 @@ layers_axis = np.arange(L + 1)
 rank, p_answer = study.lens.rank, study.lens.p_answer
 first_top = int(np.argmax(rank == 1)) if (rank == 1).any() else None
 stays_top = first_top is not None and bool((rank[first_top:] == 1).all())
-late = L - 3
+late = L - 3 if L > 4 else None  # a layer a few before the last, in a model deep enough
 if not presenter:
     st.markdown(
         f"The {term_link('logit-lens', 'logit lens')} puts the "
         f"{term_link('residual-stream', 'stream')} at the last position through the final "
-        "RMSNorm and the output matrix after every layer, as if the model stopped there. "
+        f"{FINAL_NORM} and the output matrix after every layer, as if the model stopped there. "
         f"Row 0 is the token's embedding; after layer {L} this is the model's own answer.")
 show_figure(line_chart(layers_axis, {f"rank of {ans}": rank}, title=f"Rank of {ans} "
                        "after each layer (1 = the top guess)", x_title="after layer",
@@ -202,9 +217,10 @@ else:
     top_text = (f"first ranks 1st after layer {first_top}"
                 + (" and stays there" if stays_top else ", but not at every later layer"))
 st.markdown(
-    f"{tok(ans)} ranks {rank[0]:,} after the embedding, {rank[late]:,} after layer {late}, "
-    f"and {top_text}. " + (
-        "In a model this small the plain lens is a rough instrument: the earlier layers "
+    f"{tok(ans)} ranks {rank[0]:,} after the embedding, "
+    + (f"{rank[late]:,} after layer {late}, " if late is not None else "")
+    + f"and {top_text}. " + (
+        "In a small model the plain lens is a rough instrument: the earlier layers "
         "were never trained to be read through the last layer's norm and output matrix "
         "(the tuned lens, Belrose et al. 2023, trains a map per layer for this reason). "
         "Patching, below, asks the causal question instead." if not presenter else ""))
@@ -217,20 +233,31 @@ if not presenter:
 # ---- 2. direct logit attribution ------------------------------------------------------------
 st.header("2 · The answer, split exactly")
 dla = study.attribution
+has_biases = cfg.biases  # GPT-2: the attention layers' b_O and the final norm's bias
 names = (["embedding"] + [f"L{layer + 1} H{head + 1}" for layer in range(L) for head in range(H)]
-         + [f"FFN {layer + 1}" for layer in range(L)])
-parts = np.concatenate([[dla.embed], dla.heads.ravel(), dla.ffn])
+         + [f"FFN {layer + 1}" for layer in range(L)] + (["biases"] if has_biases else []))
+parts = np.concatenate([[dla.embed], dla.heads.ravel(), dla.ffn]
+                       + ([[dla.biases]] if has_biases else []))
 order = np.argsort(-np.abs(parts), kind="stable")[:LARGEST]
 if not presenter:
+    embedding = ("the token's embedding plus its position's (learned positions)"
+                 if cfg.positions == "learned" else "the token's embedding")
+    biases_said = (", and the attention layers' output biases, which no one head writes"
+                   if has_biases else "")
+    frozen = ("Freeze the final RMSNorm's scale at the clean run's value, and everything "
+              "after the sum is linear" if cfg.norm == "rms" else
+              "Freeze the final LayerNorm's scale σ at the clean run's value (its centring, "
+              "subtracting the mean, is linear already), and everything after the sum is "
+              "linear; the norm's own bias adds a part of its own, counted with the biases")
     st.markdown(
-        f"The clean stream at the last position after layer {L} is a sum: the token's "
-        f"embedding, what each of the {L * H} heads wrote (its output times its slice of "
-        f"W_O) and what each of the {L} FFNs wrote. Freeze the final RMSNorm's scale at the "
-        "clean run's value, and everything after the sum is linear, so LD splits exactly "
-        "into one part per component "
+        f"The clean stream at the last position after layer {L} is a sum: {embedding}, "
+        f"what each of the {L * H} heads wrote (its output times its slice of "
+        f"W_O) and what each of the {L} FFNs wrote{biases_said}. {frozen}, so LD splits "
+        "exactly into one part per component "
         f"({term_link('direct-attribution', 'direct logit attribution')}):")
-    st.latex(r"LD = \sum_c \frac{c}{\mathrm{rms}} \odot g \cdot "
-             r"\big(W_U[\text{answer}] - W_U[\text{wrong}]\big)")
+    u = r"\big(W_U[\text{answer}] - W_U[\text{wrong}]\big)"
+    st.latex(rf"LD = \sum_c \frac{{c}}{{\mathrm{{rms}}}} \odot g \cdot {u}" if cfg.norm == "rms"
+             else rf"LD = \sum_c \frac{{c - \bar c}}{{\sigma}} \odot g \cdot {u} + b \cdot {u}")
 show_figure(bar_chart([names[k] for k in order], parts[order],
                       title=f"The {LARGEST} largest parts of LD = {number_text(ld_clean, 2)}",
                       x_title="component", y_title="part of LD", decimals=2, font_size=font),
@@ -241,7 +268,9 @@ show_figure(bar_chart([names[k] for k in order], parts[order],
 heads_sum, ffn_sum = float(dla.heads.sum()), float(dla.ffn.sum())
 st.markdown(
     f"Embedding {number_text(dla.embed, 3)} + {L * H} heads {number_text(heads_sum, 3)} + "
-    f"{L} FFNs {number_text(ffn_sum, 3)} = **{number_text(dla.total, 4)}**; the clean LD is "
+    f"{L} FFNs {number_text(ffn_sum, 3)}"
+    + (f" + biases {number_text(dla.biases, 3)}" if has_biases else "")
+    + f" = **{number_text(dla.total, 4)}**; the clean LD is "
     f"**{number_text(dla.ld, 4)}**: they differ by {difference_text(dla.total - dla.ld)} "
     "(the model adds its parts in float32; they are summed here in float64).")
 top_part = int(order[0])
@@ -378,10 +407,9 @@ def knockout_section(study: answer.AnswerStudy, texts: tuple, changed_names: str
             f"forbid the last token to read {changed_names} in a "
             "window of consecutive layers (in every head: that one entry of the mask is "
             f"closed), and watch p({tok(ans)}).")
-    window = st.slider("Layers in each window", 1, L, min(answer.KNOCKOUT_WINDOW, L),
-                       key="ans_window", **URL)
+    window = bounded_slider(st, "Layers in each window", 1, L, WINDOW, key="ans_window")
     windows, probs, p_none = measured(
-        "knockout", (texts, int(window)),
+        "knockout", (m.sha256, texts, int(window)),
         lambda: patching.knockout(m, study.runs, int(window)), automatic=True,
         label="Knock out", key="ans_knock", note="")
     labels = [f"{a + 1}–{b + 1}" if a != b else f"{a + 1}" for a, b in windows]
@@ -490,7 +518,7 @@ if not presenter:
     def trace_payload() -> dict:
         """The command line's JSON for this pair (python -m attncore.lm patch), arrays in
         model order, layer 0 first; heads and layers in lists from 1."""
-        windows, probs, p_none = patching.knockout(m, study.runs, answer.KNOCKOUT_WINDOW)
+        windows, probs, p_none = patching.knockout(m, study.runs, WINDOW)
         return {
             "clean": texts[0], "corrupt": texts[1], "answer": texts[2], "wrong": texts[3],
             "tokens": T, "changed_positions": [p + 1 for p in changed],
@@ -498,7 +526,7 @@ if not presenter:
             "p_answer_clean": study.p_clean, "p_answer_corrupt": study.p_corrupt,
             "head_recovery": heads, "residual_recovery": residual,
             "dla_heads": dla.heads, "dla_ffn": dla.ffn, "dla_embed": dla.embed,
-            "dla_total": dla.total, "knockout_window": answer.KNOCKOUT_WINDOW,
+            "dla_total": dla.total, "knockout_window": WINDOW,
             "knockout_p_answer_none": p_none,
             "knockout": [[a + 1, b + 1, p] for (a, b), p in zip(windows, probs, strict=True)],
             "top_heads": [[layer + 1, head + 1, r] for layer, head, r in study.top_heads()],

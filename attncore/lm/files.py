@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import threading
@@ -149,6 +150,29 @@ def open_source(path: Path):
                               "b'GGUF') nor a Hugging Face folder; supported: a GGUF file, or "
                               "a folder with config.json, *.safetensors and tokenizer.json")
     return GGUFSource(path)
+
+
+def stored_types(path: Path) -> dict[str, int]:
+    """How a model's files store its weights: each storage type as the format names it
+    ("Q4_1", "Q8_0", "F16", "BF16", "F32", ...) with how many numbers it holds, most first.
+    Read from the GGUF's tensor list or the safetensors headers, no weight read."""
+    path = Path(path)
+    counts: dict[str, int] = {}
+    if path.is_dir():
+        from .hf_files import header, safetensors_files
+
+        for file in sorted(set(safetensors_files(path).values())):
+            for name, info in header(file)[0].items():
+                if name != "__metadata__":
+                    counts[info["dtype"]] = counts.get(info["dtype"], 0) + math.prod(
+                        info["shape"])
+    else:
+        from gguf import GGUFReader
+
+        for tensor in GGUFReader(path).tensors:
+            kind = tensor.tensor_type.name
+            counts[kind] = counts.get(kind, 0) + int(tensor.n_elements)
+    return dict(sorted(counts.items(), key=lambda item: -item[1]))
 
 
 def max_params() -> int:

@@ -79,7 +79,7 @@ def prompt_ids(m: SmolLM, text: str) -> np.ndarray:
 def pieces(m: SmolLM, ids) -> list[str]:
     """The readable piece of each id (see :func:`readable`)."""
     special = set(m.special_tokens)
-    byte_level = _byte_level(m)
+    byte_level = byte_level_pieces(m)
     out = []
     for i in np.asarray(ids).ravel().tolist():
         piece = m.tokenizer.id_to_token(int(i))
@@ -90,7 +90,7 @@ def pieces(m: SmolLM, ids) -> list[str]:
     return out
 
 
-def _byte_level(m: SmolLM) -> bool:
+def byte_level_pieces(m: SmolLM) -> bool:
     """Whether the model's pieces are byte-level BPE's (GPT-2's table: SmolLM2, Llama 3,
     Qwen2, GPT-2), not SentencePiece's."""
     from tokenizers import decoders

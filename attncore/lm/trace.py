@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +40,7 @@ class LMTrace:
     ffn_output : (L, T, d) the SwiGLU feed-forward network's output
     final_norm_output : (T, d); logits : (T, V) its product with the token embedding
     kv_head : (H,) the KV head each query head reads
+    seconds : the wall time of this pass (recording every intermediate), on this machine
     """
 
     text: str | None
@@ -59,6 +61,7 @@ class LMTrace:
     final_norm_output: np.ndarray
     logits: np.ndarray
     kv_head: np.ndarray
+    seconds: float = 0.0
 
     @property
     def scale(self) -> float:
@@ -146,7 +149,9 @@ def _run(m: SmolLM, text: str | None, ids: tuple[int, ...], max_tokens: int,
     kept = np.array(ids[:max_tokens], dtype=np.int64)
     head_mask = (None if mask_key is None else
                  np.frombuffer(mask_key, dtype=np.float32).reshape(cfg.n_layers, cfg.n_heads))
+    start = time.perf_counter()
     p = forward(m, kept, record=True, head_mask=head_mask, keep_cache=False)
+    seconds = time.perf_counter() - start
     r = p.record
     arrays = {
         "ids": kept, "hidden_states": r["hidden_states"],
@@ -156,5 +161,5 @@ def _run(m: SmolLM, text: str | None, ids: tuple[int, ...], max_tokens: int,
         "logits": p.logits, "kv_head": np.arange(cfg.n_heads) // cfg.group,
     }
     return LMTrace(text=text, tokens=pieces(m, kept), truncated=n_tokens > max_tokens,
-                   n_tokens=n_tokens, max_tokens=max_tokens, config=cfg,
+                   n_tokens=n_tokens, max_tokens=max_tokens, config=cfg, seconds=seconds,
                    **{name: read_only(a) for name, a in arrays.items()})

@@ -418,7 +418,7 @@ def test_sentencepiece_pieces_read_as_text(tmp_path, cache):
     assert tokens.readable("<0x0A>", byte_level=False) == "↵"
     assert tokens.readable("é", byte_level=False) == "é"
     m = load(tiny.write_gguf(tmp_path / "m.gguf", "gpt2", tiny.draw("gpt2")), cache)
-    assert tokens._byte_level(m) and tokens.pieces(m, [256]) == ["␣t"]
+    assert tokens.byte_level_pieces(m) and tokens.pieces(m, [256]) == ["␣t"]
 
 
 def test_a_model_without_a_chat_template_says_so(tmp_path, cache):

@@ -111,7 +111,7 @@ def test_the_timing_sentence_follows_the_fitted_exponents(monkeypatch):
     contexts = np.array([16, 32, 64, 128, 256])
 
     def made_up(growth):
-        def times(contexts_asked, rounds=2, progress=None):
+        def times(contexts_asked, rounds=2, progress=None, m=None):
             cached = np.vstack([1e-3 * (contexts / 16) ** growth] * 2)
             uncached = np.vstack([1e-3 * contexts / 16] * 2)
             return inf.TokenTimes(contexts, cached, uncached, np.full(2, growth),
@@ -159,9 +159,9 @@ def test_a_class_arriving_at_once_writes_the_tokens_once(monkeypatch):
     calls = []
     real = inf.cache_comparison
 
-    def counted(prompt, steps):
+    def counted(prompt, steps, m=None):
         calls.append((prompt, steps))
-        return real(prompt, steps)
+        return real(prompt, steps, m=m)
 
     monkeypatch.setattr(inf, "cache_comparison", counted)
     first, second = run(inf_steps="3"), run(inf_steps="3")
