@@ -130,6 +130,22 @@ def run_page(path: str | Path, timeout: float = 30) -> AppTest:
     return new_app(path, timeout=timeout).run()
 
 
+def page_at_defaults(path: str | Path) -> AppTest:
+    """One run of a script at its defaults, shared by every test of the session that
+    only reads it (title, keys, figures, links...).
+
+    A first run at the defaults costs up to seconds on the lessons with a model or a
+    measurement, and a dozen tests per page look at the same run. Never set a widget or
+    rerun the returned AppTest: take ``run_page`` for that.
+    """
+    return _page_at_defaults(_resolve(path).resolve())
+
+
+@functools.cache
+def _page_at_defaults(path: Path) -> AppTest:
+    return run_page(path)
+
+
 def problems(at: AppTest) -> list[str]:
     """What went wrong in the last run: uncaught exceptions and tracebacks in ``st.error``.
 

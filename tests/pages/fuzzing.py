@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conftest import NOT_FUZZED, new_app, problems, run_page
+from conftest import NOT_FUZZED, new_app, page_at_defaults, problems, run_page
 from streamlit.proto.NumberInput_pb2 import NumberInput as NumberInputProto
 from streamlit.proto.Slider_pb2 import Slider as SliderProto
 from streamlit.proto.WidgetStates_pb2 import WidgetState
@@ -242,7 +242,7 @@ def undriven(at: AppTest) -> list[str]:
 def linked_keys(script: Path) -> list[str]:
     """The keys of the widgets and data editors a page shows at its defaults (NOT_FUZZED
     left out): the query parameters a link to the page can carry."""
-    at = run_page(script, timeout=RUN_TIMEOUT)
+    at = page_at_defaults(script)
     keys = {w.key for w in at if isinstance(w, Widget) and w.key} - set(NOT_FUZZED)
     return sorted(keys | {d.key for d in editors(at)})
 

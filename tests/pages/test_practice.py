@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 import pytest
-from conftest import app_scripts, run_page, script_id
+from conftest import app_scripts, page_at_defaults, run_page, script_id
 
 LESSONS = [p for p in app_scripts() if p.parent.name == "pages"]
 
@@ -36,7 +36,7 @@ CHECKED = {
 
 @pytest.mark.parametrize("script", LESSONS, ids=script_id)
 def test_every_lesson_has_two_to_four_questions_with_answers(script: Path):
-    at = run_page(script)
+    at = page_at_defaults(script)
     assert any(h.value == "Practice questions" for h in at.subheader)
     answers = [e for e in at.expander if e.label.startswith("Answer ")]
     assert 2 <= len(answers) <= 4

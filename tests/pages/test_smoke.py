@@ -1,4 +1,7 @@
-"""Smoke tests over every app script: a new page is covered the day it is added."""
+"""Smoke tests over every app script: a new page is covered the day it is added.
+
+The tests that only read a page at its defaults share one run of it
+(``conftest.page_at_defaults``); presenter mode gets a run of its own."""
 
 from __future__ import annotations
 
@@ -7,7 +10,14 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from conftest import PRESENTER_KEY, app_scripts, assert_no_exception, run_page, script_id
+from conftest import (
+    PRESENTER_KEY,
+    app_scripts,
+    assert_no_exception,
+    page_at_defaults,
+    run_page,
+    script_id,
+)
 from streamlit.testing.v1.element_tree import Button, Dataframe, DownloadButton, Widget
 
 SCRIPTS = app_scripts()
@@ -31,13 +41,13 @@ def describe(widget) -> str:
 
 @every_script
 def test_renders_at_defaults(script: Path) -> None:
-    at = run_page(script)
+    at = page_at_defaults(script)
     assert_no_exception(at, f"{script.name} at defaults")
 
 
 @every_script
 def test_has_a_title(script: Path) -> None:
-    at = run_page(script)
+    at = page_at_defaults(script)
     assert_no_exception(at, f"{script.name} at defaults")
     titles = [t.value for t in at.title]
     assert titles, f"{script.name} has no st.title"
@@ -58,7 +68,7 @@ def key_prefixes(widgets: list) -> dict[str, list[str]]:
 @every_script
 def test_every_widget_has_a_page_prefixed_key(script: Path) -> None:
     """STYLE 8: a stable key per widget (also its URL parameter), one prefix per page."""
-    at = run_page(script)
+    at = page_at_defaults(script)
     assert_no_exception(at, f"{script.name} at defaults")
     widgets = keyed_widgets(at)
 
@@ -90,7 +100,7 @@ def test_pages_have_distinct_titles_and_prefixes() -> None:
     titles: dict[str, list[str]] = defaultdict(list)
     owners: dict[str, list[str]] = defaultdict(list)
     for path in SCRIPTS:
-        at = run_page(path)
+        at = page_at_defaults(path)
         assert_no_exception(at, f"{path.name} at defaults")
         titles[" / ".join(t.value for t in at.title)].append(path.name)
         for prefix in key_prefixes(keyed_widgets(at)):
@@ -106,7 +116,7 @@ def test_every_control_is_in_the_link(script: Path) -> None:
     """SPEC 3: every control is bound to the URL, so a teacher's link reopens the view.
     Buttons act rather than hold a value; data editors keep their edits in the link
     through pages.ui.tables.linked_editor, and are not Widgets here."""
-    at = run_page(script)
+    at = page_at_defaults(script)
     assert_no_exception(at, f"{script.name} at defaults")
     unbound = [f"{describe(w)} ({w.key})" for w in at if isinstance(w, Widget)
                and not isinstance(w, (Button, DownloadButton)) and not w.proto.query_param_key]
@@ -120,7 +130,7 @@ ZERO_IN_E_NOTATION = re.compile(r"(?<![\d.])-?0(?:\.0+)?e[+-]?0+(?!\d)")
 
 @every_script
 def test_no_exact_zero_is_written_as_0e00(script: Path) -> None:
-    at = run_page(script)
+    at = page_at_defaults(script)
     assert_no_exception(at, f"{script.name} at defaults")
     texts = [e.value for kind in ("markdown", "caption", "info", "success", "warning")
              for e in getattr(at, kind)] + [str(m.value) for m in at.metric]
