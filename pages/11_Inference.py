@@ -415,7 +415,9 @@ def perplexity_sections(presenter: bool, font: int):
     with right, bad_input_stops_page():
         result = measured(
             "window", (m.sha256, text, N, window, sinks),
-            lambda: inf.window_perplexities(text, window, sinks, N, shift=True, m=m),
+            # The defaults are kept on disk for every later process of this machine.
+            lambda: inf.window_perplexities(text, window, sinks, N, shift=True, m=m,
+                                            keep=automatic),
             automatic=automatic, label="Measure", key="inf_measure_window",
             note="Three passes over the text (full attention, window, window + sinks): press "
                  "to measure.",

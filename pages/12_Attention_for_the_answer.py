@@ -7,8 +7,9 @@ import pandas as pd
 import streamlit as st
 
 from attncore import lm
-from attncore.lm import answer, decoder, lens, pair, patching
-from attncore.results_cache import code_version, is_kept, kept
+from attncore.lm import answer, pair, patching
+from attncore.lm.kept import lm_code_version
+from attncore.results_cache import is_kept, kept
 from pages.ui.controls import URL, bounded_slider
 from pages.ui.figures import (
     bar_chart,
@@ -140,7 +141,7 @@ def compute(progress_text: str) -> answer.AnswerStudy:
     return result
 
 
-STUDY = ("lesson12-study", code_version(decoder, pair, patching, lens, answer))
+STUDY = ("lesson12-study", lm_code_version())
 settings = {"texts": list(texts), "model": m.sha256}
 
 
@@ -428,7 +429,7 @@ def knockout_section(study: answer.AnswerStudy, texts: tuple, changed_names: str
     worst = int(np.argmin(probs))
     harmful = [w for w, p in zip(windows, probs, strict=True) if p < p_none / 2]
     text = (f"With nothing cut p({tok(ans)}) is {number_text(p_none, 3)}. Cutting the edge in "
-            f"layers {labels[worst]} leaves {number_text(probs[worst], 3)}, the lowest. ")
+            f"{span(*windows[worst])} leaves {number_text(probs[worst], 3)}, the lowest. ")
     if harmful:
         shared = set(range(harmful[0][0], harmful[0][1] + 1))
         for a, b in harmful[1:]:

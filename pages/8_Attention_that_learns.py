@@ -1,22 +1,29 @@
 """Lesson 8: attention that learns — small models trained live, patterns that form."""
 
 import io
+from dataclasses import asdict
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from attncore.analysis import NEARLY_ONE_HOT
+from attncore.results_cache import code_version, kept
 from attncore.train import (
     AlignmentConfig,
     InductionConfig,
     SentimentConfig,
+    attention,
     collapse,
+    induction,
+    layers,
+    optim,
     train_alignment,
     train_induction,
     train_sentiment,
 )
 from attncore.train import alignment as al
+from attncore.train import run as run_code
 from attncore.train import sentiment as sa
 from attncore.train.induction import STEP_RATIO, head_scores, loss_drop
 from pages.ui.controls import URL, seed_input
@@ -83,26 +90,42 @@ def train_with_bar(label: str, trainer, config):
     return result
 
 
+# The trainings at the page's defaults (seed 0, the default number of steps) are kept on
+# disk, once per machine and version of the training code: every server process, restart
+# and test run reads them (a first visit waits for none of them twice).
+TRAINING_CODE = code_version(layers, optim, run_code, attention, sa, al, induction, collapse)
+
+
+def at_defaults(name: str, config, compute):
+    """``compute()``, kept on disk when ``config`` has the page's default seed and steps."""
+    default = type(config)()
+    if (config.seed, config.steps) != (default.seed, default.steps):
+        return compute()
+    return kept(f"lesson8-{name}", asdict(config), TRAINING_CODE, compute)
+
+
 @st.cache_data(max_entries=32, show_spinner=False)
 def sentiment_run(model: str, seed: int, steps: int):
-    return train_with_bar(f"Training the {model} model", train_sentiment,
-                          SentimentConfig(model=model, seed=seed, steps=steps))
+    config = SentimentConfig(model=model, seed=seed, steps=steps)
+    return at_defaults("sentiment", config, lambda: train_with_bar(
+        f"Training the {model} model", train_sentiment, config))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def alignment_run(kind: str, seed: int, steps: int):
-    return train_with_bar("Training the encoder-decoder", train_alignment,
-                          AlignmentConfig(kind=kind, seed=seed, steps=steps))
+    config = AlignmentConfig(kind=kind, seed=seed, steps=steps)
+    return at_defaults("alignment", config, lambda: train_with_bar(
+        "Training the encoder-decoder", train_alignment, config))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def induction_run(seed: int, steps: int):
-    return train_with_bar("Training the 2-layer transformer", train_induction,
-                          InductionConfig(seed=seed, steps=steps))
+    config = InductionConfig(seed=seed, steps=steps)
+    return at_defaults("induction", config, lambda: train_with_bar(
+        "Training the 2-layer transformer", train_induction, config))
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def collapse_runs(seed: int):
+def train_collapse(seed: int) -> dict:
     bar = st.progress(0.0, text="Training five pooling models")
     runs = {}
     for n, name in enumerate(collapse.SETTINGS):
@@ -110,6 +133,14 @@ def collapse_runs(seed: int):
         bar.progress((n + 1) / len(collapse.SETTINGS), text=f"Trained: {name}")
     bar.empty()
     return runs
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def collapse_runs(seed: int):
+    if seed != 0:
+        return train_collapse(seed)
+    return kept("lesson8-collapse", {"seed": seed}, TRAINING_CODE,
+                lambda: train_collapse(seed))
 
 
 @st.cache_resource

@@ -13,6 +13,7 @@ that the model's copying goes through them.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -21,8 +22,10 @@ import numpy as np
 from .. import analysis
 from .._checks import whole_number
 from .._installed import read_only
+from ..results_cache import kept
 from .decoder import forward
 from .files import SmolLM, model
+from .kept import lm_code_version
 
 #: Segments a page may ask for: 3 sequences of 2 × 40 tokens is 240 positions a pass.
 MAX_SEGMENT = 40
@@ -175,10 +178,24 @@ def induction_test(seed: int = 0, segment: int = 25, sequences: int = 3, n_top: 
 
 
 # Six passes through the model (a few seconds): a server keeps the last results, as
-# run() keeps its traces. The arrays are read-only, as every caller shares them.
+# run() keeps its traces, and the machine keeps them on disk (a few kB each), keyed by the
+# model's sha256 and the sha256 of the code that computes them, so that a first visit to
+# lesson 10 on a new server reads them. The arrays are read-only, as every caller shares
+# them.
 @functools.lru_cache(maxsize=16)
 def _induction_test(m: SmolLM, seed: int, segment: int, sequences: int, n_top: int,
                     draws: int) -> InductionTest:
+    settings = {"model": m.sha256, "seed": seed, "segment": segment, "sequences": sequences,
+                "n_top": n_top, "draws": draws}
+    found = kept("lm-induction", settings, lm_code_version(),
+                 lambda: _compute_induction_test(m, seed, segment, sequences, n_top, draws))
+    return dataclasses.replace(found, **{name: read_only(value) for name, value
+                                        in vars(found).items()
+                                        if isinstance(value, np.ndarray)})
+
+
+def _compute_induction_test(m: SmolLM, seed: int, segment: int, sequences: int, n_top: int,
+                            draws: int) -> InductionTest:
     L, H = m.config.n_layers, m.config.n_heads
     ids = repeated_tokens(m, seed, segment, sequences)
     clean = forward(m, ids, record=("weights", "hidden_states"), keep_cache=False)

@@ -21,6 +21,7 @@ Perplexity is e^(mean cross-entropy) of each next token, over the text's tokens 
 from __future__ import annotations
 
 import functools
+import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -30,10 +31,12 @@ from .._checks import whole_number
 from ..cost import growth_exponent
 from ..masks import sliding_window_mask
 from ..measure import best_time
+from ..results_cache import kept
 from .decoder import forward
 from .files import LMConfig, LMWeights, SmolLM, model
 from .generation import Sampling, generate_steps
 from .heads import token_losses
+from .kept import lm_code_version
 from .tokens import decode, prompt_ids
 from .trace import as_ids
 
@@ -261,10 +264,15 @@ def _pass(m: SmolLM, ids: np.ndarray, mask: np.ndarray | None, keep_weights: boo
 
 
 def window_perplexities(text: str, window: int, sinks: int, tokens: int = DEFAULT_TOKENS,
-                        *, shift: bool = False, m: SmolLM | None = None) -> WindowResult:
+                        *, shift: bool = False, m: SmolLM | None = None,
+                        keep: bool = False) -> WindowResult:
     """Perplexity with full attention, a sliding window, and the window with sinks (three
     passes over the first ``tokens`` tokens); with ``shift``, where the attention the
-    window takes from the first tokens goes (at most MAX_SHIFT_TOKENS tokens)."""
+    window takes from the first tokens goes (at most MAX_SHIFT_TOKENS tokens).
+
+    ``keep``: keep the result on disk for every later process of this machine (a page's
+    defaults; with ``shift`` a result holds 3 · L · T² weights, 24 MB at 256 tokens, so
+    not for every setting a slider reaches)."""
     m = m or model()
     ids = text_ids(m, text, tokens)
     window = whole_number(window, "window", 1, MAX_TOKENS)
@@ -272,7 +280,17 @@ def window_perplexities(text: str, window: int, sinks: int, tokens: int = DEFAUL
     if shift and ids.size > MAX_SHIFT_TOKENS:
         raise ValueError(f"where the first token's attention goes is measured on at most "
                          f"{MAX_SHIFT_TOKENS} tokens; got {ids.size}")
-    return _window_perplexities(m, tuple(ids.tolist()), window, sinks, bool(shift))
+    if not keep:
+        return _window_perplexities(m, tuple(ids.tolist()), window, sinks, bool(shift))
+    settings = {"model": m.sha256, "ids": _digest(ids), "window": window, "sinks": sinks,
+                "shift": bool(shift)}
+    return kept("lm-window", settings, lm_code_version(), lambda: _window_perplexities(
+        m, tuple(ids.tolist()), window, sinks, bool(shift)))
+
+
+def _digest(ids: np.ndarray) -> str:
+    """A short name for a sequence of token ids, for a kept result's settings."""
+    return hashlib.sha256(np.ascontiguousarray(ids, dtype=np.int64).tobytes()).hexdigest()
 
 
 # Three passes over up to 1024 tokens: a server keeps the last results (perplexities are
@@ -349,7 +367,9 @@ def merged_kv_perplexity(text: str, tokens: int = DEFAULT_TOKENS, *,
     """Perplexity with the model's KV heads (SmolLM2's 3), and with them averaged into one."""
     m = m or model()
     ids = text_ids(m, text, tokens)
-    return _merged_kv_perplexity(m, tuple(ids.tolist()))
+    # Two passes (seconds) for three numbers: kept on disk for every later process.
+    return kept("lm-merged-kv", {"model": m.sha256, "ids": _digest(ids)}, lm_code_version(),
+                lambda: _merged_kv_perplexity(m, tuple(ids.tolist())))
 
 
 @functools.lru_cache(maxsize=8)

@@ -232,6 +232,14 @@ CONTROLS["Language_model"] = {
     "nonsense": {"lm_layer": "99", "lm_temp": "banana", "lm_topk": "-5", "lm_ind_len": "1e9",
                  "lm_chat": "maybe", "lm_hand_pair": "-3", "zzz": "1"},
 }
+CONTROLS["Attention_for_the_answer"] = {
+    # The knockout window (its section reruns alone); the presets' grids are kept on disk,
+    # and a student's own pair waits for its button.
+    "controls": [Ctl("ans_window", "4", "slider", "Layers in each window", "4", "9")],
+    "move": Move("slider", "Layers in each window", "ArrowRight", "ans_window", "5"),
+    "nonsense": {"ans_preset": "banana", "ans_window": "99", "ans_clean": "<b>x</b>",
+                 "ans_answer": "", "ans_dl_matrix": "nope", "zzz": "1"},
+}
 CONTROLS["Inference"] = {
     "controls": [
         Ctl("inf_ctx", "1024", "slider", "Context length (tokens)", "1024", "8192"),

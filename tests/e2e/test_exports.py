@@ -362,6 +362,22 @@ def _check_inference(page: Page) -> None:
     assert kv["cache_bytes"] == kv["cache_bytes_formula"] == held
 
 
+def _check_answer(page: Page) -> None:
+    """Lesson 12 at its defaults: the head grid (30 layers × 9 heads) as CSV, and the
+    JSON's grids, attribution and knockout agree with it."""
+    table = _get_csv(page, "ans")
+    assert table.values.shape == (30, 9)
+    assert table.columns == [f"H{h}" for h in range(1, 10)] and table.rows[0] == "layer 1"
+    trace = _get_json(page, "ans")
+    np.testing.assert_allclose(_arr(trace["head_recovery"]), table.values, rtol=1e-6)
+    # the split adds up: embedding + heads + FFNs (+ biases, 0 for this model) = LD
+    parts = (trace["dla_embed"] + np.sum(trace["dla_heads"]) + np.sum(trace["dla_ffn"]))
+    assert abs(parts - trace["logit_diff_clean"]) < 1e-4
+    best = np.unravel_index(np.argmax(table.values), table.values.shape)
+    assert trace["top_heads"][0][:2] == [int(best[0]) + 1, int(best[1]) + 1]  # from 1
+    assert len(trace["knockout"]) == 30 - 9 + 1 and trace["knockout"][0][:2] == [1, 9]
+
+
 CHECKS = {
     "Why_attention": _check_why_attention,
     "Worked_example": _check_worked_example,
@@ -375,6 +391,7 @@ CHECKS = {
     "Pretrained_model": _check_pretrained,
     "Language_model": _check_language_model,
     "Inference": _check_inference,
+    "Attention_for_the_answer": _check_answer,
 }
 
 

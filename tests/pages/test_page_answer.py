@@ -67,7 +67,8 @@ def test_the_knockout_window_redraws_its_section_with_its_own_numbers(study):
     windows, probs, p_none = patching.knockout(lm.model(), study.runs, 1)
     np.testing.assert_allclose(chart_array(at, "ans_fig_knockout", "y"), probs, atol=1e-6)
     worst = int(np.argmin(probs))
-    assert f"Cutting the edge in layers {worst + 1} leaves {probs[worst]:.3f}" in text_of(at)
+    # a one-layer window is named "layer n", not "layers n"
+    assert f"Cutting the edge in layer {worst + 1} leaves {probs[worst]:.3f}" in text_of(at)
     assert f"With nothing cut p(`␣Paris`) is {p_none:.3f}" in text_of(at)
 
 
