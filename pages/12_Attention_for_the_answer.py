@@ -413,7 +413,6 @@ def knockout_section(study: answer.AnswerStudy, texts: tuple, changed_names: str
         "knockout", (m.sha256, texts, int(window)),
         lambda: patching.knockout(m, study.runs, int(window)), automatic=True,
         label="Knock out", key="ans_knock", note="")
-    labels = [f"{a + 1}–{b + 1}" if a != b else f"{a + 1}" for a, b in windows]
     show_figure(line_chart(np.arange(len(windows)) + 1,
                            {f"p({ans}), edge cut": probs,
                             "nothing cut": np.full(len(windows), p_none)},
