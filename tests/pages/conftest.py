@@ -146,6 +146,21 @@ def _page_at_defaults(path: Path) -> AppTest:
     return run_page(path)
 
 
+def page_in_presenter_mode(path: str | Path) -> AppTest:
+    """The same for a script run at its defaults, then with presenter mode switched on
+    (as a teacher does in the sidebar): one run of each page for the session, shared by
+    the tests that only read it. Fails if the run at the defaults went wrong."""
+    return _page_in_presenter_mode(_resolve(path).resolve())
+
+
+@functools.cache
+def _page_in_presenter_mode(path: Path) -> AppTest:
+    at = run_page(path)
+    assert_no_exception(at, f"{path.name} at defaults")
+    at.toggle(key=PRESENTER_KEY).set_value(True).run()
+    return at
+
+
 def problems(at: AppTest) -> list[str]:
     """What went wrong in the last run: uncaught exceptions and tracebacks in ``st.error``.
 

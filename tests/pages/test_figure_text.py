@@ -19,7 +19,7 @@ from conftest import (
     app_scripts,
     assert_no_exception,
     page_at_defaults,
-    run_page,
+    page_in_presenter_mode,
     script_id,
 )
 from streamlit.testing.v1.element_tree import Block
@@ -77,11 +77,8 @@ def figure_problems(at) -> tuple[int, list[str]]:
 @pytest.mark.parametrize("presenter", [False, True], ids=["normal", "presenter"])
 @pytest.mark.parametrize("script", SCRIPTS, ids=[script_id(p) for p in SCRIPTS])
 def test_every_figure_has_a_title_a_text_alternative_and_its_data(script, presenter) -> None:
-    if presenter:
-        at = run_page(script)
-        at.toggle(key=PRESENTER_KEY).set_value(True).run()
-    else:
-        at = page_at_defaults(script)  # the run shared by the tests that only read it
+    # the runs shared by the tests that only read a page (conftest)
+    at = page_in_presenter_mode(script) if presenter else page_at_defaults(script)
     assert_no_exception(at, f"{script.name}, presenter={presenter}")
     found, problems = figure_problems(at)
     assert not problems, f"{script.name}, presenter={presenter}: " + "; ".join(problems)

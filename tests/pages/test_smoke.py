@@ -1,7 +1,7 @@
 """Smoke tests over every app script: a new page is covered the day it is added.
 
-The tests that only read a page at its defaults share one run of it
-(``conftest.page_at_defaults``); presenter mode gets a run of its own."""
+The tests that only read a page share one run of it at its defaults
+(``conftest.page_at_defaults``) and one in presenter mode (``page_in_presenter_mode``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from conftest import (
     app_scripts,
     assert_no_exception,
     page_at_defaults,
-    run_page,
+    page_in_presenter_mode,
     script_id,
 )
 from streamlit.testing.v1.element_tree import Button, Dataframe, DownloadButton, Widget
@@ -86,9 +86,7 @@ def test_every_widget_has_a_page_prefixed_key(script: Path) -> None:
 
 @every_script
 def test_presenter_mode_renders(script: Path) -> None:
-    at = run_page(script)
-    assert_no_exception(at, f"{script.name} at defaults")
-    at.toggle(key=PRESENTER_KEY).set_value(True).run()
+    at = page_in_presenter_mode(script)
     assert_no_exception(at, f"{script.name} with presenter mode on")
     assert at.toggle(key=PRESENTER_KEY).value is True
 
