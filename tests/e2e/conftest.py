@@ -1,6 +1,7 @@
 """Fixtures for the browser tier: a real `streamlit run dashboard.py` and Debian's Chromium.
 
-- ``streamlit_server`` / ``base_url``: one server for the whole session (most tests).
+- ``streamlit_server`` / ``base_url``: one server for the whole session (most tests);
+  under pytest-xdist, one per worker that runs browser tests.
 - ``fresh_server``: a factory that starts a NEW server, for "first visit on a freshly
   started server" checks (Streamlit decides things on the first run after a start).
 - ``browser`` / ``page``: Playwright's sync API driving ``/usr/bin/chromium``. We never
@@ -46,17 +47,36 @@ DEFAULT_TIMEOUT_MS = 60_000  # the tier shares 2 cores with the page tier's work
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test collected from this folder with ``e2e``, and keep them together.
+    """Mark every test collected from this folder with ``e2e``, and group it for xdist.
 
-    Under pytest-xdist (``-n 2 --dist loadgroup``, as ``.ci/run`` runs the suite) the
-    ``xdist_group`` puts the whole tier on one worker, in file order: one server and one
-    browser for the tier, and the nonsense-link test still runs before the
-    untrusted-text test that reuses what it saw.
+    Under pytest-xdist (``-n 2 --dist loadgroup``, as ``.ci/run`` runs the suite) each
+    worker that meets a browser test starts its own server and Chromium (session
+    fixtures), and the tier is shared by both workers, with the page tests filling in
+    around it: a tier on one worker alone was the long pole of the run. What must stay
+    together does, in one ``xdist_group`` (``xdist_group_of``).
     """
     for item in items:
         if E2E_DIR in Path(str(item.path)).resolve().parents:
             item.add_marker(pytest.mark.e2e)
-            item.add_marker(pytest.mark.xdist_group("browser"))
+            group = xdist_group_of(item)
+            if group:
+                item.add_marker(pytest.mark.xdist_group(group))
+
+
+def xdist_group_of(item: pytest.Item) -> str | None:
+    """The worker-sharing unit of a browser test, or None for a test that can run anywhere.
+
+    - ``course``: test_course.py's tests share one course (three processes behind
+      HAProxy, a module fixture), started once.
+    - ``page-<path>``: the visits of one page (tests parametrized by ``path``) go to one
+      worker, so one server computes what the page caches (a model, a measurement) once.
+    """
+    if Path(str(item.path)).name == "test_course.py":
+        return "course"
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if "path" in params:
+        return f"page-{params['path'] or 'home'}"
+    return None
 
 
 def _free_port() -> int:
