@@ -34,7 +34,7 @@ from pages.ui.layout import (
     show_error,
     show_figure,
 )
-from pages.ui.lm import load_language_model, model_name, model_note
+from pages.ui.lm import load_language_model, model_name, model_note, token_code
 from pages.ui.numbers import difference_text, number_text, significant_text
 from pages.ui.shared import measured
 from pages.ui.tables import downloads, scrolled_table
@@ -114,22 +114,19 @@ ans, wrong = the_pair.answer_token, the_pair.wrong_token
 changed_names = ", ".join(f"'{the_pair.clean_tokens[p]}'" for p in changed)
 
 
-def tok(piece: str) -> str:
-    """A token in markdown, as code (escaped instead when it holds a backtick)."""
-    return f"`{piece}`" if "`" not in piece else md_escape(piece)
-
-
 def strip(pieces: list[str]) -> str:
-    return " · ".join(f"**{tok(t)}**" if n in changed else tok(t) for n, t in enumerate(pieces))
+    return " · ".join(f"**{token_code(t)}**" if n in changed else token_code(t)
+                      for n, t in enumerate(pieces))
 
 
 if not presenter:
     st.markdown(f"Clean ({T} tokens): {strip(the_pair.clean_tokens)}  \n"
                 f"Corrupted: {strip(the_pair.corrupt_tokens)}  \n"
-                f"Answer {tok(ans)} against {tok(wrong)}; the changed "
+                f"Answer {token_code(ans)} against {token_code(wrong)}; the changed "
                 f"position{'s are' if len(changed) > 1 else ' is'} in bold.")
 if not texts[2].startswith(" ") and not texts[0].endswith(" "):
-    st.caption(f"The answer {tok(ans)} has no leading space: the model would write it glued to "
+    st.caption(f"The answer {token_code(ans)} has no leading space: the model would write it "
+               "glued to "
                "the last word. Most words after a word are tokens that start with a space.")
 
 
@@ -176,15 +173,16 @@ if not presenter:
                "starting at the layer it changes).")
 
 if presenter:  # the token strips are not shown: say what LD compares
-    st.markdown(f"LD = logit({tok(ans)}) − logit({tok(wrong)}) at the last position.")
+    st.markdown(f"LD = logit({token_code(ans)}) − logit({token_code(wrong)}) at the last position.")
 c1, c2, c3 = st.columns(3)
 c1.metric("LD, clean prompt", number_text(ld_clean, 2))
 c2.metric("LD, corrupted prompt", number_text(ld_corrupt, 2))
-c3.metric(f"p({tok(ans)}): clean → corrupted",
+c3.metric(f"p({token_code(ans)}): clean → corrupted",
           f"{number_text(study.p_clean, 3)} → {significant_text(study.p_corrupt, 2)}")
 gap = ld_clean - ld_corrupt
 if gap <= 0:
-    st.warning(f"The corrupted prompt prefers {tok(ans)} at least as much as the clean one (LD "
+    st.warning(f"The corrupted prompt prefers {token_code(ans)} at least as much as the clean "
+               "one (LD "
                f"{number_text(ld_corrupt, 2)} against {number_text(ld_clean, 2)}): recovery "
                "below reads backwards. Swap the prompts or the answers.")
 elif gap < 1:
@@ -218,7 +216,7 @@ else:
     top_text = (f"first ranks 1st after layer {first_top}"
                 + (" and stays there" if stays_top else ", but not at every later layer"))
 st.markdown(
-    f"{tok(ans)} ranks {rank[0]:,} after the embedding, "
+    f"{token_code(ans)} ranks {rank[0]:,} after the embedding, "
     + (f"{rank[late]:,} after layer {late}, " if late is not None else "")
     + f"and {top_text}. " + (
         "In a small model the plain lens is a rough instrument: the earlier layers "
@@ -407,7 +405,7 @@ def knockout_section(study: answer.AnswerStudy, texts: tuple, changed_names: str
             f"{term_link('knockout', 'Attention knockout')}: run the clean prompt, but "
             f"forbid the last token to read {changed_names} in a "
             "window of consecutive layers (in every head: that one entry of the mask is "
-            f"closed), and watch p({tok(ans)}).")
+            f"closed), and watch p({token_code(ans)}).")
     window = bounded_slider(st, "Layers in each window", 1, L, WINDOW, key="ans_window")
     windows, probs, p_none = measured(
         "knockout", (m.sha256, texts, int(window)),
@@ -427,7 +425,8 @@ def knockout_section(study: answer.AnswerStudy, texts: tuple, changed_names: str
                                    y_title=f"p of {spoken_token(ans)}"))
     worst = int(np.argmin(probs))
     harmful = [w for w, p in zip(windows, probs, strict=True) if p < p_none / 2]
-    text = (f"With nothing cut p({tok(ans)}) is {number_text(p_none, 3)}. Cutting the edge in "
+    text = (f"With nothing cut p({token_code(ans)}) is {number_text(p_none, 3)}. Cutting the "
+            "edge in "
             f"{span(*windows[worst])} leaves {number_text(probs[worst], 3)}, the lowest. ")
     if harmful:
         shared = set(range(harmful[0][0], harmful[0][1] + 1))
@@ -516,22 +515,8 @@ if not presenter:
     head_rows = [f"layer {n + 1}" for n in range(L)]
 
     def trace_payload() -> dict:
-        """The command line's JSON for this pair (python -m attncore.lm patch), arrays in
-        model order, layer 0 first; heads and layers in lists from 1."""
-        windows, probs, p_none = patching.knockout(m, study.runs, WINDOW)
-        return {
-            "clean": texts[0], "corrupt": texts[1], "answer": texts[2], "wrong": texts[3],
-            "tokens": T, "changed_positions": [p + 1 for p in changed],
-            "logit_diff_clean": ld_clean, "logit_diff_corrupt": ld_corrupt,
-            "p_answer_clean": study.p_clean, "p_answer_corrupt": study.p_corrupt,
-            "head_recovery": heads, "residual_recovery": residual,
-            "dla_heads": dla.heads, "dla_ffn": dla.ffn, "dla_embed": dla.embed,
-            "dla_total": dla.total, "knockout_window": WINDOW,
-            "knockout_p_answer_none": p_none,
-            "knockout": [[a + 1, b + 1, p] for (a, b), p in zip(windows, probs, strict=True)],
-            "top_heads": [[layer + 1, head + 1, r] for layer, head, r in study.top_heads()],
-            "lens_rank": study.lens.rank, "lens_p_answer": study.lens.p_answer,
-        }
+        """The command line's JSON for this pair (python -m attncore.lm patch)."""
+        return answer.summary(m, study, texts, WINDOW)
 
     downloads("ans", {
         "head recovery (layer × head)": (heads, head_rows, head_names),

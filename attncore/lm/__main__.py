@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import answer, inference, patching
+from . import answer, inference
 from .decoder import forward
 from .files import ModelNotInstalledError, load_model, model
 from .generation import model_probs
@@ -116,21 +116,8 @@ def _patch(args) -> dict:
     start = time.perf_counter()
     result = answer.study_texts(m, args.clean, args.corrupt, args.answer, args.wrong)
     window = args.window or min(answer.KNOCKOUT_WINDOW, m.config.n_layers)
-    windows, probs, p_clean = patching.knockout(m, result.runs, window)
-    dla = result.attribution
-    return {"task": "patch", "clean": args.clean, "corrupt": args.corrupt,
-            "answer": args.answer, "wrong": args.wrong, "tokens": result.pair.n_tokens,
-            "changed_positions": [int(p) + 1 for p in result.pair.changed],
-            "logit_diff_clean": result.ld_clean, "logit_diff_corrupt": result.ld_corrupt,
-            "p_answer_clean": result.p_clean, "p_answer_corrupt": result.p_corrupt,
-            "head_recovery": result.heads.tolist(),
-            "residual_recovery": result.residual.tolist(),
-            "dla_heads": dla.heads.tolist(), "dla_ffn": dla.ffn.tolist(),
-            "dla_embed": dla.embed, "dla_total": dla.total,
-            "dla_biases": dla.biases, "knockout_window": window, "knockout_p_answer_none": p_clean,
-            "knockout": [[first + 1, last + 1, float(p)]
-                         for (first, last), p in zip(windows, probs, strict=True)],
-            "top_heads": [[layer + 1, head + 1, r] for layer, head, r in result.top_heads()],
+    texts = (args.clean, args.corrupt, args.answer, args.wrong)
+    return {"task": "patch", **answer.summary(m, result, texts, window),
             "seconds": time.perf_counter() - start}
 
 

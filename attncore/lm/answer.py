@@ -19,7 +19,7 @@ from .files import SmolLM
 from .generation import model_probs
 from .lens import Attribution, Lens, direct_attribution, logit_lens
 from .pair import Pair, PairRuns, make_pair, run_pair
-from .patching import attention_to_changed, head_patching, residual_patching
+from .patching import attention_to_changed, head_patching, knockout, residual_patching
 
 #: The page's presets: (clean prompt, corrupted prompt, answer, wrong answer). The capital
 #: cities differ in one token; the landmark in three; the last is indirect-object
@@ -112,3 +112,29 @@ def study_texts(m: SmolLM, clean: str, corrupt: str, answer: str, wrong: str,
                 progress: Callable[[float, str], None] | None = None) -> AnswerStudy:
     """:func:`study` of the pair these texts make (:func:`make_pair` checks them)."""
     return study(m, make_pair(m, clean, corrupt, answer, wrong), progress)
+
+
+def summary(m: SmolLM, result: AnswerStudy, texts: tuple[str, str, str, str],
+            window: int) -> dict:
+    """Everything computed for a pair as plain JSON values, with the knockout curve of
+    ``window`` layers: what ``python -m attncore.lm patch`` prints and lesson 12's download
+    holds. Arrays in model order, layer 0 first; lists of layers, heads and positions count
+    from 1."""
+    windows, probs, p_none = knockout(m, result.runs, window)
+    dla = result.attribution
+    clean, corrupt, answer, wrong = texts
+    return {"clean": clean, "corrupt": corrupt, "answer": answer, "wrong": wrong,
+            "tokens": result.pair.n_tokens,
+            "changed_positions": [int(p) + 1 for p in result.pair.changed],
+            "logit_diff_clean": result.ld_clean, "logit_diff_corrupt": result.ld_corrupt,
+            "p_answer_clean": result.p_clean, "p_answer_corrupt": result.p_corrupt,
+            "head_recovery": result.heads.tolist(),
+            "residual_recovery": result.residual.tolist(),
+            "dla_heads": dla.heads.tolist(), "dla_ffn": dla.ffn.tolist(),
+            "dla_embed": dla.embed, "dla_biases": dla.biases, "dla_total": dla.total,
+            "knockout_window": window, "knockout_p_answer_none": p_none,
+            "knockout": [[first + 1, last + 1, float(p)]
+                         for (first, last), p in zip(windows, probs, strict=True)],
+            "top_heads": [[layer + 1, head + 1, r] for layer, head, r in result.top_heads()],
+            "lens_rank": result.lens.rank.tolist(),
+            "lens_p_answer": result.lens.p_answer.tolist()}

@@ -206,9 +206,15 @@ def model_caption(m: lm.SmolLM, where: str) -> None:
                f"{m.sha256[:12]}…, recorded on its first load; {where}.")
 
 
+def token_code(piece: str) -> str:
+    """A token in markdown, as code (escaped instead when it holds a backtick, which would
+    end the code span)."""
+    return f"`{piece}`" if "`" not in piece else md_escape(piece)
+
+
 def token_strip(tokens: list[str], ids: np.ndarray) -> None:
     """The prompt's tokens in one line, each with its id; a leading space shows as ␣."""
-    shown = " · ".join(f"`{t}` {i}" if "`" not in t else f"{md_escape(t)} {i}"
+    shown = " · ".join(f"{token_code(t)} {i}"
                        for t, i in zip(tokens, np.asarray(ids).tolist(), strict=True))
     count = f"{len(tokens)} token" + ("" if len(tokens) == 1 else "s")
     st.markdown(f"**{count}** (piece and id): {shown}")
