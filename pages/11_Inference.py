@@ -1,7 +1,6 @@
 """Lesson 11: attention at inference, on lesson 10's model (the KV cache, grouped-query
 heads, sliding windows with attention sinks, FlashAttention's online softmax)."""
 
-import time
 from fractions import Fraction
 
 import numpy as np
@@ -33,12 +32,19 @@ from pages.ui.layout import (
     setup_page,
     show_figure,
 )
-from pages.ui.lm import load_language_model, model_caption, model_name, model_note
+from pages.ui.lm import (
+    CACHE_PROMPT,
+    CACHE_STEPS,
+    cache_comparison,
+    load_language_model,
+    model_caption,
+    model_name,
+    model_note,
+)
 from pages.ui.numbers import difference_text, number_text, percent_text
 from pages.ui.shared import measured, measured_when
 from pages.ui.tables import scrolled_table, to_csv, to_json
 
-DEFAULT_PROMPT = "The capital of France is"
 MAX_STEPS = 24  # greedy tokens written twice, with and without the cache
 TIMING_CONTEXTS = (16, 32, 64, 128, 256)
 CONTEXTS = [512, 1024, 2048, 4096, 8192, 32768, 131072]
@@ -96,20 +102,16 @@ st.header("1 · The KV cache")
 def kv_cache(presenter: bool, font: int) -> None:
     """Greedy generation with and without the cache: same tokens, bytes held, time."""
     c1, c2 = st.columns([3, 1])
-    prompt = c1.text_input("Prompt", DEFAULT_PROMPT, key="inf_prompt", max_chars=300, **URL)
-    steps = c2.slider("New tokens", 2, MAX_STEPS, 8, key="inf_steps", **URL)
+    prompt = c1.text_input("Prompt", CACHE_PROMPT, key="inf_prompt", max_chars=300, **URL)
+    steps = c2.slider("New tokens", 2, MAX_STEPS, CACHE_STEPS, key="inf_steps", **URL)
     if not prompt.strip():
         st.info("Type a prompt to write from.")
         return
     with bad_input_stops_page():
-        # Shared by every session of this server: a class opening the lesson at once runs
-        # the two generations once, not once a student. The times are then the first
-        # asker's, and the caption says so and when.
-        result, measured_at = measured(
-            "cache", (m.sha256, prompt, steps),
-            lambda: (inf.cache_comparison(prompt, steps, m=m), time.time()), automatic=True,
-            label="", key="inf_unused", note="",
-            spinner="Writing the tokens twice, with and without the cache…")
+        # Shared by every session of this server (the defaults measured at its start): the
+        # times are then the first asker's, and the caption says so and when.
+        result, measured_at = cache_comparison(
+            m, prompt, steps, spinner="Writing the tokens twice, with and without the cache…")
     results["kv_cache"] = {
         "prompt": prompt, "ids_cached": result.ids_cached, "ids_uncached": result.ids_uncached,
         "max_logit_diff": result.max_logit_diff, "contexts": result.contexts,

@@ -1,6 +1,5 @@
 """Lesson 7: the cost of attention, measured live on this machine."""
 
-import time
 
 import numpy as np
 import pandas as pd
@@ -22,13 +21,21 @@ from pages.ui.layout import (
 )
 from pages.ui.live import keep, lesson_downloads, offer_downloads
 from pages.ui.numbers import difference_text
+from pages.ui.timings import (
+    DEFAULT_D_K,
+    DEFAULT_HEADS,
+    DEFAULT_MAX_N,
+    DEFAULT_ROUNDS,
+    LENGTHS,
+    LOOP_N,
+    MANY_HEADS,
+    growth_run,
+    lengths_measured,
+    loop_runs,
+    measured,
+)
 
-LENGTHS = (64, 128, 256, 512, 1024, 2048)
 CHUNK_N = 512  # sequence length of the chunking experiment
-# The loop over heads against one vectorised call, at the user's heads and where many
-# small heads make the loop's per-head Python overhead show.
-LOOP_N = 512
-MANY_HEADS = {"n": 64, "heads": 64, "d_k": 8}
 MAX_HEADS, MAX_ROUNDS = 8, 9  # the sliders' ends, stated in the limits caption
 MIB = cost.MIB
 
@@ -48,38 +55,16 @@ if not presenter:  # on a projector the figures come first; the warning below st
                "sections, the rounds sections 1 and 3: a setting not measured before is "
                "measured; the largest n (in section 1) feeds section 1 only.")
 
-@st.cache_resource(show_spinner=False)
-def conclusive_runs() -> dict:
-    """Measurements shared by every visitor of this server: only conclusive ones are kept,
-    so a run disturbed by other work is never shown to the next visitor as the result."""
-    return {}
-
-
-def measured(key: tuple, measure, force: bool):
-    """This visitor's result for ``key``, else a conclusive one from another visitor, else a
-    new measurement (kept for this visitor; shared only when conclusive)."""
-    mine = st.session_state.setdefault("cost_results", {})
-    if not force and key in mine:
-        return mine[key]
-    shared = conclusive_runs()
-    if not force and key in shared:
-        return shared[key]
-    result = measure()
-    mine[key] = (result, time.strftime("%H:%M:%S"))
-    if getattr(result, "conclusive", False):
-        shared[key] = mine[key]
-    return mine[key]
-
-
 @st.fragment
 def growth_section(heads: int, d_k: int, rounds: int, presenter: bool, font: int,
                    results: dict) -> None:
     """Time and memory against n, measured up to the chosen largest n. It reruns alone when
     that n moves (st.fragment): the other sections do not depend on it."""
     st.header("1 · How time and memory grow with n")
-    max_n = st.select_slider("Largest n", LENGTHS[2:], value=512, key="cost_max_n", **URL)
+    max_n = st.select_slider("Largest n", LENGTHS[2:], value=DEFAULT_MAX_N, key="cost_max_n",
+                             **URL)
     wanted = [n for n in LENGTHS if n <= max_n]
-    ns = [n for n in wanted if heads * n * n <= cost.MAX_WEIGHT_ELEMENTS]
+    ns = lengths_measured(max_n, heads)
     if len(ns) < len(wanted):
         st.warning(f"With H = {heads}, n stops at {ns[-1]}: n = {wanted[len(ns)]} would hold "
                    f"{heads * wanted[len(ns)] ** 2:,} weights, over the cap of "
@@ -89,13 +74,9 @@ def growth_section(heads: int, d_k: int, rounds: int, presenter: bool, font: int
     force = bool(st.session_state.get("cost_again"))
     progress = st.progress(0.0, text="Measuring…")
     with bad_input_stops_page():
-        growth, when = measured(
-            ("growth", tuple(ns), heads, d_k, rounds),
-            lambda: cost.measure_growth(ns, heads, d_k, rounds, np.random.default_rng(0),
-                                        progress=lambda f: progress.progress(
-                                            f, text=f"Measuring: round {round(f * rounds)} of "
-                                                    f"{rounds}…")),
-            force)
+        growth, when = measured(*growth_run(
+            ns, heads, d_k, rounds, progress=lambda f: progress.progress(
+                f, text=f"Measuring: round {round(f * rounds)} of {rounds}…")), force)
     progress.progress(1.0, text=f"Measured {len(ns)} lengths × {rounds} rounds on this server "
                                 f"at {when}.")
 
@@ -363,9 +344,10 @@ def lesson(results: dict) -> None:
     ``results``, which the download buttons read when clicked.
     """
     c1, c2, c3 = st.columns(3)
-    heads = c1.slider("Heads H", 1, MAX_HEADS, 4, key="cost_heads", **URL)
-    d_k = c2.select_slider("d_k", [16, 32, 64], value=64, key="cost_dk", **URL)
-    rounds = c3.slider("Rounds (interleaved)", 3, MAX_ROUNDS, 5, key="cost_rounds", **URL)
+    heads = c1.slider("Heads H", 1, MAX_HEADS, DEFAULT_HEADS, key="cost_heads", **URL)
+    d_k = c2.select_slider("d_k", [16, 32, 64], value=DEFAULT_D_K, key="cost_dk", **URL)
+    rounds = c3.slider("Rounds (interleaved)", 3, MAX_ROUNDS, DEFAULT_ROUNDS, key="cost_rounds",
+                       **URL)
     again = st.button("Measure again", key="cost_again")
 
     # The downloads offer the measurements (none on a projector).
@@ -375,12 +357,8 @@ def lesson(results: dict) -> None:
 
     st.header("3 · Vectorised against a loop over heads")
     with bad_input_stops_page():
-        here, _ = measured(("loop", LOOP_N, heads, d_k, rounds),
-                           lambda: cost.loop_experiment(LOOP_N, heads, d_k, rounds,
-                                                        np.random.default_rng(1)), again)
-        many, _ = measured(("loop", *MANY_HEADS.values(), rounds),
-                           lambda: cost.loop_experiment(**MANY_HEADS, rounds=rounds,
-                                                        rng=np.random.default_rng(2)), again)
+        (here, _), (many, _) = (measured(key, measure, again)
+                                for key, measure in loop_runs(heads, d_k, rounds))
 
     loop_table = pd.DataFrame({
         "setting": [f"your settings: n = {LOOP_N}, H = {heads}, d_k = {d_k}",

@@ -55,6 +55,9 @@ class LoopExperiment:
         loop / vectorised within each round: their spread says how sure the speed-up is.
     max_difference : float
         max |vectorised − loop| over the outputs.
+    conclusive : bool
+        True when every round agrees on which of the two was faster (every ratio above 1,
+        or every one below it).
     """
 
     n: int
@@ -69,6 +72,10 @@ class LoopExperiment:
     @property
     def speedup(self) -> float:
         return self.loop_seconds / self.vectorised_seconds
+
+    @property
+    def conclusive(self) -> bool:
+        return bool(np.all(self.ratios > 1) or np.all(self.ratios < 1))
 
 
 def loop_experiment(n: int, heads: int, d_k: int, rounds: int,

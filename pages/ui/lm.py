@@ -3,15 +3,19 @@ it is, and showing a prompt's tokens."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import streamlit as st
 
 from attncore import lm
 from attncore.lm import files as lm_files
+from attncore.lm import inference as inf
 
 from .controls import URL
 from .labels import md_escape
 from .layout import install_note, presenter_mode, show_error
+from .shared import shared_result
 
 #: The picker's key, shared by lessons 10, 11 and 12 (and their links): a model chosen on
 #: one lesson stays chosen on the others.
@@ -29,6 +33,24 @@ STORAGE = {
     "Q5_1": "5-bit integers, a scale and an offset for every 32",
     **{f"Q{n}_K": f"{n}-bit k-quants, blocks within blocks of 256" for n in range(2, 7)},
 }
+
+
+#: Lesson 11's first section at its defaults: the prompt and how many tokens it writes
+#: twice, with and without the KV cache (measured when the server starts, see
+#: server_start.py).
+CACHE_PROMPT = "The capital of France is"
+CACHE_STEPS = 8
+
+
+def cache_comparison(m: lm.SmolLM, prompt: str, steps: int, *, spinner: str | None = None
+                     ) -> tuple[inf.CacheComparison, float]:
+    """Lesson 11's generation with and without the KV cache, and when it was measured
+    (``time.time()``), shared by every session of this server: a class opening the lesson
+    at once runs the two generations once, not once a student. ValueError for a prompt
+    the model cannot take."""
+    return shared_result("cache", (m.sha256, prompt, steps),
+                         lambda: (inf.cache_comparison(prompt, steps, m=m), time.time()),
+                         spinner=spinner)
 
 
 def is_default(m: lm.SmolLM) -> bool:

@@ -40,29 +40,48 @@ def measured(name: str, settings: tuple, compute, *, automatic: bool, label: str
     if given, is shown while it runs. None until there is a result. The last
     ``MAX_KEPT`` results of each ``name`` are kept, the oldest go first.
     """
-    store = _shared_results() if shared else st.session_state.setdefault("_measured", {})
+    if not shared:
+        store = st.session_state.setdefault("_measured", {})
+        if (name, settings) not in store:
+            if not (automatic or st.button(label, key=key)):
+                st.caption(note)
+                return None
+            with st.spinner(spinner) if spinner else contextlib.nullcontext():
+                _keep(store, name, settings, compute())
+        return store[(name, settings)]
+    if (name, settings) not in _shared_results() and not (
+            automatic or st.button(label, key=key)):
+        st.caption(note)
+        return None
+    return shared_result(name, settings, compute, spinner=spinner)
+
+
+def shared_result(name: str, settings: tuple, compute, *, spinner: str | None = None):
+    """The result ``(name, settings)`` shared by every session of this server: computed by
+    ``compute`` unless a session, or the server's start (pages/ui/server_start.py), already
+    has. Sessions asking for it at once wait for one computation; ``spinner``, if given,
+    is shown while it runs (inside a session)."""
+    store = _shared_results()
     entry = (name, settings)
     if entry in store:
         return store[entry]
-    if not (automatic or st.button(label, key=key)):
-        st.caption(note)
-        return None
-    if shared:
-        with _COMPUTING_GUARD:
-            lock = _COMPUTING.setdefault(entry, threading.Lock())
-    with lock if shared else contextlib.nullcontext():
-        if entry in store:  # computed by another session while this one waited
-            return store[entry]
-        with st.spinner(spinner) if spinner else contextlib.nullcontext():
-            result = compute()
-        store[entry] = result
-        same_kind = [e for e in store if e[0] == name]
-        for old in same_kind[:-MAX_KEPT]:
-            store.pop(old, None)
-    if shared:
-        with _COMPUTING_GUARD:
-            _COMPUTING.pop(entry, None)
-    return result
+    with _COMPUTING_GUARD:
+        lock = _COMPUTING.setdefault(entry, threading.Lock())
+    with lock:
+        if entry not in store:  # else computed by another session while this one waited
+            with st.spinner(spinner) if spinner else contextlib.nullcontext():
+                _keep(store, name, settings, compute())
+    with _COMPUTING_GUARD:
+        _COMPUTING.pop(entry, None)
+    return store[entry]
+
+
+def _keep(store: dict, name: str, settings: tuple, result) -> None:
+    """Store a result; the oldest of its kind go past ``MAX_KEPT``."""
+    store[(name, settings)] = result
+    same_kind = [e for e in store if e[0] == name]
+    for old in same_kind[:-MAX_KEPT]:
+        store.pop(old, None)
 
 
 def measured_when(at: float) -> str:

@@ -114,6 +114,18 @@ def test_loop_experiment_compares_equal_outputs():
     assert lx.speedup == lx.loop_seconds / lx.vectorised_seconds
 
 
+@pytest.mark.parametrize("ratios, conclusive", [
+    ([1.2, 1.5, 1.1], True),   # the vectorised call faster in every round
+    ([0.8, 0.95], True),       # the loop faster in every round
+    ([0.9, 1.4, 1.1], False),  # the rounds disagree: not passed on to the next visitor
+    ([1.0, 1.3], False),       # a tie in one round is no winner
+])
+def test_a_loop_experiment_is_conclusive_when_every_round_has_one_winner(ratios, conclusive):
+    lx = cost.LoopExperiment(64, 4, 8, len(ratios), 1e-3, 1e-3 * ratios[0],
+                             np.array(ratios), 0.0)
+    assert lx.conclusive is conclusive
+
+
 def test_best_time_calls_at_least_repeats_and_keeps_going_for_min_total():
     calls = []
     measure.best_time(lambda: calls.append(1), 3)
