@@ -102,9 +102,11 @@ _ACCESSIBLE_CSS = f"""
 # column) can be scrolled with the keyboard only if it can take the focus (WCAG 2.1.1):
 # each one that overflows, by a single pixel too (axe-core counts that as scrolling: a
 # formula one pixel wider than its column was missed with a pixel of slack), gets
-# tabindex 0 and a name that says so, and loses them when it no longer overflows. Checked
-# after the page changes, at most every 150 ms, and once the fonts have loaded (a formula
-# widens when its font arrives, with no change to the page). A constant script, no user
+# tabindex 0 and a name that says so, and loses them when it no longer overflows.
+# Checked at the next frame after anything that can change an overflow: content added or
+# changed, a box or its content resized with no element added (the sidebar closing, the
+# window, a font arriving; a check on added elements alone left such a box unmarked, as
+# tests/e2e/test_accessibility.py shows), and fonts loading. A constant script, no user
 # text.
 _SCROLLERS_JS = """
 <script>
@@ -113,8 +115,19 @@ _SCROLLERS_JS = """
   window.__attentionLabScrollers = true;
   const boxes = '[data-testid="stMain"] :is(.katex-display, [data-testid="stVerticalBlock"]'
     + '[overflow="auto"], [data-testid="stTable"], pre)';
+  const watched = new WeakSet();
+  let frame = null;
+  const later = () => {
+    if (frame === null) frame = requestAnimationFrame(() => { frame = null; mark(); });
+  };
+  const sizes = new ResizeObserver(later);
   const mark = () => {
     for (const el of document.querySelectorAll(boxes)) {
+      if (!watched.has(el)) {
+        watched.add(el);
+        sizes.observe(el);
+        if (el.firstElementChild) sizes.observe(el.firstElementChild);
+      }
       const scrolls = el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight;
       if (scrolls && !el.hasAttribute("data-scrolls")) {
         el.setAttribute("data-scrolls", "");
@@ -130,18 +143,45 @@ _SCROLLERS_JS = """
       }
     }
   };
-  let pending = null;
-  const later = () => {
-    if (!pending) pending = setTimeout(() => { pending = null; mark(); }, 150);
-  };
-  new MutationObserver(later).observe(document.body, {childList: true, subtree: true});
+  new MutationObserver(later).observe(document.body,
+    {childList: true, subtree: true, characterData: true});
   window.addEventListener("resize", later);
-  if (document.fonts) document.fonts.ready.then(later);
+  if (document.fonts) {
+    document.fonts.addEventListener("loadingdone", later);
+    document.fonts.ready.then(later);
+  }
   mark();
 })();
 </script>
 """
 
+
+# The browser's chart library (Plotly, 4.7 MB of JavaScript in Streamlit's bundle) is
+# loaded only when the first chart arrives, and evaluating it holds the browser's one
+# thread for about 0.9 s on this machine, during which nothing else is drawn. Every page
+# but home's text shows charts, so the library is asked for as soon as the page's first
+# element arrives, while the server is still computing the rest: the same file, so
+# Streamlit's own request later finds it evaluated. The file's name carries a hash that
+# changes with Streamlit's version; found on disk here, and the script does nothing when
+# it is not there. A constant script, no user text.
+def _chart_library_js() -> str:
+    static = Path(st.__file__).parent / "static" / "static" / "js"
+    found = sorted(p.name for p in static.glob("PlotlyChart.*.js"))
+    if len(found) != 1:
+        return ""
+    return f"""
+<script>
+(() => {{
+  if (window.__attentionLabCharts) return;
+  window.__attentionLabCharts = true;
+  const index = document.querySelector('script[type="module"][src*="/static/js/index."]');
+  if (index) import(new URL("./{found[0]}", index.src).href).catch(() => {{}});
+}})();
+</script>
+"""
+
+
+_CHART_LIBRARY_JS = _chart_library_js()
 
 PAGES_DIR = Path(__file__).resolve().parents[1]
 HOME_SCRIPT = "dashboard.py"
@@ -254,6 +294,8 @@ def setup_page(title: str, icon: str = "🔎") -> bool:
     """
     st.set_page_config(page_title=f"{title} · Attention Lab", page_icon=icon, layout="wide",
                        initial_sidebar_state="collapsed" if _presenter_requested() else "auto")
+    if _CHART_LIBRARY_JS:
+        st.sidebar.html(_CHART_LIBRARY_JS, unsafe_allow_javascript=True)
     with st.sidebar:
         _navigation()
         st.divider()

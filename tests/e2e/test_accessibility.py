@@ -40,6 +40,43 @@ def test_the_audit_finds_what_it_looks_for(page: Page):
     assert "h1 then h3 ('Skipped a level'): a level skipped" in found
 
 
+def _scrollers_script() -> str:
+    from pages.ui.layout import _SCROLLERS_JS
+    return _SCROLLERS_JS.split("<script>", 1)[1].rsplit("</script>", 1)[0]
+
+
+def _scrolling_rule(page: Page) -> list[str]:
+    return [block for block in audit(page) if "scrollable-region-focusable" in block]
+
+
+def test_a_box_that_starts_to_scroll_without_new_elements_is_made_focusable(page: Page):
+    """The pages' script (pages/ui/layout.py) gives every box that scrolls the focus, also
+    when it starts to scroll because its column narrowed, with no element added (the
+    sidebar closing, the window resized, a font arriving). Its first version looked only
+    at added elements: this box stayed unreachable and axe-core reported it, as it did on
+    first visits to three views (issue 38). It loses the focus again once it fits."""
+    page.set_content(
+        '<html lang="en"><head><title>t</title></head><body><main data-testid="stMain">'
+        '<h1>Title</h1><div id="column" style="width:600px">'
+        '<pre style="overflow:auto;margin:0">attention = softmax(q @ k.T / sqrt(d_k)) @ v'
+        '</pre></div></main></body></html>')
+    page.add_script_tag(content=_scrollers_script())
+    page.wait_for_timeout(100)  # two frames at least
+    box = page.locator("pre")
+    assert box.get_attribute("tabindex") is None, "a box that fits took the focus"
+    assert not _scrolling_rule(page)
+
+    page.evaluate("document.getElementById('column').style.width = '120px'")
+    page.wait_for_timeout(100)
+    assert box.get_attribute("tabindex") == "0", "the box now scrolls, without the focus"
+    assert box.get_attribute("aria-label") == "Box that scrolls: scroll with the arrow keys"
+    assert not _scrolling_rule(page), "\n".join(_scrolling_rule(page))
+
+    page.evaluate("document.getElementById('column').style.width = '600px'")
+    page.wait_for_timeout(100)
+    assert box.get_attribute("tabindex") is None, "the box fits again, but keeps the focus"
+
+
 # ---- one lesson by keyboard alone ------------------------------------------------------
 
 # The focused element: what it is and what it is called. A slider's focus is on a hidden
