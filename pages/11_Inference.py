@@ -110,8 +110,7 @@ def kv_cache(presenter: bool, font: int) -> None:
     with bad_input_stops_page():
         # Shared by every session of this server (the defaults measured at its start): the
         # times are then the first asker's, and the caption says so and when.
-        result, measured_at = cache_comparison(
-            m, prompt, steps, spinner="Writing the tokens twice, with and without the cache…")
+        result, measured_at = cache_comparison(m, prompt, steps)
     results["kv_cache"] = {
         "prompt": prompt, "ids_cached": result.ids_cached, "ids_uncached": result.ids_uncached,
         "max_logit_diff": result.max_logit_diff, "contexts": result.contexts,

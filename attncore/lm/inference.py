@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -153,16 +154,27 @@ class CacheComparison:
 MAX_COMPARISON_STEPS = 64
 
 
-def cache_comparison(text_or_ids, steps: int, *, m: SmolLM | None = None) -> CacheComparison:
+def cache_comparison(text_or_ids, steps: int, *, m: SmolLM | None = None,
+                     progress: Callable[[float, str], None] | None = None) -> CacheComparison:
     """Write ``steps`` tokens greedily twice, with the KV cache and without (no early stop
-    at an end token, so both runs have the same length)."""
+    at an end token, so both runs have the same length). ``progress(fraction, what)``, if
+    given, hears after each token: "token 3 of 8, with the cache"."""
     steps = whole_number(steps, "steps", 1, MAX_COMPARISON_STEPS)
     m = m or model()
     _, ids = as_ids(m, text_or_ids)
     greedy = Sampling()
     forward(m, ids[:1], last_only=True, keep_cache=False)  # first touch of the weights: untimed
-    cached = list(generate_steps(ids, steps, greedy, use_cache=True, stop_at_end=False, m=m))
-    plain = list(generate_steps(ids, steps, greedy, use_cache=False, stop_at_end=False, m=m))
+    runs = []
+    for done, (use_cache, how) in enumerate(((True, "with"), (False, "without"))):
+        run = []
+        for step in generate_steps(ids, steps, greedy, use_cache=use_cache,
+                                   stop_at_end=False, m=m):
+            run.append(step)
+            if progress:
+                progress((done * steps + len(run)) / (2 * steps),
+                         f"token {len(run)} of {steps}, {how} the cache")
+        runs.append(run)
+    cached, plain = runs
     diff = max(float(np.max(np.abs(a.logits - b.logits))) for a, b in
                zip(cached, plain, strict=True))
     # after the last step the cache holds every token that pass read (its context); the

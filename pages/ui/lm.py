@@ -42,15 +42,23 @@ CACHE_PROMPT = "The capital of France is"
 CACHE_STEPS = 8
 
 
-def cache_comparison(m: lm.SmolLM, prompt: str, steps: int, *, spinner: str | None = None
+def cache_comparison(m: lm.SmolLM, prompt: str, steps: int, *, in_session: bool = True
                      ) -> tuple[inf.CacheComparison, float]:
     """Lesson 11's generation with and without the KV cache, and when it was measured
     (``time.time()``), shared by every session of this server: a class opening the lesson
-    at once runs the two generations once, not once a student. ValueError for a prompt
-    the model cannot take."""
-    return shared_result("cache", (m.sha256, prompt, steps),
-                         lambda: (inf.cache_comparison(prompt, steps, m=m), time.time()),
-                         spinner=spinner)
+    at once runs the two generations once, not once a student. In a session, a progress
+    bar says which token is being written while it runs. ValueError for a prompt the
+    model cannot take."""
+    def compute():
+        bar = st.progress(0.0, text="Writing the tokens twice, with and without the cache…"
+                          ) if in_session else None
+        result = inf.cache_comparison(prompt, steps, m=m, progress=bar and (
+            lambda fraction, what: bar.progress(fraction, text=f"Writing {what}…")))
+        if bar:
+            bar.empty()
+        return result, time.time()
+
+    return shared_result("cache", (m.sha256, prompt, steps), compute)
 
 
 def is_default(m: lm.SmolLM) -> bool:

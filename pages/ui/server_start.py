@@ -86,7 +86,7 @@ def _kv_cache_comparison() -> None:
     from attncore import lm
     from pages.ui.lm import CACHE_PROMPT, CACHE_STEPS, cache_comparison
 
-    cache_comparison(lm.model(), CACHE_PROMPT, CACHE_STEPS)
+    cache_comparison(lm.model(), CACHE_PROMPT, CACHE_STEPS, in_session=False)
 
 
 @contextlib.contextmanager

@@ -175,7 +175,13 @@ def test_windows_that_hide_nothing_change_nothing():
 
 @needs_smollm
 def test_the_cache_comparison():
-    result = inf.cache_comparison("The capital of France is", 4)
+    heard = []
+    result = inf.cache_comparison("The capital of France is", 4,
+                                  progress=lambda f, what: heard.append((f, what)))
+    # 4 tokens with the cache, then 4 without: 8 reports, an eighth of the way each
+    assert heard == [(n / 8, f"token {(n - 1) % 4 + 1} of 4, "
+                             f"{'with' if n <= 4 else 'without'} the cache")
+                     for n in range(1, 9)]
     assert result.same_tokens
     assert result.cache_bytes == result.cache_bytes_formula
     # 5 prompt tokens, then 1 more each step: the last pass read 5 + 3 = 8 tokens

@@ -159,9 +159,9 @@ def test_a_class_arriving_at_once_writes_the_tokens_once(monkeypatch):
     calls = []
     real = inf.cache_comparison
 
-    def counted(prompt, steps, m=None):
+    def counted(prompt, steps, m=None, **progress):
         calls.append((prompt, steps))
-        return real(prompt, steps, m=m)
+        return real(prompt, steps, m=m, **progress)
 
     monkeypatch.setattr(inf, "cache_comparison", counted)
     first, second = run(inf_steps="3"), run(inf_steps="3")
