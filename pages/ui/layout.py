@@ -103,7 +103,7 @@ _ACCESSIBLE_CSS = f"""
 # each one that overflows, by a single pixel too (axe-core counts that as scrolling: a
 # formula one pixel wider than its column was missed with a pixel of slack), gets
 # tabindex 0 and a name that says so, and loses them when it no longer overflows.
-# Checked at the next frame after anything that can change an overflow: content added or
+# Checked within 100 ms of anything that can change an overflow: content added or
 # changed, a box or its content resized with no element added (the sidebar closing, the
 # window, a font arriving; a check on added elements alone left such a box unmarked, as
 # tests/e2e/test_accessibility.py shows), and fonts loading. A constant script, no user
@@ -116,9 +116,9 @@ _SCROLLERS_JS = """
   const boxes = '[data-testid="stMain"] :is(.katex-display, [data-testid="stVerticalBlock"]'
     + '[overflow="auto"], [data-testid="stTable"], pre)';
   const watched = new WeakSet();
-  let frame = null;
-  const later = () => {
-    if (frame === null) frame = requestAnimationFrame(() => { frame = null; mark(); });
+  let pending = null;
+  const later = () => {  // at most every 100 ms: each check makes the browser lay out
+    if (pending === null) pending = setTimeout(() => { pending = null; mark(); }, 100);
   };
   const sizes = new ResizeObserver(later);
   const mark = () => {

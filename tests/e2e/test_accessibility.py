@@ -61,19 +61,19 @@ def test_a_box_that_starts_to_scroll_without_new_elements_is_made_focusable(page
         '<pre style="overflow:auto;margin:0">attention = softmax(q @ k.T / sqrt(d_k)) @ v'
         '</pre></div></main></body></html>')
     page.add_script_tag(content=_scrollers_script())
-    page.wait_for_timeout(100)  # two frames at least
+    page.wait_for_timeout(300)  # the script checks within 100 ms
     box = page.locator("pre")
     assert box.get_attribute("tabindex") is None, "a box that fits took the focus"
     assert not _scrolling_rule(page)
 
     page.evaluate("document.getElementById('column').style.width = '120px'")
-    page.wait_for_timeout(100)
+    page.wait_for_timeout(300)
     assert box.get_attribute("tabindex") == "0", "the box now scrolls, without the focus"
     assert box.get_attribute("aria-label") == "Box that scrolls: scroll with the arrow keys"
     assert not _scrolling_rule(page), "\n".join(_scrolling_rule(page))
 
     page.evaluate("document.getElementById('column').style.width = '600px'")
-    page.wait_for_timeout(100)
+    page.wait_for_timeout(300)
     assert box.get_attribute("tabindex") is None, "the box fits again, but keeps the focus"
 
 
