@@ -68,9 +68,12 @@ def _step(say: Callable[[str], None], what: str, work: Callable[[], object]) -> 
 def _models(say: Callable[[str], None]) -> None:
     from attncore import lm, pretrained_files
 
+    tenths = [-1]  # the last tenth of the way reported: a line every 10%, not per layer
+
     def heard(fraction: float, what: str) -> None:
-        say(f"    first start on this machine, converting SmolLM2: {what} "
-            f"({fraction:.0%})")
+        if int(fraction * 10) > tenths[0]:
+            tenths[0] = int(fraction * 10)
+            say(f"    first start on this machine, converting SmolLM2 ({fraction:.0%}): {what}")
 
     _step(say, "SmolLM2 (lessons 10 to 12)", lambda: lm.model(progress=heard))
     _step(say, "all-MiniLM-L6-v2 (lesson 9)", pretrained_files.model)
