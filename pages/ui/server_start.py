@@ -3,8 +3,8 @@
 ``streamlit run dashboard.py`` finds ``dashboard.app``, an ``st.App`` whose lifespan is
 :func:`lifespan`: the server answers no request (its health check included) until
 :func:`prepare` has run, so that the first visit to any lesson finds the work every page
-needs done. Measured here, that work took a lesson's first visit 0.5 to 1.5 s longer than
-the next one (issue 38):
+needs done. Measured here, that work made a lesson's first run on a fresh server 0.4 to
+2.7 s longer than its next one (issue 38):
 
 - the libraries the pages import (pandas, Plotly, SciPy, the tokenizers, attncore and
   pages.ui), found in the pages' own import lines, so a new lesson is covered by itself;
