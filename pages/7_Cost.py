@@ -1,6 +1,5 @@
 """Lesson 7: the cost of attention, measured live on this machine."""
 
-
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -32,7 +31,7 @@ from pages.ui.timings import (
     growth_run,
     lengths_measured,
     loop_runs,
-    measured,
+    timing,
 )
 
 CHUNK_N = 512  # sequence length of the chunking experiment
@@ -74,7 +73,7 @@ def growth_section(heads: int, d_k: int, rounds: int, presenter: bool, font: int
     force = bool(st.session_state.get("cost_again"))
     progress = st.progress(0.0, text="Measuring…")
     with bad_input_stops_page():
-        growth, when = measured(*growth_run(
+        growth, when = timing(*growth_run(
             ns, heads, d_k, rounds, progress=lambda f: progress.progress(
                 f, text=f"Measuring: round {round(f * rounds)} of {rounds}…")), force)
     progress.progress(1.0, text=f"Measured {len(ns)} lengths × {rounds} rounds on this server "
@@ -357,7 +356,7 @@ def lesson(results: dict) -> None:
 
     st.header("3 · Vectorised against a loop over heads")
     with bad_input_stops_page():
-        (here, _), (many, _) = (measured(key, measure, again)
+        (here, _), (many, _) = (timing(key, measure, again)
                                 for key, measure in loop_runs(heads, d_k, rounds))
 
     loop_table = pd.DataFrame({

@@ -61,7 +61,7 @@ def _share(key: tuple, result) -> tuple:
     return entry
 
 
-def measured(key: tuple, measure, force: bool):
+def timing(key: tuple, measure, force: bool):
     """This visitor's result for ``key`` and when it was measured, else a conclusive one
     from another visitor or the server's start, else a new measurement (kept for this
     visitor; shared only when conclusive)."""
