@@ -13,6 +13,9 @@ needs done. Measured here, that work made a lesson's first run on a fresh server
 - the measurements a first visit would otherwise wait for: lesson 7's timings and lesson
   11's KV-cache comparison at their defaults (each caption says when it was measured).
 
+It also sets NumPy's BLAS to one thread for the whole process (see
+:func:`one_blas_thread_for_good`) and turns on ``faulthandler``.
+
 Nothing here is shipped as a number: all of it is computed on this machine, at start.
 Anything that fails is left to the page that needs it, which says what is wrong.
 """
@@ -21,12 +24,15 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import faulthandler
 import importlib
 import importlib.util
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+
+from threadpoolctl import threadpool_limits
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -105,9 +111,25 @@ def _outside_a_session() -> Iterator[None]:
         log.setLevel(level)
 
 
+def one_blas_thread_for_good() -> None:
+    """NumPy's BLAS on one thread for the rest of the process.
+
+    The lessons' small products and timings run on one thread (SPEC: OpenBLAS's threads
+    spin against other work on 2 cores), each inside a ``threadpool_limits(1)`` context.
+    Entering and leaving such a context changes OpenBLAS's thread count for the whole
+    process, while other visitors' sessions may be inside a product, which is one way
+    OpenBLAS can crash (a server process died of a segmentation fault while 10 students
+    failed over to it in the course test; its cause was not found). With one thread set
+    once here, those contexts leave the count as it is.
+    """
+    threadpool_limits(limits=1, user_api="blas")
+
+
 def prepare(say: Callable[[str], None] = print) -> float:
     """Do the work every first visit would wait for; return the seconds it took."""
     start = time.perf_counter()
+    faulthandler.enable()  # a crash in native code prints every thread's Python stack
+    one_blas_thread_for_good()
     say("Attention Lab: preparing the lessons before the first visitor")
     with _outside_a_session():
         _step(say, "libraries the pages import",
