@@ -1,8 +1,9 @@
 """Warm a freshly started server up: open every page once, as a first visitor would.
 
-A server process imports each lesson's libraries, loads the models and fills its caches
-(lesson 8's trainings, lesson 11's perplexities at the defaults...) on the first visit to
-each page, which then takes several seconds. Run after a start, this script is that first
+A server process prepares the lessons when it starts (pages/ui/server_start.py: the
+libraries, the models, lesson 7's and 11's measurements at their defaults); what is left
+for each page's first visit is its own first run, which fills the process's caches
+(lesson 8's trainings and lesson 11's perplexities, read from disk once kept...). Run after a start, this script is that first
 visitor: it opens each page at its defaults over Streamlit's own WebSocket protocol (no
 browser), waits for the run to finish, and prints what each took. Everything shown later
 is still computed by the server; only the waiting moves to before the class.
