@@ -3,10 +3,11 @@
 A server process prepares the lessons when it starts (pages/ui/server_start.py: the
 libraries, the models, lesson 7's and 11's measurements at their defaults); what is left
 for each page's first visit is its own first run, which fills the process's caches
-(lesson 8's trainings and lesson 11's perplexities, read from disk once kept...). Run after a start, this script is that first
-visitor: it opens each page at its defaults over Streamlit's own WebSocket protocol (no
-browser), waits for the run to finish, and prints what each took. Everything shown later
-is still computed by the server; only the waiting moves to before the class.
+(lesson 8's trainings and lesson 11's perplexities, read from disk once kept...). Run
+after a start, this script is that first visitor: it opens each page at its defaults over
+Streamlit's own WebSocket protocol (no browser), waits for the run to finish, and prints
+what each took. Everything shown later is still computed by the server; only the waiting
+moves to before the class.
 
     .venv/bin/python deploy/warm_up.py http://127.0.0.1:8501
     .venv/bin/python deploy/warm_up.py http://127.0.0.1:8501 --pages Worked_example Inference
