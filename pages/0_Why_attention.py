@@ -7,9 +7,9 @@ import pandas as pd
 import streamlit as st
 
 from attncore.recurrence import compare_layers
-from attncore.results_cache import code_version, kept
+from attncore.results_cache import kept
 from attncore.train import bottleneck as bn
-from attncore.train import gru, layers, optim, run
+from attncore.train.kept import train_code_version
 from pages.ui.controls import URL, bounded_slider, seed_input
 from pages.ui.figures import (
     bar_chart,
@@ -107,8 +107,8 @@ def train_or_read(config: bn.BottleneckConfig) -> bn.BottleneckResult:
     (every server process and restart reads them); other settings train on request."""
     if config != DEFAULT:
         return train_both(config)
-    version = code_version(bn, gru, layers, optim, run)
-    return kept("lesson0-bottleneck", asdict(config), version, lambda: train_both(config))
+    return kept("lesson0-bottleneck", asdict(config), train_code_version(),
+                lambda: train_both(config))
 
 
 settings = (config.seed, config.d_model, config.min_length, config.max_length, config.steps)

@@ -126,8 +126,8 @@ if not presenter:
                 f"position{'s are' if len(changed) > 1 else ' is'} in bold.")
 if not texts[2].startswith(" ") and not texts[0].endswith(" "):
     st.caption(f"The answer {token_code(ans)} has no leading space: the model would write it "
-               "glued to "
-               "the last word. Most words after a word are tokens that start with a space.")
+               "glued to the last word. Most words after a word are tokens that start with a "
+               "space.")
 
 
 def compute(progress_text: str) -> answer.AnswerStudy:
@@ -182,9 +182,8 @@ c3.metric(f"p({token_code(ans)}): clean → corrupted",
 gap = ld_clean - ld_corrupt
 if gap <= 0:
     st.warning(f"The corrupted prompt prefers {token_code(ans)} at least as much as the clean "
-               "one (LD "
-               f"{number_text(ld_corrupt, 2)} against {number_text(ld_clean, 2)}): recovery "
-               "below reads backwards. Swap the prompts or the answers.")
+               f"one (LD {number_text(ld_corrupt, 2)} against {number_text(ld_clean, 2)}): "
+               "recovery below reads backwards. Swap the prompts or the answers.")
 elif gap < 1:
     st.warning(f"The two prompts' LDs differ by only {number_text(gap, 2)}: recovery divides "
                "by that difference, so small changes look large. Read it with care.")
@@ -426,8 +425,7 @@ def knockout_section(study: answer.AnswerStudy, texts: tuple, changed_names: str
     worst = int(np.argmin(probs))
     harmful = [w for w, p in zip(windows, probs, strict=True) if p < p_none / 2]
     text = (f"With nothing cut p({token_code(ans)}) is {number_text(p_none, 3)}. Cutting the "
-            "edge in "
-            f"{span(*windows[worst])} leaves {number_text(probs[worst], 3)}, the lowest. ")
+            f"edge in {span(*windows[worst])} leaves {number_text(probs[worst], 3)}, the lowest. ")
     if harmful:
         shared = set(range(harmful[0][0], harmful[0][1] + 1))
         for a, b in harmful[1:]:

@@ -5,10 +5,11 @@ import pandas as pd
 import streamlit as st
 
 from attncore import seq2seq as s2s
-from attncore.results_cache import code_version, kept
+from attncore.results_cache import kept
 from attncore.scores import SCORE_LABELS, SCORE_NAMES, score_parameter_count
 from attncore.softmax import softmax
 from attncore.text import SENTENCES
+from attncore.train.kept import train_code_version
 from pages.ui.controls import URL, bounded_slider, capped_tokens, seed_input
 from pages.ui.figures import (
     SERIES_COLOURS,
@@ -227,11 +228,7 @@ def trained_alignments() -> dict:
     alignment of its first example sentence, its labels and its held-out figures. Computed
     once per machine and kept on disk (attncore.results_cache), keyed by the training
     code's version: a fresh server reads it."""
-    from attncore.train import alignment, attention, layers, optim
-    from attncore.train import run as run_code
-
-    version = code_version(layers, optim, run_code, attention, alignment)
-    return kept("lesson6-trained-alignments", {"steps": TRAINED_STEPS}, version,
+    return kept("lesson6-trained-alignments", {"steps": TRAINED_STEPS}, train_code_version(),
                 _train_alignments)
 
 

@@ -8,24 +8,20 @@ import pandas as pd
 import streamlit as st
 
 from attncore.analysis import NEARLY_ONE_HOT
-from attncore.results_cache import code_version, kept
+from attncore.results_cache import kept
 from attncore.train import (
     AlignmentConfig,
     InductionConfig,
     SentimentConfig,
-    attention,
     collapse,
-    induction,
-    layers,
-    optim,
     train_alignment,
     train_induction,
     train_sentiment,
 )
 from attncore.train import alignment as al
-from attncore.train import run as run_code
 from attncore.train import sentiment as sa
 from attncore.train.induction import STEP_RATIO, head_scores, loss_drop
+from attncore.train.kept import train_code_version
 from pages.ui.controls import URL, seed_input
 from pages.ui.figures import (
     bar_chart,
@@ -93,7 +89,7 @@ def train_with_bar(label: str, trainer, config):
 # The trainings at the page's defaults (seed 0, the default number of steps) are kept on
 # disk, once per machine and version of the training code: every server process, restart
 # and test run reads them (a first visit waits for none of them twice).
-TRAINING_CODE = code_version(layers, optim, run_code, attention, sa, al, induction, collapse)
+TRAINING_CODE = train_code_version()
 
 
 def at_defaults(name: str, config, compute):

@@ -130,5 +130,6 @@ def token_times(m, ids: np.ndarray, new: np.ndarray) -> list[float]:
         cache = p.cache
     return times
 
+
 if __name__ == "__main__":
     main()

@@ -105,7 +105,7 @@ _ACCESSIBLE_CSS = f"""
 # tabindex 0 and a name that says so, and loses them when it no longer overflows.
 # Checked within 100 ms of anything that can change an overflow: content added or
 # changed, a box or its content resized with no element added (the sidebar closing, the
-# window, a font arriving; a check on added elements alone left such a box unmarked, as
+# window resized, a font arriving; a check on added elements alone left such a box unmarked, as
 # tests/e2e/test_accessibility.py shows), and fonts loading. A constant script, no user
 # text.
 _SCROLLERS_JS = """
@@ -158,7 +158,7 @@ _SCROLLERS_JS = """
 
 # The browser's chart library (Plotly, 4.7 MB of JavaScript in Streamlit's bundle) is
 # loaded only when the first chart arrives, and evaluating it holds the browser's one
-# thread for about 0.9 s on this machine, during which nothing else is drawn. Every page
+# thread for about 0.85 s on this machine, during which nothing else is drawn. Every page
 # but home's text shows charts, so the library is asked for as soon as the page's first
 # element arrives, while the server is still computing the rest: the same file, so
 # Streamlit's own request later finds it evaluated. The file's name carries a hash that

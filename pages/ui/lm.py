@@ -50,12 +50,12 @@ def cache_comparison(m: lm.SmolLM, prompt: str, steps: int, *, in_session: bool 
     bar says which token is being written while it runs. ValueError for a prompt the
     model cannot take."""
     def compute():
-        bar = st.progress(0.0, text="Writing the tokens twice, with and without the cache…"
-                          ) if in_session else None
-        result = inf.cache_comparison(prompt, steps, m=m, progress=bar and (
-            lambda fraction, what: bar.progress(fraction, text=f"Writing {what}…")))
-        if bar:
-            bar.empty()
+        if not in_session:  # the server's start: nobody to show progress to
+            return inf.cache_comparison(prompt, steps, m=m), time.time()
+        bar = st.progress(0.0, text="Writing the tokens twice, with and without the cache…")
+        result = inf.cache_comparison(prompt, steps, m=m, progress=lambda fraction, what:
+                                      bar.progress(fraction, text=f"Writing {what}…"))
+        bar.empty()
         return result, time.time()
 
     return shared_result("cache", (m.sha256, prompt, steps), compute)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from attncore import results_cache
@@ -48,3 +50,14 @@ def test_the_code_version_follows_the_source():
     assert code_version(results_cache) == code_version(results_cache)
     assert code_version(results_cache) != code_version(results_cache, np)
     assert len(code_version(results_cache)) == 64
+
+
+def test_the_training_code_version_reads_every_training_module():
+    # a module added to attncore/train that trains or scores a model must be listed, or
+    # a change to it would leave lessons 0, 6 and 8 reading stale kept trainings
+    from attncore.train import kept as train_kept
+
+    folder = Path(train_kept.__file__).parent
+    found = {p.stem for p in folder.glob("*.py")} - {"__init__", "__main__", "bench", "kept"}
+    assert set(train_kept.MODULES) == found
+    assert len(train_kept.train_code_version()) == 64

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 from conftest import NOT_FUZZED, assert_no_exception, open_page
 
-from attncore.results_cache import code_version, kept
+from attncore.results_cache import kept
 from attncore.train import bottleneck as bn
-from attncore.train import gru, layers, optim, run
+from attncore.train.kept import train_code_version
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "0_Why_attention.py")
 
@@ -21,8 +21,7 @@ def default_result() -> bn.BottleneckResult:
     """The page's default result, read from the same disk cache the page reads (or
     trained here, the same way, if no test has yet)."""
     config = bn.BottleneckConfig()
-    version = code_version(bn, gru, layers, optim, run)
-    return kept("lesson0-bottleneck", asdict(config), version,
+    return kept("lesson0-bottleneck", asdict(config), train_code_version(),
                 lambda: bn.train_bottleneck(config))
 
 
