@@ -14,8 +14,10 @@ from attncore.text import worked_example
 from pages.ui import server_start
 from pages.ui.figures import describe_matrix, matrix_heatmap
 from pages.ui.glossary import show_glossary
-from pages.ui.layout import figure_font, finish_page, lessons, nav_label, setup_page, show_figure
+from pages.ui.layout import figure_font, finish_page, setup_page, show_figure
+from pages.ui.lessons import LESSONS
 from pages.ui.numbers import difference_text
+from pages.ui.page import fill
 
 
 def home() -> None:
@@ -56,47 +58,9 @@ def home() -> None:
         )
 
     st.header("The lessons")
-    # What each lesson covers, by its URL name; a lesson added to pages/ appears here by itself
-    # (named from its file) until it gets a line.
-    WHAT = {
-        "Why_attention": "the problem attention was invented for: a recurrent encoder-decoder "
-                         "squeezes a string into one vector and fails as it grows; with attention "
-                         "it holds. Both trained live.",
-        "Worked_example": "attention for 3 tokens computed step by step, with every number "
-                          "written out; check your own hand calculation.",
-        "Scaling": "the spread of dot products grows with d_k; unscaled, a large d_k saturates "
-                   "the softmax, which then passes little gradient back; 1/d_k flattens it "
-                   "towards uniform; 1/√d_k keeps the scores in a useful range.",
-        "Masks": "a padded batch, masks as matrices, the fully masked row, a test that the "
-                 "causal mask leaks nothing from the future, and common pitfalls shown live.",
-        "Multi_head": "the shapes step by step, each head's own slice of the weights, designed "
-                      "heads, statistics per head, and cross-attention between two sentences.",
-        "Positional_encoding": "the sinusoidal table, similarity by offset, the shift rotation, "
-                               "why attention needs positions, and learned, relative, RoPE and "
-                               "ALiBi side by side.",
-        "Scoring_and_seq2seq": "dot, scaled dot, general and additive scores; Bahdanau and Luong "
-                               "step by step; local and hard attention.",
-        "Cost": "time and memory against n measured live on this machine, chunked queries, and "
-                "vectorised heads against a loop.",
-        "Attention_that_learns": "small models trained live in NumPy: attention pooling finds the "
-                                 "sentiment words, alignment emerges from translation, induction "
-                                 "heads form, and what bad settings do to attention.",
-        "Pretrained_model": "all-MiniLM-L6-v2's 72 heads run by our own NumPy code on your "
-                            "sentence, one head by hand, the block around attention, heads "
-                            "switched off, sentence similarity.",
-        "Language_model": "SmolLM2, a real 30-layer decoder run by our own NumPy code: the next "
-                          "token and how it is drawn, its 270 heads, the causal mask checked, "
-                          "induction heads found and switched off, one head by hand.",
-        "Inference": "on the same model, measured live: the KV cache, grouped-query heads, a "
-                     "sliding window with attention sinks, and FlashAttention's online softmax.",
-        "Attention_for_the_answer": "change one word and find, causally, which layers and heads "
-                                    "carry the answer: the logit lens, the answer split into "
-                                    "every head's part, activation patching, attention knockout.",
-    }
-    for number, script, name, title in lessons():
-        st.page_link(script, label=nav_label(number, title))
-        if name in WHAT:
-            st.caption(WHAT[name])
+    for lesson in LESSONS:
+        st.page_link(lesson.page_path, label=lesson.label)
+        st.caption(fill(lesson.summary))
 
     if not presenter:  # for the teacher preparing a class, not for the screen
         st.header("Using it in class")

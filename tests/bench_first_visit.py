@@ -35,8 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-
-from pages.ui.layout import lessons  # noqa: E402
+from pages.ui.lessons import LESSONS  # noqa: E402  (after the path above)
 
 CALM_JS = """
 () => {
@@ -111,7 +110,7 @@ def main() -> None:
     parser.add_argument("--cold-browser", action="store_true",
                         help="a browser that has never opened the app (an empty profile)")
     args = parser.parse_args()
-    paths = args.pages or [""] + [name for _, _, name, _ in lessons()]
+    paths = args.pages or [""] + [lesson.url_name for lesson in LESSONS]
     port = free_port()  # one address throughout: a browser's cache is kept by address
     projector = {"viewport": {"width": 1280, "height": 720}}
     with sync_playwright() as p:

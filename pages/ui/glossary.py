@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from attncore.analysis import NEARLY_ONE_HOT
 
-from .layout import HOME_HREF
+from .lessons import HOME_HREF
 
 ANCHOR_PREFIX = "glossary-"
 

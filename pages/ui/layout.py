@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NoReturn
 
 import streamlit as st
 
 from .controls import URL
 from .figures.access import figure_csv
 from .labels import md_escape
+from .lessons import GLOSSARY_HREF, HOME_HREF, HOME_SCRIPT, LESSONS
+
+__all__ = ["GLOSSARY_HREF", "HOME_HREF"]  # where the glossary and home are, for links
 
 PRESENTER_KEY = "presenter"
 ALT_KEY_PREFIX = "alt_"  # the container of a figure's text alternative: alt_<figure key>
@@ -183,53 +186,6 @@ def _chart_library_js() -> str:
 
 _CHART_LIBRARY_JS = _chart_library_js()
 
-PAGES_DIR = Path(__file__).resolve().parents[1]
-HOME_SCRIPT = "dashboard.py"
-# Titles in the sidebar, by the page's URL name; a page not listed is named from its file
-# (``8_Some_lesson.py`` -> "Some lesson"), so a new lesson appears without an edit here.
-PAGE_TITLES = {
-    "Why_attention": "Why attention",
-    "Worked_example": "Worked example",
-    "Scaling": "Why divide by √d_k",
-    "Masks": "Causal and padding masks",
-    "Multi_head": "Multi-head attention",
-    "Positional_encoding": "Positional encodings",
-    "Scoring_and_seq2seq": "Scoring and seq2seq",
-    "Cost": "The cost of attention",
-    "Attention_that_learns": "Attention that learns",
-    "Pretrained_model": "A real pretrained model",
-    "Language_model": "A real language model writes",
-    "Inference": "Attention at inference",
-    "Attention_for_the_answer": "Attention and the answer",
-}
-_LESSON_FILE = re.compile(r"^(\d+)_(.+)\.py$")
-
-
-def lessons() -> list[tuple[int, str, str, str]]:
-    """Every lesson in ``pages/``, in order: (number, script path for st.page_link, URL
-    name, title), found from the files named ``N_Name.py``."""
-    found = []
-    for script in PAGES_DIR.glob("*.py"):
-        match = _LESSON_FILE.match(script.name)
-        if match:
-            number, name = int(match.group(1)), match.group(2)
-            found.append((number, f"pages/{script.name}", name,
-                          PAGE_TITLES.get(name, name.replace("_", " "))))
-    return sorted(found)
-
-
-def nav_label(number: int, title: str) -> str:
-    """A lesson's name in the sidebar and on the home page: "4 · Multi-head attention"."""
-    return f"{number} · {title}"
-
-
-# The address of the home page in a link, relative as Streamlit writes the lessons' own
-# ("Masks"): from any page of the app it leads to the app's root.
-HOME_HREF = "./"
-# The glossary's heading on the home page (pages.ui.glossary draws it).
-GLOSSARY_HREF = HOME_HREF + "#glossary"
-
-
 def _navigation() -> None:
     """Our own page list (Streamlit's is hidden in .streamlit/config.toml): "Home", then
     the lessons numbered. No icons: a Material icon is drawn from its name, which is text
@@ -249,8 +205,8 @@ def _navigation() -> None:
     home = PageLink(page=HOME_HREF, label="Home",
                     page_script_hash=ctx.pages_manager.main_script_hash)
     st.sidebar._enqueue("page_link", home, layout_config=create_layout_config(width="stretch"))
-    for number, script, _, title in lessons():
-        st.page_link(script, label=nav_label(number, title))
+    for lesson in LESSONS:
+        st.page_link(lesson.page_path, label=lesson.label)
 
 
 # Streamlit keeps a reader's own choice to open the sidebar (in the browser's local
@@ -287,15 +243,14 @@ def presenter_mode() -> bool:
     return bool(st.session_state.get(PRESENTER_KEY, False))
 
 
-def setup_page(title: str, icon: str = "🔎") -> bool:
+def setup_page(title: str, icon: str = "🔎", prefix: str | None = None) -> bool:
     """Configure the page and draw the shared sidebar; return True in presenter mode.
 
-    Every page calls this first.
+    Every page calls this first (a lesson through ``pages.ui.page.lesson_page``, which
+    passes its key ``prefix``: a link's parameter with that prefix belongs to the page).
     """
     st.set_page_config(page_title=f"{title} · Attention Lab", page_icon=icon, layout="wide",
                        initial_sidebar_state="collapsed" if _presenter_requested() else "auto")
-    if _CHART_LIBRARY_JS:
-        st.sidebar.html(_CHART_LIBRARY_JS, unsafe_allow_javascript=True)
     with st.sidebar:
         _navigation()
         st.divider()
@@ -310,13 +265,17 @@ def setup_page(title: str, icon: str = "🔎") -> bool:
             "Every number is computed live by `attncore`. The link in the address bar "
             "holds this page's settings: copy it to share the exact view."
         )
+    # After the links: evaluating the chart library holds the browser for most of a
+    # second, and the sidebar's links must be drawn (and focusable) before it.
+    if _CHART_LIBRARY_JS:
+        st.sidebar.html(_CHART_LIBRARY_JS, unsafe_allow_javascript=True)
     turned_on = presenter and (_opening_run() or not st.session_state.get("_presenter_before"))
     st.session_state["_presenter_before"] = bool(presenter)
     st.html(_ACCESSIBLE_CSS + (_PRESENTER_CSS if presenter else ""))
     st.sidebar.html(_SCROLLERS_JS, unsafe_allow_javascript=True)
     if turned_on:
         st.sidebar.html(_CLOSE_SIDEBAR_JS, unsafe_allow_javascript=True)
-    _watch_link()
+    _watch_link(prefix)
     _rerun_after_reconnect()
     return bool(presenter)
 
@@ -350,13 +309,22 @@ def _page_id() -> str:
     return getattr(ctx, "page_script_hash", "") if ctx else ""
 
 
+def _in_fragment_run() -> bool:
+    """True while a fragment reruns alone: it may not write above itself, and the page's
+    opening run, always a full one, has given the link's note."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return bool(ctx and ctx.fragment_ids_this_run)
+
+
 def _opening_run() -> bool:
     """True on the run that opens a page (a new session, a link, a page change)."""
     state = st.session_state.get(_LINK_STATE)
     return state is None or state["page"] != _page_id()
 
 
-def _watch_link() -> None:
+def _watch_link(prefix: str | None) -> None:
     """On the run that opens a page (a new session, a link, a page change), note the link's
     parameters; ``finish_page`` compares them with what the page used. A slot at the top
     of the page holds the note to the teacher while they stay on the page."""
@@ -365,7 +333,7 @@ def _watch_link() -> None:
     if state is None or state["page"] != page:
         link = {k: st.query_params.get_all(k) for k in st.query_params}
         st.session_state[_LINK_STATE] = state = {"page": page, "link": link, "note": None,
-                                                 "checked": False}
+                                                 "checked": False, "prefix": prefix}
     st.session_state[_LINK_STATE + "_slot"] = st.empty()
     if state["note"]:
         st.session_state[_LINK_STATE + "_slot"].info(state["note"], icon="🔗")
@@ -404,13 +372,18 @@ def ignored_link_params(link: dict[str, list[str]], now: dict[str, list[str]],
     return ignored
 
 
-def finish_page() -> None:
-    """The last line of every page: tell the teacher which settings of the link the page
-    did not use (unknown names, values its controls refused), once per opening."""
+def finish_page(*, stopped: bool = False) -> None:
+    """Tell the teacher which settings of the link the page did not use (unknown names,
+    values its controls refused), once per opening: the last line of every page, and
+    the step before any early stop (``stop_page``).
+
+    After an early stop (``stopped``) the widgets below the stop were not drawn: a
+    parameter of this page's own (its key prefix) that no drawn widget took is not
+    judged then, but on the first run that reaches the page's end.
+    """
     state = st.session_state.get(_LINK_STATE)
-    if not state or state["checked"] or state["page"] != _page_id():
+    if not state or state["checked"] or state["page"] != _page_id() or _in_fragment_run():
         return
-    state["checked"] = True
     from streamlit.runtime.state import get_session_state
 
     with get_session_state().query_params() as qp:
@@ -418,6 +391,11 @@ def finish_page() -> None:
     now = {k: st.query_params.get_all(k) for k in st.query_params}
     ignored = ignored_link_params(state["link"], now, bound.__contains__,
                                   lambda name: st.session_state.get(name))
+    prefix = state.get("prefix")
+    undrawn = [name for name in ignored if stopped and name not in bound and prefix
+               and name.startswith(prefix + "_")]
+    state["checked"] = not undrawn
+    ignored = [name for name in ignored if name not in undrawn]
     if not ignored:
         return
     shown = ", ".join(f"{md_escape(name[:40])}={md_escape(state['link'][name][-1][:40])}"
@@ -427,6 +405,15 @@ def finish_page() -> None:
                      f"{shown}{more}. They were ignored: the page opened with its defaults "
                      "for them.")
     st.session_state[_LINK_STATE + "_slot"].info(state["note"], icon="🔗")
+
+
+def stop_page() -> NoReturn:
+    """Stop the page here (its input cannot be used, or a result is not there yet): the
+    controls drawn so far stay, and the note about the link's unused settings is still
+    given. Pages call this, never ``st.stop()`` itself."""
+    finish_page(stopped=True)
+    st.stop()
+    raise AssertionError("st.stop() returned")  # it raises; this line is never reached
 
 
 def figure_font(presenter: bool) -> int:
@@ -502,7 +489,7 @@ def bad_input_stops_page() -> Iterator[None]:
         yield
     except ValueError as exc:
         show_error(exc)
-        st.stop()
+        stop_page()
 
 
 def bullet_list(title: str, items: list[str], *, expanded: bool = True,

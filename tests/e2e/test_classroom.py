@@ -36,7 +36,7 @@ from test_pages import (
     _wait_idle,
 )
 
-from pages.ui.layout import lessons, nav_label
+from pages.ui.lessons import LESSONS
 
 pytestmark = pytest.mark.e2e
 
@@ -508,7 +508,7 @@ def test_home_opens_in_a_new_tab_from_a_lesson(page: Page, streamlit_server):
     _open(page, streamlit_server.url, "Masks", "mk_mask=causal")
     _open_sidebar(page)
     links = page.locator(NAV_LINKS)
-    labels = ["Home"] + [nav_label(number, title) for number, *_, title in lessons()]
+    labels = ["Home"] + [lesson.label for lesson in LESSONS]
     with page.context.expect_page() as opened:
         links.filter(has_text="Home").click(button="middle")
     tab = opened.value

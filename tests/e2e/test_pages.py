@@ -21,7 +21,7 @@ import pytest
 from axe_audit import audit
 from playwright.sync_api import Page, expect
 
-from pages.ui.layout import lessons, nav_label
+from pages.ui.lessons import LESSONS
 
 pytestmark = pytest.mark.e2e
 
@@ -255,7 +255,7 @@ def test_first_visit_deep_link_on_fresh_server(fresh_server, page: Page, screens
     links = page.locator(NAV_LINKS)
     labels = [t.strip() for t in links.locator('[data-testid="stMarkdownContainer"]')
               .all_inner_texts()]
-    expected = ["Home"] + [nav_label(number, title) for number, *_, title in lessons()]
+    expected = ["Home"] + [lesson.label for lesson in LESSONS]
     assert labels == expected, f"sidebar links {labels}, expected {expected}"
     # Where each link leads, as the browser resolves its address from this page (opened
     # in a new tab or copied): an empty address would be this lesson again.

@@ -10,7 +10,7 @@ from conftest import PAGES_DIR, ROOT, open_page
 
 from attncore.analysis import NEARLY_ONE_HOT, nearly_one_hot
 from pages.ui import glossary
-from pages.ui.layout import GLOSSARY_HREF, HOME_HREF, lessons
+from pages.ui.lessons import GLOSSARY_HREF, HOME_HREF, LESSONS
 
 # term_link("key") and term_link("key", "text") as the pages write them.
 _LINK_CALL = re.compile(r"""term_link\(\s*["']([^"']+)["']""")
@@ -64,15 +64,7 @@ def test_one_hot_means_what_the_pages_compute():
     assert nearly_one_hot([[0.99331, 0.00669], [0.98201, 0.01799]]).tolist() == [True, False]
 
 
-@pytest.mark.parametrize("script", [path for _, path, _, _ in lessons()][:3])
+@pytest.mark.parametrize("script", [lesson.page_path for lesson in LESSONS][:3])
 def test_a_lesson_links_the_glossary_under_its_goal(script):
     text = " ".join(element.value for element in open_page(script).caption)
     assert f"]({GLOSSARY_HREF})" in text
-
-
-def test_every_lesson_opens_with_the_shared_header():
-    """The glossary link is drawn by lesson_header; a lesson that wrote its own title would
-    lose it (the test above runs three lessons; this reads every one)."""
-    sources = _page_sources()
-    assert [script for _, script, _, _ in lessons()
-            if "lesson_header(" not in sources[script.split("/")[-1]]] == []

@@ -8,11 +8,11 @@ from urllib.parse import urljoin
 import pytest
 from conftest import run_page
 
-from pages.ui.layout import lessons, nav_label
+from pages.ui.lessons import LESSONS
 
 APP = "http://classroom.local:8501/"  # any address of the app: links are relative to it
-WHERE = {"Home": APP} | {nav_label(number, title): urljoin(APP, name)
-                         for number, _, name, title in lessons()}
+WHERE = {"Home": APP} | {lesson.label: urljoin(APP, lesson.url_name)
+                         for lesson in LESSONS}
 
 
 @pytest.mark.parametrize("script, url", [("dashboard.py", APP),
