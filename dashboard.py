@@ -13,8 +13,9 @@ from attncore import scaled_dot_product_attention
 from attncore.text import worked_example
 from pages.ui import server_start
 from pages.ui.figures import describe_matrix, matrix_heatmap
+from pages.ui.figures.models import course_map
 from pages.ui.glossary import show_glossary
-from pages.ui.layout import figure_font, finish_page, setup_page, show_figure
+from pages.ui.layout import figure_font, finish_page, setup_page, show_diagram, show_figure
 from pages.ui.lessons import LESSONS
 from pages.ui.numbers import difference_text
 from pages.ui.page import fill
@@ -58,6 +59,8 @@ def home() -> None:
         )
 
     st.header("The lessons")
+    st.markdown("Where each lesson sits in a Transformer; every part links to its lesson.")
+    show_diagram(course_map(figure_font(presenter)), key="home_diagram_map")
     for lesson in LESSONS:
         st.page_link(lesson.page_path, label=lesson.label)
         st.caption(fill(lesson.summary))

@@ -20,7 +20,7 @@ PRESENTER_KEY = "presenter"
 ALT_KEY_PREFIX = "alt_"  # the container of a figure's text alternative: alt_<figure key>
 
 # Presenter mode for a projector at 1280 × 720: every text a student reads is at least
-# 18 px (the browser test tests/e2e/test_presenter.py measures it), captions are dark, and
+# 18 px (tests/e2e/presenter_metrics.py measures it in the browser), captions are dark, and
 # tables drawn on a canvas (st.dataframe) are zoomed. The CSS is ours; no user text ever
 # goes through unsafe HTML.
 PRESENTER_MIN_PX = 18
@@ -95,10 +95,12 @@ _ACCESSIBLE_CSS = f"""
 [data-testid="stWidgetLabel"][disabled], [data-testid="stWidgetLabel"][disabled] p,
 [data-testid="stSliderThumbValue"][disabled] p {{
   color: {CAPTION_GREY} !important; opacity: 1 !important; }}
-[data-scrolls]:focus-visible,
+[data-scrolls]:focus-visible, [class*="st-key-diagram_"] svg a:focus-visible,
 :is([data-testid="stMain"], [data-testid="stSidebar"])
   :is(button, a, summary):focus-visible {{
   outline: 2px solid {FOCUS_BLUE} !important; outline-offset: 2px; }}
+[class*="st-key-diagram_"] svg a:focus-visible rect {{
+  stroke: {FOCUS_BLUE} !important; stroke-width: 5px !important; }}
 </style>
 """
 # A box that scrolls (a long table in a box of fixed height, a formula wider than its
@@ -449,6 +451,28 @@ def show_figure(fig, *, key: str, alt: str) -> None:
             st.download_button(
                 "Data of this figure (CSV)", lambda: figure_csv(fig), file_name=f"{key}.csv",
                 mime="text/csv", key=f"{key}_csv", on_click="ignore", type="tertiary",
+                icon=":material/download:", width="content")
+
+
+def show_diagram(diagram, *, key: str, alt: str | None = None) -> None:
+    """Draw a diagram of pages.ui.figures.diagrams (inline SVG) with its text alternative
+    and, off the projector, a download of it as an SVG file.
+
+    Inline SVG through ``st.markdown``: the only way Streamlit draws it as text a screen
+    reader can read and a link a keyboard can reach (``st.html`` drops it; ``st.image``
+    makes its text an image). Every text in it is escaped by the diagram, and nothing
+    from a student reaches the markup otherwise. ``alt`` defaults to the diagram's own
+    walk (``diagram.describe()``); a page may put its own sentence first.
+    """
+    markup = diagram.svg()
+    with st.container(key=f"diagram_{key}"):
+        st.markdown(markup, unsafe_allow_html=True)
+    with st.container(key=f"{ALT_KEY_PREFIX}{key}"):
+        st.caption(md_escape(alt or diagram.describe()))
+        if not presenter_mode():
+            st.download_button(
+                "This diagram (SVG)", markup, file_name=f"{key}.svg", mime="image/svg+xml",
+                key=f"{key}_svg", on_click="ignore", type="tertiary",
                 icon=":material/download:", width="content")
 
 
