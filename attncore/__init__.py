@@ -6,11 +6,15 @@ and key lengths, ``d_model``, ``d_k = d_v = d_model / H``.
 
 One module per idea: ``softmax`` (the one softmax policy), ``scores``, ``attention``,
 ``masks``, ``pitfalls`` (lesson 3's masking mistakes, computed), ``multihead``,
-``positional``, ``analysis`` (statistics of weights), ``seq2seq``, ``text``, ``init`` (the
+``positional``, ``analysis`` (statistics of weights), ``seq2seq`` (lesson 6: the
+alignment, then the decoding step), ``text``, ``init`` (the
 one random initialisation), ``exercise`` (checking a student's hand calculation, and what
-a changed key does to it), ``measure`` (timing and memory on one BLAS thread), and the
+a changed key does to it), ``measure`` (timing and memory on one BLAS thread), ``copying``
+(lesson 0's readings of its two trained copying models), and the
 lessons' experiments ``scaling`` (lesson 2) and ``cost`` (lessons 7 and 11, a package of
-one module per idea). The package exports the attention function, the scores and the masks;
+one module per idea); the models that learn, in packages too: ``train`` (lessons 0, 6
+and 8), ``encoder`` (lesson 9's pretrained encoder) and ``lm`` (lessons 10 to 12's
+decoder). The package exports the attention function, the scores and the masks;
 the softmax functions are imported from their module, ``attncore.softmax``, which the
 package leaves unshadowed.
 """

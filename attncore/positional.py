@@ -6,7 +6,10 @@ table (:func:`learned_table`), relative positions (:func:`relative_positions`), 
 (:func:`rope`), ALiBi (:func:`alibi_slopes`, :func:`alibi_bias`), the Toeplitz check
 :func:`offset_spread`, :func:`offset_cosine`, :func:`geometric_ratio`,
 :func:`apparent_turn` (what a table drawn one row in several shows), and
-:func:`permutation_test`.
+:func:`permutation_test`. Lesson 5's checks, as frozen results: :func:`sinusoidal_table`
+(the table and how alike its positions are), :func:`table_sample` (the true entries a
+large table is drawn with), :func:`shift_check` (one rotation moves every position) and
+:func:`rope_scores` (a RoPE score depends on the offset only).
 
 Sinusoidal (Vaswani et al., 2017):
 
@@ -20,6 +23,7 @@ angular speed :math:`\omega_i = b^{-2i/d_{model}}` (wavelength :math:`2\pi/\omeg
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -316,3 +320,145 @@ def permutation_test(x, pe, w_q, w_k, w_v, rng: np.random.Generator) -> Permutat
     without = np.max(np.abs(attn(x[perm]) - attn(x)[perm]))
     with_pe = np.max(np.abs(attn(x[perm] + pe) - attn(x + pe)[perm]))
     return PermutationTest(perm=perm, diff_without=float(without), diff_with=float(with_pe))
+
+
+@dataclass(frozen=True)
+class SinusoidalTable:
+    """The sinusoidal table and how alike its positions are.
+
+    Attributes
+    ----------
+    pe : ndarray (T, d_model)
+        :func:`sinusoidal`.
+    similarity : ndarray (T, T)
+        PE · PEᵀ: Σᵢ cos((p − q)ωᵢ), a function of p − q only.
+    norms : ndarray (T,)
+        |PE(p)|, √(d_model / 2) for every p (each pair adds sin² + cos² = 1).
+    """
+
+    pe: np.ndarray
+    similarity: np.ndarray
+    norms: np.ndarray
+
+    @cached_property
+    def cosine(self) -> np.ndarray:
+        """Cosine similarity of every two positions, (T, T): 1 on the diagonal."""
+        return self.similarity / np.outer(self.norms, self.norms)
+
+    @cached_property
+    def offset_cosines(self) -> np.ndarray:
+        """cos(PE(0), PE(k)) for k = 1 … T − 1, shape (T − 1,): the first row of the
+        cosine map, which holds every distance (the map is constant along diagonals)."""
+        return self.similarity[0, 1:] / self.norms[0] ** 2
+
+    @property
+    def nearest(self) -> int | None:
+        """The distance k ≥ 1 at which positions are most alike (None for one position)."""
+        return 1 + int(np.argmax(self.offset_cosines)) if self.offset_cosines.size else None
+
+    @cached_property
+    def diagonal_spread(self) -> float:
+        """Largest spread along a diagonal of PE · PEᵀ (:func:`offset_spread`): rounding."""
+        return offset_spread(self.similarity)
+
+    @property
+    def length_spread(self) -> float:
+        """Largest difference between two lengths |PE(p)|: rounding."""
+        return float(np.ptp(self.norms))
+
+
+def sinusoidal_table(max_len: int, d_model: int, base: float = 10000.0) -> SinusoidalTable:
+    """:func:`sinusoidal` with its similarities PE · PEᵀ (a T² · d_model product) and its
+    row lengths."""
+    pe = sinusoidal(max_len, d_model, base)
+    return SinusoidalTable(pe=pe, similarity=pe @ pe.T, norms=np.linalg.norm(pe, axis=1))
+
+
+@dataclass(frozen=True)
+class TableSample:
+    """The rows and columns of a sinusoidal table drawn at most ``cells`` a side.
+
+    Attributes
+    ----------
+    rows : ndarray of int
+        Positions p = 0, row_step, 2·row_step, …
+    columns : ndarray of int
+        Both columns (sin 2i, cos 2i + 1) of pairs i = 0, pair_step, 2·pair_step, …
+    row_step, pair_step : int
+        1 when every position (every pair) is drawn.
+    """
+
+    rows: np.ndarray
+    columns: np.ndarray
+    row_step: int
+    pair_step: int
+
+    @property
+    def sampled(self) -> bool:
+        """Whether some rows or columns are left out."""
+        return self.row_step > 1 or self.pair_step > 1
+
+
+def table_sample(max_len: int, d_model: int, cells: int) -> TableSample:
+    """Which entries of the (T, d_model) table to draw with at most ``cells`` (even) rows
+    and columns: all of them if they fit, else one position in ``row_step`` and one
+    sin/cos pair in ``pair_step``. Every drawn cell is a true entry: averaging blocks of
+    the fast columns, which swing between −1 and 1, would bring them near 0.
+
+    >>> s = table_sample(512, 512, 64)
+    >>> s.row_step, s.pair_step, s.rows[:3].tolist(), s.columns[:4].tolist()
+    (8, 8, [0, 8, 16], [0, 1, 16, 17])
+    """
+    T = whole_number(max_len, "max_len", 1)
+    d_model = whole_number(d_model, "d_model", 2)
+    cells = whole_number(cells, "cells", 2)
+    row_step = -(-T // cells)
+    pair_step = -(-(d_model // 2) // (cells // 2))
+    pairs = np.arange(0, d_model // 2, pair_step)
+    return TableSample(rows=np.arange(0, T, row_step),
+                       columns=np.sort(np.concatenate([2 * pairs, 2 * pairs + 1])),
+                       row_step=row_step, pair_step=pair_step)
+
+
+@dataclass(frozen=True)
+class ShiftCheck:
+    """One rotation R_k moves every row of the sinusoidal table k positions on.
+
+    Attributes
+    ----------
+    offset : int
+        k.
+    rotation : ndarray (d_model, d_model)
+        :func:`shift_rotation`.
+    checked : int
+        Positions with a position k further on in the table: T − k (0 when k ≥ T).
+    error : float
+        max |PE(p + k) − R_k PE(p)| over those positions: rounding (0.0 when none).
+    """
+
+    offset: int
+    rotation: np.ndarray
+    checked: int
+    error: float
+
+
+def shift_check(pe, offset: int, base: float = 10000.0) -> ShiftCheck:
+    """Check PE(p + k) = R_k PE(p) on every row of ``pe`` (T, d_model), the table of
+    :func:`sinusoidal` with this ``base``, that has a row k further on."""
+    pe = as_real_array(pe, "pe", min_ndim=2)
+    T, d_model = pe.shape
+    k = whole_number(offset, "offset", 1)
+    rotation = shift_rotation(k, d_model, base)
+    error = float(np.max(np.abs(pe[k:] - pe[:-k] @ rotation.T))) if T > k else 0.0
+    return ShiftCheck(offset=k, rotation=rotation, checked=max(T - k, 0), error=error)
+
+
+def rope_scores(t: int, d_k: int, rng: np.random.Generator, base: float = 10000.0
+                ) -> np.ndarray:
+    """(R_m q) · (R_n k) for one random query vector q and key vector k (drawn from
+    ``rng`` in that order, d_k wide) placed at every query position m and key position
+    n < ``t``: shape (T, T), rows m, columns n. Each diagonal holds one value up to
+    rounding: the score depends on n − m only (q R_m^T R_n k = q R_{n−m} k)."""
+    t = whole_number(t, "t", 1)
+    q_vec, k_vec = rng.standard_normal(d_k), rng.standard_normal(d_k)
+    return rope(np.tile(q_vec, (t, 1)), base=base) @ rope(np.tile(k_vec, (t, 1)), base=base).T

@@ -1,8 +1,8 @@
 r"""Lesson 2's experiments: why the scores are divided by :math:`\sqrt{d_k}`.
 
-What is here: :func:`dot_product_stats` (samples of qᵀk against d_k and σ²) and
-:func:`sampling_spread` (how far those samples' moments stray from the theory),
-:func:`saturation` (one query under the three scalings), :func:`scaling_curves`
+What is here: :func:`dot_product_stats` (samples of qᵀk against d_k and σ²),
+:func:`sampling_spread` and :func:`moments_check` (how far those samples' moments stray
+from the theory), :func:`saturation` (one query under the three scalings), :func:`scaling_curves`
 (max weight, entropy and Jacobian norm against d_k), :func:`temperature_sweep` and
 :func:`weight_focus` (where a row's weight goes at a low temperature τ: lessons 1 and 2).
 
@@ -127,12 +127,15 @@ class SamplingSpread:
         √(2/(N − 1) + κ/N) (the same for both: one is the other times d_k).
     excess_kurtosis : float
         κ = 6/d_k, of qᵀk: 0 for a normal distribution; heavier tails when larger.
+    normal_variance_rel_sd : float
+        √(2/(N − 1)): what ``variance_rel_sd`` would be for normal samples (κ = 0).
     """
 
     mean_sd: float
     scaled_mean_sd: float
     variance_rel_sd: float
     excess_kurtosis: float
+    normal_variance_rel_sd: float
 
 
 def sampling_spread(d_k: int, n_samples: int, sigma2: float = 1.0) -> SamplingSpread:
@@ -170,6 +173,49 @@ def sampling_spread(d_k: int, n_samples: int, sigma2: float = 1.0) -> SamplingSp
         scaled_mean_sd=float(sigma2 / np.sqrt(n_samples)),
         variance_rel_sd=float(np.sqrt(2.0 / (n_samples - 1) + kurtosis / n_samples)),
         excess_kurtosis=kurtosis,
+        normal_variance_rel_sd=float(np.sqrt(2.0 / (n_samples - 1))),
+    )
+
+
+@dataclass(frozen=True)
+class MomentsCheck:
+    """How far one draw of :func:`dot_product_stats` landed from the theory, in the
+    standard deviations of :func:`sampling_spread`.
+
+    Attributes
+    ----------
+    spread : SamplingSpread
+        For the draw's d_k, N and σ².
+    mean_z : float
+        The empirical mean of qᵀk/√d_k over its standard deviation σ²/√N (the same for
+        qᵀk: both scale by √d_k).
+    variance_z : float
+        The empirical variance's relative error (against σ⁴, the same as against d_k·σ⁴
+        for qᵀk) over its relative standard deviation.
+    """
+
+    spread: SamplingSpread
+    mean_z: float
+    variance_z: float
+
+
+def moments_check(stats: DotProductStats) -> MomentsCheck:
+    """Where the empirical moments of ``stats`` lie against the theory (0 and σ⁴ for
+    qᵀk/√d_k), in standard deviations of repeated draws.
+
+    Examples
+    --------
+    >>> draw = dot_product_stats(16, 1000, np.random.default_rng(0))
+    >>> check = moments_check(draw)
+    >>> bool(abs(check.mean_z - draw.scaled_mean / check.spread.scaled_mean_sd) < 1e-15)
+    True
+    """
+    spread = sampling_spread(stats.d_k, stats.raw.size, stats.sigma2)
+    return MomentsCheck(
+        spread=spread,
+        mean_z=float(stats.scaled_mean / spread.scaled_mean_sd),
+        variance_z=float((stats.scaled_var / stats.theory_scaled_var - 1)
+                         / spread.variance_rel_sd),
     )
 
 

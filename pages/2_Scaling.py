@@ -6,7 +6,14 @@ import streamlit as st
 
 from attncore import scaling as ex
 from attncore.analysis import effective_keys, max_weight
-from attncore.scaling import weight_focus
+from pages.text.scaling import (
+    curves_sentence,
+    moments_caption,
+    samples_text,
+    saturation_text,
+    temperature_ends,
+    temperature_text,
+)
 from pages.ui.controls import URL, seed_input
 from pages.ui.figures import (
     SERIES_COLOURS,
@@ -19,19 +26,11 @@ from pages.ui.figures import (
     said_number,
 )
 from pages.ui.glossary import term_link
-from pages.ui.layout import (
-    bad_input_stops_page,
-    bullet_list,
-    figure_font,
-    finish_page,
-    lesson_header,
-    practice_questions,
-    setup_page,
-    show_figure,
-)
+from pages.ui.layout import bad_input_stops_page, bullet_list, practice_questions, show_figure
+from pages.ui.live import offer_downloads
 from pages.ui.numbers import number_text, significant_text
+from pages.ui.page import Page, lesson_page
 from pages.ui.panels import side_by_side
-from pages.ui.tables import downloads
 
 D_KS = [2**n for n in range(11)]  # 1 .. 1024, the log slider's stops
 SAMPLES = [100, 300, 1000, 3000, 10000]
@@ -41,52 +40,10 @@ COLOUR = dict(zip(ex.SCALINGS, SERIES_COLOURS, strict=False))
 # Section 4's own example, whatever d_k, T_k and σ² are: moving them does not redraw it.
 TEMPERATURE_D_K, TEMPERATURE_KEYS = 64, 8
 
-presenter = setup_page("Why divide by √d_k", "📏")
-font = figure_font(presenter)
-lesson_header(
-    "2 · Why divide the scores by √d_k?",
-    "see that dot products spread out as d_k grows, that unscaled they saturate the softmax, "
-    "which then passes little gradient back to them, and that 1/√d_k (not 1/d_k) keeps them "
-    "in a useful range.",
-)
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def sample_stats(d_k: int, n: int, sigma2: float, seed: int) -> ex.DotProductStats:
     return ex.dot_product_stats(d_k, n, np.random.default_rng(seed), sigma2)
-
-
-def away(z: float) -> str:
-    """A difference in standard deviations, in words: "0.4 standard deviations above"; one
-    that rounds to 0.0 is said as a bound, never as a false "0.0 standard deviations"."""
-    if z == 0:
-        return "exactly on"
-    if abs(z) < 0.05:
-        return "within 0.05 standard deviations of"
-    return f"{abs(z):.1f} standard deviations {'above' if z > 0 else 'below'}"
-
-
-def moments_caption(stats: ex.DotProductStats, n_samples: int) -> tuple[str, str]:
-    """The theory under the moments table, and how far new samples move its empirical
-    values, from attncore.scaling.sampling_spread for these d_k, N and σ²."""
-    d_k, sigma2 = stats.d_k, stats.sigma2
-    spread = ex.sampling_spread(d_k, n_samples, sigma2)
-    z_mean = stats.scaled_mean / spread.scaled_mean_sd  # the same for qᵀk: both scale by √d_k
-    z_var = (stats.scaled_var / stats.theory_scaled_var - 1) / spread.variance_rel_sd
-    products = "one product" if d_k == 1 else f"a sum of {d_k} products"
-    return (
-        "Theory: Var[qᵀk] = d_k·σ⁴ and Var[qᵀk/√d_k] = σ⁴; the dashed curves are normal "
-        f"densities with those variances. But qᵀk is {products} q_i k_i, and its distribution "
-        "has a sharper peak and heavier tails than a normal one: excess kurtosis "
-        f"6/d_k = {said_number(spread.excess_kurtosis)} (0 for a normal distribution), the "
-        "closer to 0 the more products.",
-        "New samples (another seed) move the empirical values: "
-        f"by about ±{said_number(spread.mean_sd)} for the mean of qᵀk (σ²√(d_k/N)), "
-        f"±{said_number(spread.scaled_mean_sd)} for that of qᵀk/√d_k (σ²/√N), and "
-        f"±{100 * spread.variance_rel_sd:.2g}% for either variance (√(2/(N−1) + 6/(d_k·N)); a "
-        f"normal sample's √(2/(N−1)) would be {100 * np.sqrt(2 / (n_samples - 1)):.2g}%), "
-        f"one standard deviation each, at N = {n_samples:,} samples. Here the means are "
-        f"{away(z_mean)} 0 and the variances {away(z_var)} the theory."
-    )
 
 
 def normal_density(sd: float):
@@ -107,37 +64,9 @@ def curves(n_keys: int, trials: int, sigma2: float, seed: int) -> ex.ScalingCurv
     return ex.scaling_curves(D_KS, n_keys, trials, np.random.default_rng(seed), sigma2)
 
 
-def temperature_ends(scores: np.ndarray, sweep: np.ndarray, keys: list[str]) -> str:
-    """What the lowest and the highest τ of section 4 do to its query, said from its weights.
-
-    The lowest τ is sharp, not hard: the softmax stays smooth, and its limit τ → 0 is
-    one-hot only when one key has the largest score (attncore.scaling.weight_focus).
-    """
-    n_keys = len(keys)
-    low, high = TEMPERATURES[0], TEMPERATURES[-1]
-    focus, = weight_focus(scores, low)
-    top = np.argmax(sweep[0])
-    sharp = (f"A low τ makes the softmax {term_link('sharp', 'sharp')}: at τ = {low:g} the "
-             f"largest weight is {number_text(sweep[0].max(), 3)}, on {keys[top]}"
-             + (f", {term_link('one-hot', 'nearly one-hot')}" if focus.nearly_one_hot else "")
-             + ". The softmax is still a smooth, differentiable function of the scores; only "
-             "its limit τ → 0 is an argmax, ")
-    if len(focus.tied) == 1:
-        sharp += f"all the weight on {keys[focus.tied[0]]}, the one key with the largest score."
-    else:
-        sharp += ("equal weights on " + ", ".join(keys[j] for j in focus.tied)
-                  + ", tied for the largest score.")
-    hard = (f" {term_link('hard', 'Hard attention')} (lesson 6) chooses one position "
-            "outright instead, and that choice has no gradient.")
-    flat = (f" A high τ flattens the weights towards uniform: at τ = {high:g} they lie between "
-            f"{number_text(sweep[-1].min(), 3)} and {number_text(sweep[-1].max(), 3)}, around "
-            f"1/{n_keys} = {number_text(1 / n_keys, 3)}, spread over "
-            f"{number_text(effective_keys(sweep[-1]), 2)} effective keys of {n_keys}.")
-    return sharp + hard + flat
-
-
 @st.fragment
-def temperature_section(scores: np.ndarray, sweep: np.ndarray, results: dict) -> None:
+def temperature_section(page: Page, scores: np.ndarray, sweep: np.ndarray,
+                        results: dict) -> None:
     """Section 4; moving τ redraws only this section (``sweep`` holds every τ's weights of
     the one query's ``scores``)."""
     n_keys = sweep.shape[1]
@@ -150,7 +79,7 @@ def temperature_section(scores: np.ndarray, sweep: np.ndarray, results: dict) ->
     with left:
         show_figure(bar_chart(keys, at_t, title=f"softmax(s / τ) at τ = {temperature:g}",
                               x_title="key", y_title="weight", y_range=(0, 1.1),
-                              colour=COLOUR["sqrt_dk"], decimals=2, font_size=font),
+                              colour=COLOUR["sqrt_dk"], decimals=2, font_size=page.font),
                     key="sc_fig_temperature_weights",
                     alt=describe_bars(keys, at_t, what=f"Weights of the {n_keys} keys at "
                                                        f"τ = {temperature:g}"))
@@ -158,53 +87,19 @@ def temperature_section(scores: np.ndarray, sweep: np.ndarray, results: dict) ->
         against_t = {"max weight": max_weight(sweep),
                      "effective keys / T_k": effective_keys(sweep) / n_keys}
         show_figure(line_chart(TEMPERATURES, against_t, title="Against τ (log axis)",
-                               x_title="τ", y_title="fraction", log_x=True, font_size=font),
+                               x_title="τ", y_title="fraction", log_x=True,
+                               font_size=page.font),
                     key="sc_fig_temperature",
                     alt=describe_lines(TEMPERATURES, against_t, x_title="τ",
                                        y_title="Max weight and effective keys / T_k"))
-    st.markdown(f"One query against T_k = {n_keys} keys at d_k = {TEMPERATURE_D_K} (σ² = 1), its "
-                "scores scaled by 1/√d_k as in section 2, then divided by τ. At "
-                f"τ = {temperature:g} the largest weight is {number_text(at_t.max(), 3)} and "
-                f"the weight is spread over {number_text(effective_keys(at_t), 2)} effective "
-                f"keys of {n_keys}.")
-    if not presenter:
-        st.markdown(temperature_ends(scores, sweep, keys))
+    st.markdown(temperature_text(at_t, temperature, TEMPERATURE_D_K))
+    if not page.presenter:
+        st.markdown(temperature_ends(scores, sweep, TEMPERATURES))
     results["temperature"] = temperature
 
 
-def curves_sentence(cv: ex.ScalingCurves) -> str:
-    """What section 3's curves show, said from their first and last points."""
-    n_keys = cv.n_keys
-    if n_keys == 1:
-        return ("With a single key every weight is 1 and every Jacobian 0, whatever the scaling "
-                "and d_k: choose 2 keys or more to compare the scalings.")
-    first, last = f"d_k = {D_KS[0]:,}", f"d_k = {D_KS[-1]:,}"
-
-    def moves(series, digits):
-        a, b = series[0], series[-1]
-        verb = "rises" if b > a else "falls" if b < a else "stays"
-        said = (lambda x: number_text(x, 3)) if digits == "weight" else (
-            lambda x: significant_text(x, 3))
-        return f"{verb} from {said(a)} at {first} to {said(b)} at {last}"
-
-    sqrt_w, none_j = cv.max_weight["sqrt_dk"], cv.jacobian_norm["none"]
-    # A softmax passes the most gradient at a moderate spread of scores: the unscaled
-    # norm may first rise with d_k, then fall.
-    peak = int(np.argmax(none_j))
-    peak_said = ("" if peak in (0, len(D_KS) - 1) else
-                 f", after a peak of {significant_text(none_j[peak], 3)} at d_k = {D_KS[peak]:,}")
-    return (
-        f"At {first} the three scalings are the same (1/d_k = 1/√d_k = 1). Without scaling "
-        f"the mean max weight {moves(cv.max_weight['none'], 'weight')}, and the mean Jacobian norm "
-        f"{moves(none_j, 'norm')}{peak_said}. With 1/d_k the mean max weight "
-        f"{moves(cv.max_weight['dk'], 'weight')}, against 1/T_k = {number_text(1 / n_keys, 3)} for "
-        f"uniform weights. With 1/√d_k it stays between {number_text(sqrt_w.min(), 3)} and "
-        f"{number_text(sqrt_w.max(), 3)} at every d_k shown."
-    )
-
-
 @st.fragment
-def keys_and_curves(d_k: int, sigma2: float, seed: int, results: dict) -> None:
+def keys_and_curves(page: Page, d_k: int, sigma2: float, seed: int, results: dict) -> None:
     """Sections 2 and 3: all that depends on the number of keys (and the trials).
 
     A fragment: moving T_k or the trials redraws these sections only. What they compute
@@ -213,27 +108,20 @@ def keys_and_curves(d_k: int, sigma2: float, seed: int, results: dict) -> None:
     st.header("2 · Widely spread scores saturate the softmax")
     n_keys = st.slider("Keys T_k", 1, 64, 16, key="sc_nkeys", **URL)
     sat = ex.saturation(d_k, n_keys, np.random.default_rng(seed + 1), sigma2)
-    differences = (
-        "The softmax only sees differences between scores: the more they differ, the more of "
-        f"the weight the largest takes, until the softmax {term_link('saturation', 'saturates')}."
-        if n_keys > 1 else "With a single key there is no difference to see: its weight is 1.")
-    st.markdown(f"One query against {term_link('T', 'T_k')} = {n_keys} "
-                f"key{'s' if n_keys > 1 else ''} at "
-                f"d_k = {d_k}: "
-                f"the same dot products under the three scalings. {differences}")
+    st.markdown(saturation_text(d_k, n_keys))
     keys = [f"k{j + 1}" for j in range(n_keys)]
     # Three panels of one figure: T_k and d_k change all three, drawn once.
     show_figure(side_by_side([
         bar_chart(keys, sat[name].weights, title=LABEL[name], x_title="key", y_title="weight",
-                  y_range=(0, 1.1), colour=COLOUR[name], decimals=2, font_size=font)
-        for name in ex.SCALINGS], font_size=font), key="sc_fig_saturation",
+                  y_range=(0, 1.1), colour=COLOUR[name], decimals=2, font_size=page.font)
+        for name in ex.SCALINGS], font_size=page.font), key="sc_fig_saturation",
         alt=" ".join(describe_bars(keys, sat[name].weights, what=f"{LABEL[name]}: weights")
                      for name in ex.SCALINGS))
     st.latex(r"\text{entropy} = -\sum_j w_j \ln w_j \ \text{(nats)}, \qquad "
              r"\text{effective keys} = e^{\text{entropy}}, \qquad "
              r"\left\| \frac{\partial w}{\partial s} \right\|_F "
              r"= \left\| \mathrm{diag}(w) - w\,w^\top \right\|_F")
-    if not presenter:
+    if not page.presenter:
         st.markdown(
             "For the weights w of each panel: the largest weight; the "
             f"{term_link('entropy', 'entropy')}, in nats (0 when one key takes all the weight, "
@@ -252,7 +140,7 @@ def keys_and_curves(d_k: int, sigma2: float, seed: int, results: dict) -> None:
                "‖softmax Jacobian‖"],
     )
     st.table(summary)  # static: cheap to redraw
-    if not presenter:
+    if not page.presenter:
         st.caption("The Jacobian norm measures how much the weights move when the scores move. "
                    "During training the gradient from the weights passes through this Jacobian "
                    "to reach the scores, and so W_Q and W_K: near 0, little gets through.")
@@ -272,8 +160,8 @@ def keys_and_curves(d_k: int, sigma2: float, seed: int, results: dict) -> None:
     # Three panels of one figure, for the same reason; one legend names the scalings.
     show_figure(side_by_side([
         line_chart(D_KS, series, title=title, x_title="d_k", y_title=y_title, log_x=True,
-                   dashed=dashed, font_size=font)
-        for title, (series, y_title, dashed) in panels.items()], font_size=font),
+                   dashed=dashed, font_size=page.font)
+        for title, (series, y_title, dashed) in panels.items()], font_size=page.font),
         key="sc_fig_curves",
         alt=" ".join(describe_lines(D_KS, series, x_title="d_k", y_title=title)
                      for title, (series, _, _) in panels.items()))
@@ -283,7 +171,7 @@ def keys_and_curves(d_k: int, sigma2: float, seed: int, results: dict) -> None:
 
 
 @st.fragment
-def sections_1_to_3(results: dict) -> None:
+def sections_1_to_3(page: Page, results: dict) -> None:
     """The controls and sections 1 to 3, all that depends on d_k, the samples and σ².
 
     A fragment: moving d_k, the samples or σ² redraws these sections only; the title,
@@ -299,28 +187,24 @@ def sections_1_to_3(results: dict) -> None:
     seed = seed_input(c4, "sc_seed")
     if results.get("settings", {}).get("seed", seed) != seed:
         st.rerun()  # this run is the fragment's alone: section 4 needs the new seed too
+    offer_downloads(results, None if page.presenter else DOWNLOADS)  # none on a projector
 
     with bad_input_stops_page():
         stats = sample_stats(d_k, n_samples, sigma2, seed)
 
     st.header("1 · The spread of qᵀk grows with d_k")
-    if not presenter:  # in presenter mode the histograms come straight after the controls
-        st.markdown(
-            f"Draw q and k with {d_k} independent normal component{'s' if d_k > 1 else ''}, "
-            f"each with mean 0 and variance σ² = {sigma2:g}, and compute qᵀk, N = {n_samples:,} "
-            "times. In theory its mean is 0 whatever d_k, and its standard deviation, σ²√d_k, "
-            "grows like √d_k; dividing by √d_k brings it back to σ²."
-        )
+    if not page.presenter:  # in presenter mode the histograms come straight after the controls
+        st.markdown(samples_text(d_k, sigma2, n_samples))
     sd_raw, sd_scaled = np.sqrt(stats.theory_var), np.sqrt(stats.theory_scaled_var)
     # Both histograms in one figure: d_k and the samples change both, and one figure is drawn
     # once where two were drawn one after the other.
     show_figure(side_by_side([
-        histogram(stats.raw, title=f"qᵀk at d_k = {d_k}", x_title="qᵀk", font_size=font,
+        histogram(stats.raw, title=f"qᵀk at d_k = {d_k}", x_title="qᵀk", font_size=page.font,
                   reference_pdf=normal_density(sd_raw)),
         histogram(stats.scaled, title=f"qᵀk / √d_k at d_k = {d_k}", x_title="qᵀk / √d_k",
-                  colour=SERIES_COLOURS[1], font_size=font,
+                  colour=SERIES_COLOURS[1], font_size=page.font,
                   reference_pdf=normal_density(sd_scaled)),
-    ], font_size=font), key="sc_fig_histograms",
+    ], font_size=page.font), key="sc_fig_histograms",
         alt=f"{describe_samples(stats.raw, what=f'qᵀk at d_k = {d_k}')} "
             f"{describe_samples(stats.scaled, what='qᵀk / √d_k')} Dashed: normal densities "
             f"of variance {said_number(stats.theory_var)} and "
@@ -332,8 +216,8 @@ def sections_1_to_3(results: dict) -> None:
         index=["qᵀk", "qᵀk / √d_k"],
     )
     st.table(moments.map(lambda x: number_text(x, 3)))  # static: cheap to redraw
-    if not presenter:
-        for caption in moments_caption(stats, n_samples):
+    if not page.presenter:
+        for caption in moments_caption(stats):
             st.caption(caption)
 
     var_raw, var_scaled = variance_curve(sigma2, seed)
@@ -343,16 +227,16 @@ def sections_1_to_3(results: dict) -> None:
     show_figure(line_chart(
         D_KS, variances, title="Variance against d_k (400 samples per point)", x_title="d_k",
         y_title="variance", log_x=True, log_y=True, dashed=("d_k·σ⁴ (theory)", "σ⁴ (theory)"),
-        font_size=font,
+        font_size=page.font,
     ), key="sc_fig_variance", alt=describe_lines(D_KS, variances, x_title="d_k",
                                                  y_title="Variance"))
 
     results |= {"stats": stats, "moments": moments,
                 "settings": {"d_k": d_k, "samples": n_samples, "sigma2": sigma2, "seed": seed}}
-    keys_and_curves(d_k, sigma2, seed, results)
+    keys_and_curves(page, d_k, sigma2, seed, results)
 
 
-def closing_notes() -> None:
+def closing_notes(page: Page) -> None:
     """What to notice, the formulas and, off the projector, things to try and questions."""
     bullet_list("What to notice", [
         "The variance of qᵀk grows in proportion to d_k; dividing by √d_k makes it σ⁴ for "
@@ -369,7 +253,7 @@ def closing_notes() -> None:
              r"\qquad \mathrm{Var}\!\left[\frac{q^\top k}{\sqrt{d_k}}\right] = \sigma^4")
     st.latex(r"w = \mathrm{softmax}(s), \qquad \frac{\partial w}{\partial s} = "
              r"\mathrm{diag}(w) - w\,w^\top \;\to\; 0 \text{ as } w \to \text{one-hot}")
-    if presenter:
+    if page.presenter:
         return
     bullet_list("Try this", [
         "Move d_k from 1 to 1,024: the unscaled scores' standard deviation σ²√d_k grows "
@@ -407,23 +291,22 @@ def closing_notes() -> None:
     ])
 
 
+DOWNLOADS = ["Saturation weights (scaling × key)", "Mean max weight (scaling × d_k)",
+             "Mean entropy (scaling × d_k)", "Mean Jacobian norm (scaling × d_k)",
+             "Samples (qᵀk, qᵀk/√d_k)"]
+
+
 def download_matrices(results: dict) -> dict:
     """Every matrix of the page, as the sections show them now: name -> (m, rows, cols)."""
     sat, cv, keys = results["saturation"], results["curves"], results["keys"]
     scal = [LABEL[n] for n in ex.SCALINGS]
     stats = results["stats"]
-    return {
-        "Saturation weights (scaling × key)": (
-            np.stack([sat[n].weights for n in ex.SCALINGS]), scal, keys),
-        "Mean max weight (scaling × d_k)": (np.stack([cv.max_weight[n] for n in ex.SCALINGS]),
-                                            scal, D_KS),
-        "Mean entropy (scaling × d_k)": (np.stack([cv.entropy[n] for n in ex.SCALINGS]),
-                                         scal, D_KS),
-        "Mean Jacobian norm (scaling × d_k)": (
-            np.stack([cv.jacobian_norm[n] for n in ex.SCALINGS]), scal, D_KS),
-        "Samples (qᵀk, qᵀk/√d_k)": (np.stack([stats.raw, stats.scaled], axis=1),
-                                   list(range(1, stats.raw.size + 1)), ["qk", "qk_scaled"]),
-    }
+    return dict(zip(DOWNLOADS, [
+        (np.stack([sat[n].weights for n in ex.SCALINGS]), scal, keys),
+        *((np.stack([curve[n] for n in ex.SCALINGS]), scal, D_KS)
+          for curve in (cv.max_weight, cv.entropy, cv.jacobian_norm)),
+        (np.stack([stats.raw, stats.scaled], axis=1), list(range(1, stats.raw.size + 1)),
+         ["qk", "qk_scaled"])], strict=True))
 
 
 def download_trace(results: dict) -> dict:
@@ -443,19 +326,16 @@ def download_trace(results: dict) -> dict:
     }
 
 
-# Sections 1 to 4 rerun alone when their own controls move (st.fragment; sections 2 and 3
-# also when d_k, the samples or σ² move); what they compute goes into `results`, which
-# the downloads read when a button is clicked.
-results = {}
-sections_1_to_3(results)
-seed = results["settings"]["seed"]
-# The weights at every τ of section 4 (the downloads hold them all).
-example = ex.saturation(TEMPERATURE_D_K, TEMPERATURE_KEYS, np.random.default_rng(seed + 2))
-results["sweep"] = ex.temperature_sweep(example["sqrt_dk"].scores, TEMPERATURES)
-temperature_section(example["sqrt_dk"].scores, results["sweep"], results)
-closing_notes()
-if not presenter:
-    st.subheader("Download")
-    downloads("sc", lambda: download_matrices(results), lambda: download_trace(results))
-
-finish_page()
+with lesson_page("sc") as page:
+    # Sections 1 to 4 rerun alone when their own controls move (st.fragment; sections 2
+    # and 3 also when d_k, the samples or σ² move); what they compute goes into `results`,
+    # which the downloads read when a button is clicked.
+    results = {}
+    sections_1_to_3(page, results)
+    seed = results["settings"]["seed"]
+    # The weights at every τ of section 4 (the downloads hold them all).
+    example = ex.saturation(TEMPERATURE_D_K, TEMPERATURE_KEYS, np.random.default_rng(seed + 2))
+    results["sweep"] = ex.temperature_sweep(example["sqrt_dk"].scores, TEMPERATURES)
+    temperature_section(page, example["sqrt_dk"].scores, results["sweep"], results)
+    closing_notes(page)
+    page.downloads(results, download_matrices, download_trace)

@@ -8,6 +8,16 @@ from attncore import analysis, causal_mask
 from attncore import multihead as mh
 from attncore.positional import sinusoidal
 from attncore.text import SENTENCES, toy_embeddings
+from pages.text.multi_head import (
+    cross_text,
+    designed_text,
+    parameters_text,
+    shapes_table,
+    similarity_text,
+    sizes_text,
+    slice_alt,
+    slice_text,
+)
 from pages.ui.choices import keep_offered
 from pages.ui.controls import URL, capped_tokens, seed_input
 from pages.ui.figures import (
@@ -18,21 +28,12 @@ from pages.ui.figures import (
     describe_matrix,
     heatmap_grid,
     matrix_heatmap,
-    said_number,
 )
 from pages.ui.glossary import term_link
-from pages.ui.layout import (
-    bullet_list,
-    figure_font,
-    finish_page,
-    lesson_header,
-    practice_questions,
-    setup_page,
-    show_error,
-    show_figure,
-)
-from pages.ui.live import lesson_downloads, offer_downloads
-from pages.ui.numbers import difference_text, number_text
+from pages.ui.layout import bullet_list, practice_questions, show_error, show_figure
+from pages.ui.live import offer_downloads
+from pages.ui.numbers import number_text
+from pages.ui.page import Page, lesson_page
 
 MAX_TOKENS = 24
 MAX_SHOWN_HEADS = 16  # heatmaps drawn; statistics cover every head
@@ -40,15 +41,6 @@ SLICE_FIGURE_PX = 520  # the W slice figure, beside its picker (px)
 D_MODELS = [8, 16, 32, 64, 128]
 STATIC_TABLE_ROWS = 16  # up to this many heads the statistics are a static table
 DEFAULT_SENTENCE = "The cat sat on the mat because the cat was tired"
-
-presenter = setup_page("Multi-head attention", "🧠")
-font = figure_font(presenter)
-lesson_header(
-    "4 · Multi-head attention",
-    f"follow the shapes from X to the output, see that each {term_link('head', 'head')} has "
-    "its own slice of W_Q, W_K, W_V and its own weights, and compare "
-    f"{term_link('self-attention', 'self- with cross-attention')}.",
-)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -69,84 +61,49 @@ def attend(tokens: tuple[str, ...], d_model: int, H: int, weights_kind: str, see
     return x, params, mh.multi_head_attention(x, params, mask=mask)
 
 
-
 def head_label(h: int) -> str:
     return f"head {h + 1}"
 
 
 @st.fragment
-def shapes_and_slices(number: int, x: np.ndarray, params: mh.MultiHeadParams,
-                      trace: mh.MultiHeadTrace, causal: bool, presenter: bool) -> None:
+def shapes_and_slices(page: Page, number: int, x: np.ndarray, trace: mh.MultiHeadTrace,
+                      causal: bool) -> None:
     """Section: the shapes of every step, and one head's slices of W_Q, W_K, W_V.
 
     Its head and matrix pickers rerun this section only.
     """
-    T, (d_model, H, d_k) = len(x), (params.d_model, params.n_heads, params.d_k)
-    font = figure_font(presenter)
-    dims = [f"{r + 1}" for r in range(d_model)]
+    params = trace.params
     st.header(f"{number} · The shapes, with this configuration's numbers")
-    st.markdown(f"T = {T} tokens, d_model = {d_model}, H = {H} head{'s' * (H > 1)}, "
-                f"d_k = d_model / H = "
-                f"{d_k}: this implementation's choice, and the original Transformer's.")
-    if not presenter:
-        st.markdown(
-            f"| step | operation | shape |\n|---|---|---|\n"
-            f"| input | X | ({T}, {d_model}) |\n"
-            f"| project | Q = X W_Q, K = X W_K, V = X W_V | ({T}, {d_model}) each |\n"
-            f"| split | reshape to heads | ({H}, {T}, {d_k}) each |\n"
-            f"| attend | softmax(Qʰ Kʰᵀ / √{d_k}{' + causal mask' if causal else ''}) per head "
-            f"| ({H}, {T}, {T}) weights |\n"
-            f"| mix | weights · Vʰ | ({H}, {T}, {d_k}) head outputs |\n"
-            f"| concatenate | heads side by side | ({T}, {H}·{d_k} = {H * d_k}) |\n"
-            f"| output | concat · W_O | ({T}, {d_model}) |"
-        )
+    st.markdown(sizes_text(len(x), params))
+    if not page.presenter:
+        st.markdown(shapes_table(len(x), params, causal))
+    H = params.n_heads
     head = st.selectbox("Head to inspect", range(H), format_func=head_label, key="mha_head",
                         **URL, **keep_offered("mha_head", range(H), 0, head_label))
-    wq_h, wk_h, wv_h = params.head_weights(head)
-    owned = (f"column {head + 1}" if d_k == 1
-             else f"columns {head * d_k + 1} to {(head + 1) * d_k}")
-    st.markdown(
-        f"Head {head + 1} owns {owned} of W_Q, W_K and "
-        f"W_V: W_Qʰ, W_Kʰ, W_Vʰ are ({d_model}, {d_k}) slices. Its queries X W_Qʰ are the "
-        f"head's slice of Q: the largest difference is "
-        f"{difference_text(np.max(np.abs(x @ wq_h - trace.heads.q[head])), rounding=True)}."
-    )
+    part = mh.head_slice(x, trace, head)
+    st.markdown(slice_text(part))
     # One matrix at a time: the three slices look alike (random numbers); what matters is
     # which columns the head owns, the same for all three.
     left, right = st.columns([1, 2])
     name = left.radio("Matrix", ["W_Q", "W_K", "W_V"], key="mha_matrix", horizontal=True,
                       **URL)
-    m = dict(zip(["W_Q", "W_K", "W_V"], (wq_h, wk_h, wv_h), strict=True))[name]
+    m = dict(zip(["W_Q", "W_K", "W_V"], (part.w_q, part.w_k, part.w_v), strict=True))[name]
+    dims = [f"{r + 1}" for r in range(params.d_model)]
+    columns = [f"{c}" for c in range(part.first, part.last + 1)]
     # A whole number of pixels wide: in a column two thirds of the page wide the figure's
     # width came out fractional, Streamlit measured it twice (538.672 then 538.671875 px)
     # and Plotly.js drew the figure a second time for the difference.
-    columns = [f"{head * d_k + c + 1}" for c in range(d_k)]
     with right, st.container(width=SLICE_FIGURE_PX):
         show_figure(matrix_heatmap(m, dims, columns, title=f"{name} columns of head {head + 1}",
                                    kind="values", decimals=2, x_title="column",
-                                   y_title="row", font_size=font),
+                                   y_title="row", font_size=page.font),
                     key="mha_fig_slice",
-                    alt=f"{owned.capitalize()} of {name}, the {'one' if d_k == 1 else 'ones'} "
-                        f"head {head + 1} owns. "
+                    alt=slice_alt(part, name)
                         + describe_matrix(m, dims, columns, kind="values",
                                           rows="input dimension", cols="output column"))
 
 
 SIMILARITY = "similarity between heads"
-
-
-def similarity_text(similarity: np.ndarray, heads: list[str]) -> str:
-    """The text alternative of the heads' similarity map: its diagonal is 1 (each head with
-    itself), so it names the most and least alike pairs of different heads."""
-    text = "Cosine similarity between the heads' weight maps, 1 on the diagonal."
-    if len(heads) < 2:
-        return text
-    i, j = np.triu_indices(len(heads), k=1)
-    pairs = similarity[i, j]
-    hi, lo = int(np.argmax(pairs)), int(np.argmin(pairs))
-    return (f"{text} Most alike: {heads[i[hi]]} and {heads[j[hi]]}, "
-            f"{said_number(pairs[hi])}; least alike: {heads[i[lo]]} and {heads[j[lo]]}, "
-            f"{said_number(pairs[lo])}.")
 
 
 @st.fragment
@@ -174,7 +131,6 @@ def head_chart(stats: dict[str, np.ndarray], similarity: np.ndarray, font: int) 
     right.caption("The similarity of two heads is the cosine between their weight maps: "
                   "1 when they attend alike, 0 when no query gives weight to the same key in "
                   "both.")
-
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -218,12 +174,7 @@ def cross_attention(H: int, seed: int, font: int) -> None:
                     key="mha_fig_cross",
                     alt=f"Cross-attention of head {h + 1}: target tokens look at source "
                         "tokens. " + describe_matrix(cross[h], tgt, src))
-    right.markdown(f"Queries come from the target ({len(tgt)} tokens), keys and values from "
-                   f"the source ({len(src)} tokens): each head's map is {len(tgt)} × "
-                   f"{len(src)}, one row per target token. Rows still sum to 1, over the "
-                   f"source tokens. These are random heads of a layer of their own (H = {H}, "
-                   f"d_model = {d_model}, d_k = {d_model // H}).")
-
+    right.markdown(cross_text(len(tgt), len(src), H, d_model))
 
 
 def download_names(H: int) -> list[str]:
@@ -263,7 +214,7 @@ def download_trace(results: dict) -> dict:
 
 
 @st.fragment
-def lesson(results: dict) -> None:
+def lesson(page: Page, results: dict) -> None:
     """The controls and sections 1 to 5.
 
     A fragment: a control reruns the lesson only, not the title, the closing notes and
@@ -290,7 +241,7 @@ def lesson(results: dict) -> None:
     use_pe = c2.toggle("Add sinusoidal positional encoding", value=True, key="mha_pe",
                        disabled=weights_kind == "designed", **URL,
                        help="Designed heads read positions from their own features.")
-    if not presenter:
+    if not page.presenter:
         # Positions come before lesson 5 explains them: say what the switch adds, and why.
         st.markdown(
             f"{term_link('positional-encoding', 'Positional encoding')}: the switch adds to "
@@ -307,7 +258,6 @@ def lesson(results: dict) -> None:
         offer_downloads(results, None)
         st.info("Type a sentence to see its attention heads.")
         return
-    d_k = d_model // H
     try:
         x, params, trace = attend(tuple(tokens), d_model, H, weights_kind, seed, use_pe, causal)
     except ValueError as exc:
@@ -316,14 +266,14 @@ def lesson(results: dict) -> None:
         return
     w = trace.weights  # (H, T, T)
     # The downloads below offer every head's weights: a new H reruns the page.
-    offer_downloads(results, None if presenter else download_names(H))
+    offer_downloads(results, None if page.presenter else download_names(H))
     results |= {"tokens": tokens, "weights_kind": weights_kind, "x": x, "params": params,
                 "trace": trace}
 
     # In presenter mode every head's weights come first, so that they show on the first screen.
-    if not presenter:
-        shapes_and_slices(1, x, params, trace, causal, presenter)
-    st.header(f"{2 - presenter} · Every head's weights, and their average")
+    if not page.presenter:
+        shapes_and_slices(page, 1, x, trace, causal)
+    st.header(f"{2 - page.presenter} · Every head's weights, and their average")
     patterns = mh.head_patterns(H) if weights_kind == "designed" else None
     shown = min(H, MAX_SHOWN_HEADS)
     if shown < H:
@@ -332,8 +282,8 @@ def lesson(results: dict) -> None:
     maps = [*(w[h] for h in range(shown)), w.mean(axis=0)]
     names = ([f"head {h + 1}" + (f": {patterns[h]}" if patterns else "") for h in range(shown)]
              + [f"average of the {H} heads" if H > 1 else "average (one head: itself)"])
-    show_figure(heatmap_grid(maps, tokens, tokens, names, decimals=2, font_size=font - 2,
-                             columns=2 if presenter else 4), key="mha_fig_heads",
+    show_figure(heatmap_grid(maps, tokens, tokens, names, decimals=2, font_size=page.font - 2,
+                             columns=2 if page.presenter else 4), key="mha_fig_heads",
                 alt="Each head's weights, queries by keys, and their average. "
                     + describe_grid(maps, names, tokens, tokens))
     if patterns:
@@ -341,20 +291,16 @@ def lesson(results: dict) -> None:
                  "✓" if mh.pattern_holds(w[h], patterns[h], tokens) else "✗")
                 for h in range(shown)]
         # Said from the check: "is" only when every shown head passes it.
-        holds = all(mark == "✓" for *_, mark in rows)
-        st.markdown("Each designed head's largest weight in each row "
-                    + ("is" if holds else "should be (✗ marks a head where it is not)")
-                    + " where its pattern says (for the previous-token head, from the second row "
-                      "on):")
+        st.markdown(designed_text(all(mark == "✓" for *_, mark in rows)))
         # A static table: a few rows of text need no canvas grid (measured on switching to
         # designed heads, it made no difference beyond the noise).
         st.table(pd.DataFrame(rows, columns=["head", "pattern", "largest weight there"])
                  .style.hide(axis="index"))
-    if presenter:
-        shapes_and_slices(2, x, params, trace, causal, presenter)
+    if page.presenter:
+        shapes_and_slices(page, 2, x, trace, causal)
 
     st.header("3 · What each head does, in numbers")
-    if not presenter:
+    if not page.presenter:
         st.markdown(
             "Each number is a head's average over its query rows: the "
             f"{term_link('entropy', 'entropy')} of a row (in nats: 0 when one key takes all the "
@@ -366,30 +312,22 @@ def lesson(results: dict) -> None:
     table = statistics_table(w)
     # number_text: a designed head's entropy of 1.4e-4 must not read as a false "0.000".
     shown_table = table.style.format(lambda v: number_text(v, 3))
-    if not presenter and H <= STATIC_TABLE_ROWS:  # static: a canvas grid redraws slowly
+    if not page.presenter and H <= STATIC_TABLE_ROWS:  # static: a canvas grid redraws slowly
         st.table(shown_table)
-    elif not presenter:
+    elif not page.presenter:
         st.dataframe(shown_table, width="stretch")
 
     head_chart({name: table[name].to_numpy() for name in table},
-               analysis.head_similarity(w), font)
+               analysis.head_similarity(w), page.font)
 
     st.header("4 · One head against H heads: the same parameters")
     one = mh.init_params(d_model, 1, np.random.default_rng(seed))
-    st.markdown(
-        f"| | heads | d_k | W_Q, W_K, W_V, W_O | parameters |\n|---|---|---|---|---|\n"
-        f"| one head | 1 | {d_model} | 4 × ({d_model} × {d_model}) | {one.n_parameters:,} |\n"
-        f"| this layer | {H} | {d_k} | 4 × ({d_model} × {d_model}) | {params.n_parameters:,} |\n\n"
-        f"Both have 4·d_model² = 4 × {d_model}² = {4 * d_model ** 2:,} parameters (no biases "
-        "here, and d_k = d_model / H): the heads split the same matrices instead of adding new "
-        "ones. One head gives each query one set of weights over the keys; H heads give it H "
-        "sets, each free to look somewhere else."
-    )
+    st.markdown(parameters_text(one, params))
 
-    cross_attention(H, seed, font)
+    cross_attention(H, seed, page.font)
 
 
-def closing_notes() -> None:
+def closing_notes(page: Page) -> None:
     """What to notice, the formula and, off the projector, things to try and questions."""
     bullet_list("What to notice", [
         "Every head has its own W_Qʰ, W_Kʰ, W_Vʰ: column slices of the full matrices, so H heads "
@@ -405,7 +343,7 @@ def closing_notes() -> None:
     st.latex(r"\mathrm{head}_h = \mathrm{softmax}\!\left(\frac{X W_Q^h (X W_K^h)^\top}{\sqrt{d_k}}"
              r"\right) X W_V^h,\qquad \mathrm{MHA}(X) = [\mathrm{head}_1 \cdots \mathrm{head}_H]"
              r"\, W_O")
-    if not presenter:
+    if not page.presenter:
         bullet_list("Try this", [
             "Switch to designed heads with 4 or 8 heads and compare them with random ones.",
             "With random weights, set d_model = 8 and H = 8: each head has d_k = 1, a single "
@@ -428,8 +366,8 @@ def closing_notes() -> None:
         ])
 
 
-results = {}
-lesson(results)
-closing_notes()
-lesson_downloads("mha", results, download_matrices, download_trace)
-finish_page()
+with lesson_page("mha") as page:
+    results = {}
+    lesson(page, results)
+    closing_notes(page)
+    page.downloads(results, download_matrices, download_trace)

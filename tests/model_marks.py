@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from attncore import pretrained_files
 from attncore._installed import INSTALL_COMMAND, package_file
+from attncore.encoder import files as encoder_files
 from attncore.lm import files as lm_files
 
 
@@ -22,8 +22,8 @@ def _needs(path: Path | None) -> pytest.MarkDecorator:
 
 
 #: lesson 9's encoder: the wheel's zip, or None
-MINILM_ZIP = package_file(pretrained_files.PACKAGE, pretrained_files.DISTRIBUTION,
-                          pretrained_files.ZIP_NAME)
+MINILM_ZIP = package_file(encoder_files.PACKAGE, encoder_files.DISTRIBUTION,
+                          encoder_files.ZIP_NAME)
 #: lessons 10 and 11's decoder: the GGUF, or None
 SMOLLM_GGUF = package_file(lm_files.PACKAGE, lm_files.DISTRIBUTION, lm_files.GGUF_NAME)
 needs_minilm = _needs(MINILM_ZIP)

@@ -29,9 +29,10 @@ import numpy as np
 
 from . import answer, inference
 from .decoder import forward
-from .files import ModelNotInstalledError, load_model, model
+from .files import ModelNotInstalledError, load_model
 from .generation import model_probs
 from .heads import induction_test
+from .models import model
 from .tokens import decode, prompt_ids
 from .trace import run
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .decoder import forward
-from .files import SmolLM
+from .files import LanguageModel
 from .generation import model_probs
 from .lens import Attribution, Lens, direct_attribution, logit_lens
 from .pair import Pair, PairRuns, make_pair, run_pair
@@ -77,12 +77,12 @@ class AnswerStudy:
         return [(int(i) // H, int(i) % H, float(self.heads.flat[i])) for i in order]
 
 
-def _p_answer(m: SmolLM, ids: np.ndarray, answer: int) -> float:
+def _p_answer(m: LanguageModel, ids: np.ndarray, answer: int) -> float:
     logits = forward(m, ids, keep_cache=False, last_only=True).logits
     return float(model_probs(logits)[answer])
 
 
-def study(m: SmolLM, pair: Pair, progress: Callable[[float, str], None] | None = None
+def study(m: LanguageModel, pair: Pair, progress: Callable[[float, str], None] | None = None
           ) -> AnswerStudy:
     """Every result of lesson 12 but the knockout, for ``pair``.
 
@@ -108,13 +108,13 @@ def study(m: SmolLM, pair: Pair, progress: Callable[[float, str], None] | None =
                        seconds=time.perf_counter() - start)
 
 
-def study_texts(m: SmolLM, clean: str, corrupt: str, answer: str, wrong: str,
+def study_texts(m: LanguageModel, clean: str, corrupt: str, answer: str, wrong: str,
                 progress: Callable[[float, str], None] | None = None) -> AnswerStudy:
     """:func:`study` of the pair these texts make (:func:`make_pair` checks them)."""
     return study(m, make_pair(m, clean, corrupt, answer, wrong), progress)
 
 
-def summary(m: SmolLM, result: AnswerStudy, texts: tuple[str, str, str, str],
+def summary(m: LanguageModel, result: AnswerStudy, texts: tuple[str, str, str, str],
             window: int) -> dict:
     """Everything computed for a pair as plain JSON values, with the knockout curve of
     ``window`` layers: what ``python -m attncore.lm patch`` prints and lesson 12's download

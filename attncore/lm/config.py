@@ -46,12 +46,6 @@ MLPS = {"swiglu": "SwiGLU: W₂(SiLU(W_g h) ⊙ W_u h)",
         "gelu": "GELU (tanh form): W₂ GELU(W₁ h + b₁) + b₂"}
 
 
-class ModelFilesError(ValueError):
-    """A model file is missing, differs from the pinned one, describes a model this code
-    does not run, or is over the size cap; the message says what was found and what is
-    supported."""
-
-
 ROPE_SCALINGS = {"none": "none", "llama3": "Llama 3's: long wavelengths slowed down"}
 
 
@@ -60,8 +54,7 @@ class LMConfig:
     """The sizes of a decoder and the switches that describe its family.
 
     Every switch has the value of SmolLM2 (a Llama) by default, so a Llama's config needs
-    only its sizes. ``rms_eps`` is the ε of the model's norm, RMSNorm's or LayerNorm's
-    (the name is lesson 10's, where the norm is an RMSNorm).
+    only its sizes. ``norm_eps`` is the ε of the model's norm, RMSNorm's or LayerNorm's.
     """
 
     n_layers: int  # L
@@ -71,7 +64,7 @@ class LMConfig:
     d_ff: int
     vocab_size: int
     context_length: int
-    rms_eps: float
+    norm_eps: float
     rope_base: float
     family: str = "llama"  # "llama", "qwen2" or "gpt2": the name a reader knows it by
     norm: str = "rms"
@@ -112,11 +105,6 @@ class LMConfig:
         """d_k = d_v: ``head_dim`` when the model states it, else d_model / H (64 for
         SmolLM2)."""
         return self.head_dim or self.d_model // self.n_heads
-
-    @property
-    def norm_eps(self) -> float:
-        """The norm's ε (the same number as ``rms_eps``, named for any norm)."""
-        return self.rms_eps
 
     @property
     def group(self) -> int:

@@ -18,7 +18,7 @@ norm is LayerNorm with a bias, positions are a learned table, every head has its
 and values, the FFN is GELU and every map has a bias. Each switch is read in one line
 below (``cfg.norm``, ``cfg.positions``, ``cfg.mlp``, the optional biases).
 
-The encoder of lesson 9 (:mod:`attncore.pretrained`) normalises *after* each residual add
+The encoder of lesson 9 (:mod:`attncore.encoder`) normalises *after* each residual add
 (post-LN) and lets every token see every other; this decoder normalises *before* (pre-LN)
 and masks the future. The traces use the same names for the same things (``tokens``,
 ``ids``, ``hidden_states``, ``q``, ``k``, ``v``, ``attentions``).
@@ -33,14 +33,15 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from .config import LMConfig, LMWeights
-from .files import SmolLM
+from .files import LanguageModel
+from .interventions import Interventions
 
 F32 = np.float32
 
@@ -85,8 +86,8 @@ def layer_norm(x: np.ndarray, gain: np.ndarray, bias: np.ndarray, eps: float) ->
 def norm(x: np.ndarray, gain: np.ndarray, bias: np.ndarray | None, cfg: LMConfig) -> np.ndarray:
     """The model's norm: RMSNorm (``cfg.norm == "rms"``) or LayerNorm with its bias."""
     if cfg.norm == "rms":
-        return rms_norm(x, gain, cfg.rms_eps)
-    return layer_norm(x, gain, bias, cfg.rms_eps)
+        return rms_norm(x, gain, cfg.norm_eps)
+    return layer_norm(x, gain, bias, cfg.norm_eps)
 
 
 def rope_angles(positions: np.ndarray, d_k: int, base: float,
@@ -280,51 +281,33 @@ class Pass:
     record: dict[str, np.ndarray]
 
 
-def forward(m: SmolLM, ids: np.ndarray, *, cache: KVCache | None = None,
-            mask: np.ndarray | None = None, head_mask: np.ndarray | None = None,
-            weights: LMWeights | None = None, record: bool | Collection[str] = False,
-            last_only: bool = False, keep_cache: bool = True, from_layer: int = 0,
-            stream: np.ndarray | None = None,
-            head_patch: tuple[np.ndarray, np.ndarray] | None = None,
-            layer_masks: Mapping[int, np.ndarray] | None = None,
-            vocab: np.ndarray | None = None) -> Pass:
+def forward(m: LanguageModel, ids: np.ndarray, *, cache: KVCache | None = None,
+            interventions: Interventions | None = None,
+            record: bool | Collection[str] = False, last_only: bool = False,
+            vocab: np.ndarray | None = None, keep_cache: bool = True) -> Pass:
     """Run the decoder on ``ids`` (..., T), after the ``cache`` of earlier positions.
 
     Parameters
     ----------
-    mask : (T, Tk) bool, optional
-        Which keys each query may see; the causal mask by default (Tk = cache + T).
-    head_mask : (L, H) of 0/1, optional
-        Heads to switch off (0): their outputs are multiplied by 0 before W_O.
-    weights : LMWeights, optional
-        Other weights of the same shapes (lesson 11 merges the KV heads); the model's own
-        by default.
+    interventions : Interventions, optional
+        What the pass changes in the model (heads switched off, other weights or masks,
+        a start part-way from a given stream, patched heads); none by default.
     record : bool or collection of names
         Keep every intermediate (q, k, v, weights, hidden states...) in ``record``, or
         only those named (``("weights",)``: every layer's attention, nothing else).
     last_only : bool
         Logits of the last position only (generation: one 49,152-row product, not T).
-    keep_cache : bool
-        Return the keys and values for a later call (generation); off for one-off passes.
-    from_layer, stream : int and (..., T, d), optional
-        Start at layer ``from_layer`` (0: the first) from the residual stream entering it
-        (a recorded pass's ``hidden_states[from_layer]``): the layers before a
-        switched-off head give the same numbers, so an ablation need not run them again.
-        A ``cache`` then holds the earlier positions' keys and values for every layer;
-        none is kept.
-    head_patch : (chosen (..., H) bool, values (..., H, T, d_k)), optional
-        Layer ``from_layer``'s chosen heads output ``values`` (before W_O) instead of their
-        own: activation patching, which starts at the layer it changes.
-    layer_masks : {layer: mask}, optional
-        A mask for each layer named, instead of ``mask`` there: (T, Tk), or (..., 1, T, Tk)
-        with one per sequence (attention knockout forbids chosen query-key pairs).
     vocab : (n,) token ids, optional
         Logits for these tokens only: an answer against a wrong answer needs 2 columns of
         the output matrix, not 49,152.
+    keep_cache : bool
+        Return the keys and values for a later call (generation); off for one-off passes.
     """
-    cfg, w = m.config, weights if weights is not None else m.weights
+    iv = interventions or Interventions()
+    cfg, w = m.config, iv.weights if iv.weights is not None else m.weights
     ids = np.asarray(ids)
     T, past = ids.shape[-1], cache.length if cache is not None else 0
+    mask = iv.mask
     if mask is None and T > 1:  # one new token may read every key: no mask needed
         mask = causal_mask(T, past + T)
     positions = np.arange(past, past + T)
@@ -334,11 +317,12 @@ def forward(m: SmolLM, ids: np.ndarray, *, cache: KVCache | None = None,
     cos = sin = None
     if cfg.uses_rope:
         cos, sin = rope_angles(positions, cfg.d_head, cfg.rope_base, w.rope_factors)
-    if from_layer or stream is not None:
-        if stream is None or keep_cache or record:
+    from_layer = iv.from_layer
+    if from_layer or iv.stream is not None:
+        if iv.stream is None or keep_cache or record:
             raise ValueError("from_layer needs the stream entering that layer, and no kept "
                              "cache or record")
-        x = np.asarray(stream, dtype=F32)
+        x = np.asarray(iv.stream, dtype=F32)
     else:
         x = np.asarray(w.token_embd[ids], dtype=F32)  # (..., T, d)
         if cfg.positions == "learned":  # GPT-2: each position's own vector, added
@@ -350,11 +334,11 @@ def forward(m: SmolLM, ids: np.ndarray, *, cache: KVCache | None = None,
     with _blas().limit(limits=1, user_api="blas"):
         for n in range(from_layer, cfg.n_layers):
             h = norm(x, w.attn_norm[n], _layer(w.attn_norm_bias, n), cfg)
-            layer_mask = mask if layer_masks is None else layer_masks.get(n, mask)
+            layer_mask = mask if iv.layer_masks is None else iv.layer_masks.get(n, mask)
             a = attention(h, n, w, cfg, cos, sin, layer_mask,
                           None if cache is None else (cache.keys[n], cache.values[n]),
-                          None if head_mask is None else head_mask[n],
-                          head_patch if n == from_layer else None)
+                          None if iv.head_mask is None else iv.head_mask[n],
+                          iv.head_patch if n == from_layer else None)
             if keep_cache:
                 keys.append(a["k"])
                 values.append(a["v"])

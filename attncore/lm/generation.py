@@ -26,7 +26,8 @@ import numpy as np
 
 from .._checks import whole_number
 from .decoder import KVCache, forward
-from .files import SmolLM, model
+from .files import LanguageModel
+from .models import model
 from .tokens import decode, pieces
 from .trace import as_ids
 
@@ -128,7 +129,7 @@ def _check_lengths(n_prompt: int, max_new_tokens: int) -> int:
     return max_new_tokens
 
 
-def stop_ids(m: SmolLM) -> frozenset[int]:
+def stop_ids(m: LanguageModel) -> frozenset[int]:
     """Tokens that end a text: the GGUF's end-of-sequence token (<|im_end|>) and
     <|endoftext|>."""
     end = m.tokenizer.token_to_id("<|endoftext|>")
@@ -137,7 +138,7 @@ def stop_ids(m: SmolLM) -> frozenset[int]:
 
 def generate_steps(text_or_ids, max_new_tokens: int = 20, sampling: Sampling | None = None,
                    *, use_cache: bool = True, stop_at_end: bool = True,
-                   m: SmolLM | None = None) -> Iterator[Step]:
+                   m: LanguageModel | None = None) -> Iterator[Step]:
     """Write up to ``max_new_tokens`` tokens after the prompt, yielding each as it comes.
 
     With ``use_cache`` the prompt is read once and each later pass reads one token plus
@@ -193,7 +194,7 @@ class Generation:
 
 def generate(text_or_ids, max_new_tokens: int = 20, sampling: Sampling | None = None, *,
              use_cache: bool = True, stop_at_end: bool = True,
-             m: SmolLM | None = None) -> Generation:
+             m: LanguageModel | None = None) -> Generation:
     """All of :func:`generate_steps` at once."""
     m = m or model()
     _, ids = as_ids(m, text_or_ids)

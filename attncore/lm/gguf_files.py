@@ -23,7 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import LMConfig, ModelFilesError, parameter_count
+from .._installed import ModelFilesError
+from .config import LMConfig, parameter_count
 
 ARCHITECTURES = ("llama", "qwen2", "gpt2")
 #: llama.cpp's names of the byte-level BPE pre-tokenizers we rebuild, with the regular
@@ -86,7 +87,7 @@ def read_config(reader) -> LMConfig:
         vocab_size=int(embd.shape[-1]),  # ggml lists (d, V): the rows of the embedding
         context_length=int(field(reader, a + "context_length")),
         # float(np.float32(1e-5)) would keep the float32 rounding (9.9999997e-06)
-        rms_eps=float(np.float32(field(reader, a + eps_key))),
+        norm_eps=float(np.float32(field(reader, a + eps_key))),
         rope_base=float(field(reader, a + "rope.freq_base", 10000.0)),
         family=arch, norm="layer" if gpt2 else "rms",
         positions={"llama": "rope_pairs", "qwen2": "rope_halves", "gpt2": "learned"}[arch],

@@ -24,8 +24,9 @@ from .._checks import whole_number
 from .._installed import read_only
 from ..results_cache import kept
 from .decoder import forward
-from .files import SmolLM, model
-from .kept import lm_code_version
+from .files import LanguageModel
+from .interventions import Interventions
+from .models import model
 
 #: Segments a page may ask for: 3 sequences of 2 × 40 tokens is 240 positions a pass.
 MAX_SEGMENT = 40
@@ -73,7 +74,7 @@ def head_mask_for(heads: list[tuple[int, int]], n_layers: int, n_heads: int) -> 
     return mask
 
 
-def repeated_tokens(m: SmolLM, seed: int, segment: int, sequences: int) -> np.ndarray:
+def repeated_tokens(m: LanguageModel, seed: int, segment: int, sequences: int) -> np.ndarray:
     """``sequences`` rows of a random segment of ``segment`` ordinary tokens (no special
     token), each written twice: (sequences, 2 · segment) ids."""
     rng = np.random.default_rng(seed)
@@ -160,7 +161,7 @@ class InductionTest:
 
 
 def induction_test(seed: int = 0, segment: int = 25, sequences: int = 3, n_top: int = 5,
-                   draws: int = 4, *, m: SmolLM | None = None) -> InductionTest:
+                   draws: int = 4, *, m: LanguageModel | None = None) -> InductionTest:
     """Find the model's induction heads (``m``, SmolLM2 by default) and switch them off.
 
     ``sequences`` random segments of ``segment`` tokens, each repeated; the induction
@@ -183,18 +184,18 @@ def induction_test(seed: int = 0, segment: int = 25, sequences: int = 3, n_top: 
 # lesson 10 on a new server reads them. The arrays are read-only, as every caller shares
 # them.
 @functools.lru_cache(maxsize=16)
-def _induction_test(m: SmolLM, seed: int, segment: int, sequences: int, n_top: int,
+def _induction_test(m: LanguageModel, seed: int, segment: int, sequences: int, n_top: int,
                     draws: int) -> InductionTest:
     settings = {"model": m.sha256, "seed": seed, "segment": segment, "sequences": sequences,
                 "n_top": n_top, "draws": draws}
-    found = kept("lm-induction", settings, lm_code_version(),
+    found = kept("lm-induction", settings, __name__,
                  lambda: _compute_induction_test(m, seed, segment, sequences, n_top, draws))
     return dataclasses.replace(found, **{name: read_only(value) for name, value
                                         in vars(found).items()
                                         if isinstance(value, np.ndarray)})
 
 
-def _compute_induction_test(m: SmolLM, seed: int, segment: int, sequences: int, n_top: int,
+def _compute_induction_test(m: LanguageModel, seed: int, segment: int, sequences: int, n_top: int,
                             draws: int) -> InductionTest:
     L, H = m.config.n_layers, m.config.n_heads
     ids = repeated_tokens(m, seed, segment, sequences)
@@ -206,8 +207,9 @@ def _compute_induction_test(m: SmolLM, seed: int, segment: int, sequences: int, 
 
     def losses_with(off: list[tuple[int, int]]) -> np.ndarray:
         first = min(layer for layer, _ in off)  # layers before it are unchanged
-        p = forward(m, ids, head_mask=head_mask_for(off, L, H), keep_cache=False,
-                    from_layer=first, stream=clean.record["hidden_states"][..., first, :, :])
+        off_heads = Interventions(head_mask=head_mask_for(off, L, H), from_layer=first,
+                                  stream=clean.record["hidden_states"][..., first, :, :])
+        p = forward(m, ids, interventions=off_heads, keep_cache=False)
         return token_losses(p.logits, ids)
 
     rng = np.random.default_rng([seed, 1])  # its own stream: not the segments' draws

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import LMConfig, ModelFilesError, parameter_count
+from .._installed import ModelFilesError
+from .config import LMConfig, parameter_count
 
 LLAMA_LIKE = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "llama",
               "Qwen2ForCausalLM": "qwen2"}
@@ -93,7 +94,7 @@ def read_config(folder: Path) -> tuple[LMConfig, dict]:
         return LMConfig(n_layers=c["n_layer"], n_heads=H, n_kv_heads=H, d_model=d,
                         d_ff=c.get("n_inner") or 4 * d, vocab_size=c["vocab_size"],
                         context_length=c.get("n_positions", c.get("n_ctx", 1024)),
-                        rms_eps=float(c.get("layer_norm_epsilon", 1e-5)), rope_base=10000.0,
+                        norm_eps=float(c.get("layer_norm_epsilon", 1e-5)), rope_base=10000.0,
                         family="gpt2", norm="layer", positions="learned", mlp="gelu",
                         qkv_bias=True, biases=True,
                         tied_output=c.get("tie_word_embeddings", True)), {}
@@ -117,7 +118,7 @@ def read_config(folder: Path) -> tuple[LMConfig, dict]:
         n_layers=c["num_hidden_layers"], n_heads=H,
         n_kv_heads=c.get("num_key_value_heads") or H, d_model=d, d_ff=c["intermediate_size"],
         vocab_size=c["vocab_size"], context_length=c.get("max_position_embeddings", 2048),
-        rms_eps=float(c.get("rms_norm_eps", 1e-6)), rope_base=base, family=family,
+        norm_eps=float(c.get("rms_norm_eps", 1e-6)), rope_base=base, family=family,
         positions="rope_halves", qkv_bias=family == "qwen2",
         tied_output=bool(c.get("tie_word_embeddings", False)),
         head_dim=d_k if d_k != d // H else 0,

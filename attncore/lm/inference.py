@@ -34,10 +34,11 @@ from ..masks import sliding_window_mask
 from ..measure import best_time
 from ..results_cache import kept
 from .decoder import forward
-from .files import LMConfig, LMWeights, SmolLM, model
+from .files import LanguageModel, LMConfig, LMWeights
 from .generation import Sampling, generate_steps
 from .heads import token_losses
-from .kept import lm_code_version
+from .interventions import Interventions
+from .models import model
 from .tokens import decode, prompt_ids
 from .trace import as_ids
 
@@ -110,7 +111,7 @@ PUBLISHED = (
 )
 
 
-def cache_outweighs_weights_at(m: SmolLM) -> int:
+def cache_outweighs_weights_at(m: LanguageModel) -> int:
     """The context (tokens) from which one new token's step reads more bytes of KV cache
     (2 · L · n_KV · d_k · 4 a token of context) than of weights (every weight but the
     embedding table, of which it reads one row)."""
@@ -154,7 +155,7 @@ class CacheComparison:
 MAX_COMPARISON_STEPS = 64
 
 
-def cache_comparison(text_or_ids, steps: int, *, m: SmolLM | None = None,
+def cache_comparison(text_or_ids, steps: int, *, m: LanguageModel | None = None,
                      progress: Callable[[float, str], None] | None = None) -> CacheComparison:
     """Write ``steps`` tokens greedily twice, with the KV cache and without (no early stop
     at an end token, so both runs have the same length). ``progress(fraction, what)``, if
@@ -204,7 +205,7 @@ def merge_kv_heads(w: LMWeights, cfg: LMConfig) -> LMWeights:
     return replace(w, attn_qkv=qkv)
 
 
-def text_ids(m: SmolLM, text: str, tokens: int) -> np.ndarray:
+def text_ids(m: LanguageModel, text: str, tokens: int) -> np.ndarray:
     """The first ``tokens`` tokens of ``text`` (2 .. MAX_TOKENS); ValueError if it has fewer
     than 2."""
     tokens = whole_number(tokens, "tokens", 2, MAX_TOKENS)
@@ -216,11 +217,12 @@ def text_ids(m: SmolLM, text: str, tokens: int) -> np.ndarray:
     return ids
 
 
-def perplexity(m: SmolLM, ids: np.ndarray, mask: np.ndarray | None = None,
+def perplexity(m: LanguageModel, ids: np.ndarray, mask: np.ndarray | None = None,
                weights: LMWeights | None = None) -> float:
     """e^(mean cross-entropy in nats) of tokens 2 .. N, each predicted from those before
     it (under ``mask``, causal by default; with ``weights``, the model's by default)."""
-    p = forward(m, ids, mask=mask, weights=weights, keep_cache=False)
+    p = forward(m, ids, interventions=Interventions(mask=mask, weights=weights),
+                keep_cache=False)
     return float(np.exp(token_losses(p.logits, ids).mean()))
 
 
@@ -267,16 +269,16 @@ class WindowResult:
 MAX_SHIFT_TOKENS = 256
 
 
-def _pass(m: SmolLM, ids: np.ndarray, mask: np.ndarray | None, keep_weights: bool
+def _pass(m: LanguageModel, ids: np.ndarray, mask: np.ndarray | None, keep_weights: bool
           ) -> tuple[float, np.ndarray | None]:
-    p = forward(m, ids, mask=mask, keep_cache=False, record=("weights",) if keep_weights
-                else False)
+    p = forward(m, ids, interventions=Interventions(mask=mask), keep_cache=False,
+                record=("weights",) if keep_weights else False)
     ppl = float(np.exp(token_losses(p.logits, ids).mean()))
     return ppl, p.record.get("weights")
 
 
 def window_perplexities(text: str, window: int, sinks: int, tokens: int = DEFAULT_TOKENS,
-                        *, shift: bool = False, m: SmolLM | None = None,
+                        *, shift: bool = False, m: LanguageModel | None = None,
                         keep: bool = False) -> WindowResult:
     """Perplexity with full attention, a sliding window, and the window with sinks (three
     passes over the first ``tokens`` tokens); with ``shift``, where the attention the
@@ -296,7 +298,7 @@ def window_perplexities(text: str, window: int, sinks: int, tokens: int = DEFAUL
         return _window_perplexities(m, tuple(ids.tolist()), window, sinks, bool(shift))
     settings = {"model": m.sha256, "ids": _digest(ids), "window": window, "sinks": sinks,
                 "shift": bool(shift)}
-    return kept("lm-window", settings, lm_code_version(), lambda: _window_perplexities(
+    return kept("lm-window", settings, __name__, lambda: _window_perplexities(
         m, tuple(ids.tolist()), window, sinks, bool(shift)))
 
 
@@ -308,7 +310,7 @@ def _digest(ids: np.ndarray) -> str:
 # Three passes over up to 1024 tokens: a server keeps the last results (perplexities are
 # the same every time); with ``shift`` each holds 3 · L · T² float32 weights (24 MB at 256).
 @functools.lru_cache(maxsize=8)
-def _window_perplexities(m: SmolLM, token_ids: tuple[int, ...], window: int, sinks: int,
+def _window_perplexities(m: LanguageModel, token_ids: tuple[int, ...], window: int, sinks: int,
                          shift: bool) -> WindowResult:
     ids = np.array(token_ids, dtype=np.int64)
     T = ids.size
@@ -346,7 +348,7 @@ class WindowCurve:
 
 
 def window_curve(text: str, windows, sinks: int, tokens: int = DEFAULT_TOKENS,
-                 progress=None, *, m: SmolLM | None = None) -> WindowCurve:
+                 progress=None, *, m: LanguageModel | None = None) -> WindowCurve:
     """:func:`window_perplexities` for each W of ``windows`` (2 passes each, 1 for the
     dense reference); ``progress(fraction)`` hears after each pass."""
     m = m or model()
@@ -375,17 +377,17 @@ class MergedResult:
 
 
 def merged_kv_perplexity(text: str, tokens: int = DEFAULT_TOKENS, *,
-                         m: SmolLM | None = None) -> MergedResult:
+                         m: LanguageModel | None = None) -> MergedResult:
     """Perplexity with the model's KV heads (SmolLM2's 3), and with them averaged into one."""
     m = m or model()
     ids = text_ids(m, text, tokens)
     # Two passes (seconds) for three numbers: kept on disk for every later process.
-    return kept("lm-merged-kv", {"model": m.sha256, "ids": _digest(ids)}, lm_code_version(),
+    return kept("lm-merged-kv", {"model": m.sha256, "ids": _digest(ids)}, __name__,
                 lambda: _merged_kv_perplexity(m, tuple(ids.tolist())))
 
 
 @functools.lru_cache(maxsize=8)
-def _merged_kv_perplexity(m: SmolLM, token_ids: tuple[int, ...]) -> MergedResult:
+def _merged_kv_perplexity(m: LanguageModel, token_ids: tuple[int, ...]) -> MergedResult:
     ids = np.array(token_ids, dtype=np.int64)
     return MergedResult(tokens=int(ids.size), gqa=perplexity(m, ids),
                         merged=perplexity(m, ids, weights=merge_kv_heads(m.weights, m.config)))
@@ -412,7 +414,7 @@ MAX_TIMING_CONTEXT = 256
 
 
 def token_times(contexts, rounds: int = 3, progress=None, *,
-                m: SmolLM | None = None) -> TokenTimes:
+                m: LanguageModel | None = None) -> TokenTimes:
     """Measure :class:`TokenTimes` on the project's text, one BLAS thread (as every pass)."""
     m = m or model()
     contexts = np.array(sorted({whole_number(int(c), "context", 2, MAX_TIMING_CONTEXT)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .decoder import norm
-from .files import SmolLM
+from .files import LanguageModel
 from .pair import PairRuns
 
 
@@ -48,7 +48,7 @@ class Lens:
     p_top: np.ndarray
 
 
-def logit_lens(m: SmolLM, runs: PairRuns) -> Lens:
+def logit_lens(m: LanguageModel, runs: PairRuns) -> Lens:
     """The clean run's stream at the last position after each layer, through the model's
     final norm (RMSNorm, or GPT-2's LayerNorm) and the output matrix."""
     cfg, w = m.config, m.weights
@@ -83,7 +83,7 @@ class Attribution:
         return float(self.embed + self.heads.sum() + self.ffn.sum() + self.biases)
 
 
-def direct_attribution(m: SmolLM, runs: PairRuns) -> Attribution:
+def direct_attribution(m: LanguageModel, runs: PairRuns) -> Attribution:
     r"""Each component's direct part of the clean LD at the last position:
     :math:`(c / \mathrm{rms}) \odot g \cdot (W_U[\mathrm{answer}] - W_U[\mathrm{wrong}])`,
     rms and g the final RMSNorm's of the clean run; for a LayerNorm,
@@ -100,9 +100,9 @@ def direct_attribution(m: SmolLM, runs: PairRuns) -> Attribution:
     unembed = (w.output[:, pair.answer].astype(np.float64)
                - w.output[:, pair.wrong].astype(np.float64))  # (d,)
     if cfg.norm == "rms":
-        scale = np.sqrt(np.mean(final * final) + cfg.rms_eps)
+        scale = np.sqrt(np.mean(final * final) + cfg.norm_eps)
     else:  # LayerNorm: its centring and its scale σ, frozen at the clean run's
-        scale = np.sqrt(np.var(final) + cfg.rms_eps)
+        scale = np.sqrt(np.var(final) + cfg.norm_eps)
     direction = w.output_norm.astype(np.float64) / scale * unembed  # (d,)
     if cfg.norm == "layer":
         direction -= direction.mean()

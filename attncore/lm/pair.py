@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .decoder import KVCache, forward
-from .files import SmolLM
+from .files import LanguageModel
 from .tokens import encode, pieces, prompt_ids
 
 #: Tokens a prompt of the pair may hold: patching runs the model about L·(H + T) times.
@@ -52,11 +52,11 @@ class Pair:
         return np.array([self.answer, self.wrong])
 
 
-def _split(m: SmolLM, text: str) -> str:
+def _split(m: LanguageModel, text: str) -> str:
     return " | ".join(f"'{p}'" for p in pieces(m, prompt_ids(m, text)))
 
 
-def _one_token(m: SmolLM, text: str, role: str) -> int:
+def _one_token(m: LanguageModel, text: str, role: str) -> int:
     if not isinstance(text, str) or not text:
         raise ValueError(f"the {role} is empty: type one word (with its leading space, "
                          "' Paris', when it follows a word)")
@@ -67,7 +67,7 @@ def _one_token(m: SmolLM, text: str, role: str) -> int:
     return int(ids[0])
 
 
-def _prompt(m: SmolLM, text: str, role: str) -> np.ndarray:
+def _prompt(m: LanguageModel, text: str, role: str) -> np.ndarray:
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"the {role} prompt is empty: type a sentence")
     ids = prompt_ids(m, text)
@@ -78,7 +78,7 @@ def _prompt(m: SmolLM, text: str, role: str) -> np.ndarray:
     return ids
 
 
-def make_pair(m: SmolLM, clean: str, corrupt: str, answer: str, wrong: str) -> Pair:
+def make_pair(m: LanguageModel, clean: str, corrupt: str, answer: str, wrong: str) -> Pair:
     """Check and tokenise a pair.
 
     Raises
@@ -156,7 +156,7 @@ class PairRuns:
 RECORDED = ("hidden_states", "head_outputs", "ffn_output", "weights")
 
 
-def run_pair(m: SmolLM, pair: Pair) -> PairRuns:
+def run_pair(m: LanguageModel, pair: Pair) -> PairRuns:
     """Both runs, recorded, and their logit differences.
 
     Every run is computed as the patched runs are (after the same prefix cache, two

@@ -20,8 +20,9 @@ from collections.abc import Callable
 import numpy as np
 
 from .decoder import causal_mask, forward
-from .files import SmolLM
+from .files import LanguageModel
 from .generation import model_probs
+from .interventions import Interventions
 from .pair import PairRuns, logit_difference, recovery
 
 Progress = Callable[[float], None] | None
@@ -32,7 +33,7 @@ def _tick(progress: Progress, done: float) -> None:
         progress(done)
 
 
-def residual_patching(m: SmolLM, runs: PairRuns, progress: Progress = None) -> np.ndarray:
+def residual_patching(m: LanguageModel, runs: PairRuns, progress: Progress = None) -> np.ndarray:
     """(L, T) recovery when the residual stream *entering* layer l at position p is the
     clean run's, in the corrupted run (layer 0: the token embeddings).
 
@@ -49,7 +50,8 @@ def residual_patching(m: SmolLM, runs: PairRuns, progress: Progress = None) -> n
         stream = np.repeat(runs.corrupt["hidden_states"][layer][None], Ts, axis=0)
         copies = np.arange(Ts)  # (Ts, Ts, d): copy i patches position start + i
         stream[copies, copies] = runs.clean["hidden_states"][layer]
-        p = forward(m, suffix, from_layer=layer, stream=stream, cache=runs.cache(Ts),
+        p = forward(m, suffix, cache=runs.cache(Ts),
+                    interventions=Interventions(from_layer=layer, stream=stream),
                     keep_cache=False, last_only=True, vocab=runs.pair.vocab)
         out[layer, start:] = recovery(logit_difference(p.logits), runs.ld_clean,
                                       runs.ld_corrupt)
@@ -57,7 +59,7 @@ def residual_patching(m: SmolLM, runs: PairRuns, progress: Progress = None) -> n
     return out
 
 
-def head_patching(m: SmolLM, runs: PairRuns, progress: Progress = None) -> np.ndarray:
+def head_patching(m: LanguageModel, runs: PairRuns, progress: Progress = None) -> np.ndarray:
     """(L, H) recovery when head h of layer l outputs, at every position, what it output in
     the clean run: its weighted sum of values, *before* W_O (d_k numbers a position).
 
@@ -71,9 +73,9 @@ def head_patching(m: SmolLM, runs: PairRuns, progress: Progress = None) -> np.nd
     for layer in range(L):
         stream = np.repeat(runs.corrupt["hidden_states"][layer][None], H, axis=0)  # (H, Ts, d)
         values = runs.clean["head_outputs"][layer][None]  # (1, H, Ts, d_k)
-        p = forward(m, suffix, from_layer=layer, stream=stream, cache=runs.cache(H),
-                    keep_cache=False, last_only=True, vocab=runs.pair.vocab,
-                    head_patch=(chosen, values))
+        patch = Interventions(from_layer=layer, stream=stream, head_patch=(chosen, values))
+        p = forward(m, suffix, cache=runs.cache(H), interventions=patch, keep_cache=False,
+                    last_only=True, vocab=runs.pair.vocab)
         out[layer] = recovery(logit_difference(p.logits), runs.ld_clean, runs.ld_corrupt)
         _tick(progress, (layer + 1) / L)
     return out
@@ -86,7 +88,7 @@ def knockout_windows(n_layers: int, window: int) -> list[tuple[int, int]]:
     return [(first, first + window - 1) for first in range(n_layers - window + 1)]
 
 
-def knockout(m: SmolLM, runs: PairRuns, window: int, progress: Progress = None
+def knockout(m: LanguageModel, runs: PairRuns, window: int, progress: Progress = None
              ) -> tuple[list[tuple[int, int]], np.ndarray, float]:
     """The answer's probability in the clean run when the last token may not read the
     changed token(s) in each window of ``window`` consecutive layers.
@@ -109,8 +111,9 @@ def knockout(m: SmolLM, runs: PairRuns, window: int, progress: Progress = None
     B = len(windows)
     stream = np.repeat(runs.clean["hidden_states"][0][None], B + 1, axis=0)
     masks = {n: np.concatenate([mask, allowed[None, None]]) for n, mask in masks.items()}
-    p = forward(m, suffix, from_layer=0, stream=stream, cache=runs.cache(B + 1),
-                keep_cache=False, last_only=True, layer_masks=masks)
+    p = forward(m, suffix, cache=runs.cache(B + 1),
+                interventions=Interventions(stream=stream, layer_masks=masks),
+                keep_cache=False, last_only=True)
     _tick(progress, 1.0)
     probs = np.array([model_probs(logits)[pair.answer] for logits in p.logits])
     return windows, probs[:B], float(probs[B])

@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 
-from .files import SmolLM
+from .files import LanguageModel
 
 SPACE, NEWLINE, TAB = "␣", "↵", "⇥"
 
@@ -57,7 +57,7 @@ def readable(piece: str, special: bool = False, byte_level: bool = True) -> str:
             .replace("\r", "\\r"))
 
 
-def encode(m: SmolLM, text: str) -> np.ndarray:
+def encode(m: LanguageModel, text: str) -> np.ndarray:
     """Token ids of ``text`` (T,); special tokens written in the text ("<|im_end|>") are
     matched whole, as the model's own tokenizer does. No BOS token: this is the text's own
     tokens (an answer's, a piece of a prompt); :func:`prompt_ids` starts a prompt."""
@@ -66,7 +66,7 @@ def encode(m: SmolLM, text: str) -> np.ndarray:
     return np.array(m.tokenizer.encode(text, add_special_tokens=False).ids, dtype=np.int64)
 
 
-def prompt_ids(m: SmolLM, text: str) -> np.ndarray:
+def prompt_ids(m: LanguageModel, text: str) -> np.ndarray:
     """The ids the model reads for the prompt ``text``: the BOS token first when the model
     adds one (``config.add_bos``, as its own metadata says: Llama's tokenizers do,
     SmolLM2's, Qwen2's and GPT-2's do not), then :func:`encode`'s."""
@@ -76,7 +76,7 @@ def prompt_ids(m: SmolLM, text: str) -> np.ndarray:
     return ids
 
 
-def pieces(m: SmolLM, ids) -> list[str]:
+def pieces(m: LanguageModel, ids) -> list[str]:
     """The readable piece of each id (see :func:`readable`)."""
     special = set(m.special_tokens)
     byte_level = byte_level_pieces(m)
@@ -90,7 +90,7 @@ def pieces(m: SmolLM, ids) -> list[str]:
     return out
 
 
-def byte_level_pieces(m: SmolLM) -> bool:
+def byte_level_pieces(m: LanguageModel) -> bool:
     """Whether the model's pieces are byte-level BPE's (GPT-2's table: SmolLM2, Llama 3,
     Qwen2, GPT-2), not SentencePiece's."""
     from tokenizers import decoders
@@ -98,14 +98,14 @@ def byte_level_pieces(m: SmolLM) -> bool:
     return isinstance(m.tokenizer.decoder, decoders.ByteLevel)
 
 
-def decode(m: SmolLM, ids) -> str:
+def decode(m: LanguageModel, ids) -> str:
     """The text of ``ids``, special tokens included; bytes of an unfinished character
     become U+FFFD."""
     return m.tokenizer.decode([int(i) for i in np.asarray(ids).ravel()],
                               skip_special_tokens=False)
 
 
-def chat_prompt(m: SmolLM, user_text: str) -> str:
+def chat_prompt(m: LanguageModel, user_text: str) -> str:
     """``user_text`` wrapped in the model's own chat template (Jinja, from the GGUF's
     ``tokenizer.chat_template``), as one user message followed by the start of the
     assistant's turn. The template is rendered in Jinja's sandbox, as Hugging Face renders

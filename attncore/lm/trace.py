@@ -11,7 +11,9 @@ import numpy as np
 from .._checks import whole_number
 from .._installed import read_only
 from .decoder import forward
-from .files import LMConfig, SmolLM, model
+from .files import LanguageModel, LMConfig
+from .interventions import Interventions
+from .models import model
 from .tokens import pieces, prompt_ids
 
 #: Tokens one trace may hold. Every attention map of 256 tokens is 30 · 9 · 256² float32
@@ -81,7 +83,7 @@ class LMTrace:
                 if isinstance(value, np.ndarray)}
 
 
-def as_ids(m: SmolLM, text_or_ids) -> tuple[str | None, np.ndarray]:
+def as_ids(m: LanguageModel, text_or_ids) -> tuple[str | None, np.ndarray]:
     """The text (None when ids were given) and its token ids, checked."""
     if isinstance(text_or_ids, str):
         ids = prompt_ids(m, text_or_ids)
@@ -102,7 +104,7 @@ def as_ids(m: SmolLM, text_or_ids) -> tuple[str | None, np.ndarray]:
 
 
 def run(text_or_ids, max_tokens: int = MAX_TOKENS, head_mask=None, *,
-        m: SmolLM | None = None) -> LMTrace:
+        m: LanguageModel | None = None) -> LMTrace:
     """Run the model (``m``, SmolLM2 by default) on a text or a sequence of ids and return
     every intermediate. A text starts with the BOS token when the model adds one.
 
@@ -142,7 +144,7 @@ def run(text_or_ids, max_tokens: int = MAX_TOKENS, head_mask=None, *,
 
 
 @functools.lru_cache(maxsize=4)
-def _run(m: SmolLM, text: str | None, ids: tuple[int, ...], max_tokens: int,
+def _run(m: LanguageModel, text: str | None, ids: tuple[int, ...], max_tokens: int,
          mask_key: bytes | None) -> LMTrace:
     cfg = m.config
     n_tokens = len(ids)
@@ -150,7 +152,8 @@ def _run(m: SmolLM, text: str | None, ids: tuple[int, ...], max_tokens: int,
     head_mask = (None if mask_key is None else
                  np.frombuffer(mask_key, dtype=np.float32).reshape(cfg.n_layers, cfg.n_heads))
     start = time.perf_counter()
-    p = forward(m, kept, record=True, head_mask=head_mask, keep_cache=False)
+    p = forward(m, kept, interventions=Interventions(head_mask=head_mask), record=True,
+                keep_cache=False)
     seconds = time.perf_counter() - start
     r = p.record
     arrays = {

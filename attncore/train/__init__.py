@@ -9,8 +9,9 @@ Modules, each one idea:
 * ``gru``, ``bottleneck`` — lesson 0: a GRU encoder-decoder copying strings through a
   fixed-size context or with Bahdanau attention (``train_task("bottleneck")`` returns a
   :class:`BottleneckResult`: both models, their accuracy against length);
-* ``collapse`` — attention collapse and over-sparsity under bad settings;
-* ``bench`` — steps per second and seconds to threshold of the three default runs.
+* ``collapse`` — attention collapse and over-sparsity under bad settings.
+
+Their benchmarks are ``benchmarks/training.py`` and ``benchmarks/bottleneck.py``.
 
 The attention score each task reports:
 

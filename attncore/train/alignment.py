@@ -234,3 +234,51 @@ def train_alignment(config: AlignmentConfig = AlignmentConfig(), progress=None) 
     return train("alignment", config.seed, config, params, loss_and_grads, measure, examples,
                  steps=config.steps, lr=config.lr, weight_decay=config.weight_decay,
                  progress=progress)
+
+
+@dataclass(frozen=True)
+class TrainedAlignment:
+    """The alignment a trained model gives the first :data:`DISPLAY` sentence.
+
+    ``weights`` (T, T): the French words and the end mark (rows, ``french``) over the
+    English words and the end mark (columns, ``english``), each row summing to 1;
+    ``order[i]`` is the English word of French word i (:func:`translate_words`).
+    ``accuracy`` and ``score`` are the held-out token accuracy and alignment score
+    (:func:`alignment_score`) after ``steps`` steps from ``seed``, at width ``d_model``.
+    """
+
+    kind: str
+    weights: np.ndarray
+    french: tuple[str, ...]
+    english: tuple[str, ...]
+    order: tuple[int, ...]
+    accuracy: float
+    score: float
+    steps: int
+    seed: int
+    d_model: int
+
+    @property
+    def moved(self) -> tuple[int, ...]:
+        """The French words (rows) that are not in their English word's place."""
+        return tuple(i for i, j in enumerate(self.order) if i != j)
+
+    @property
+    def moved_found(self) -> int:
+        """How many of the moved words put their largest weight on their English word."""
+        return sum(int(np.argmax(self.weights[i])) == self.order[i] for i in self.moved)
+
+
+def trained_alignment(kind: str, steps: int, seed: int = 0) -> TrainedAlignment:
+    """Train the ``kind`` model for ``steps`` steps from ``seed`` (the other settings
+    :class:`AlignmentConfig`'s defaults) and read its alignment of the first
+    :data:`DISPLAY` sentence."""
+    run = train_alignment(AlignmentConfig(kind=kind, steps=steps, seed=seed))
+    english = DISPLAY[0].split()
+    french, order = translate_words(english)
+    n = len(english) + 1  # the words and the end mark
+    return TrainedAlignment(
+        kind=kind, weights=run.snapshots["alignment"][-1, 0, :n, :n].copy(),
+        french=(*french, EOS), english=(*english, EOS), order=tuple(order),
+        accuracy=run.final_accuracy, score=run.attention_score, steps=run.steps,
+        seed=run.seed, d_model=run.config.d_model)

@@ -58,6 +58,12 @@ def md_escape(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", str(text))
 
 
+def token_code(piece: str) -> str:
+    """A token in markdown, as code (escaped instead when it holds a backtick, which would
+    end the code span)."""
+    return f"`{piece}`" if "`" not in piece else md_escape(piece)
+
+
 def plotly_safe(text: str) -> str:
     """Plotly reads a few HTML tags in labels; escape angle brackets so text stays text."""
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

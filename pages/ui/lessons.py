@@ -38,7 +38,9 @@ class Lesson:
     rest is the lesson's address (``/Cost``), which links in teachers' slides rely on.
     ``prefix`` starts every widget key of the page (``cost_heads``), and so every
     parameter of its link. ``goal`` is the page's one-line goal, ``summary`` its line on
-    the home page and in the README.
+    the home page and in the README. ``slow_controls`` names the buttons that start work
+    taking seconds by design (key without the prefix -> what it does): the fuzz test
+    never presses them, and the page's own tests do, at small settings.
     """
 
     number: int
@@ -48,6 +50,7 @@ class Lesson:
     icon: str
     goal: str
     summary: str
+    slow_controls: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         match = _SCRIPT.match(self.script)
@@ -83,7 +86,8 @@ LESSONS: tuple[Lesson, ...] = (
              "attention, and see where the first one fails and why the second does not.",
         summary="the problem attention was invented for: a recurrent encoder-decoder "
                 "squeezes a string into one vector and fails as it grows; with attention "
-                "it holds. Both trained live."),
+                "it holds. Both trained live.",
+        slow_controls=(("train", "trains two models"),)),
     Lesson(
         1, "1_Worked_example.py", "Worked example", "we", "✏️",
         goal="compute softmax(QKᵀ/√d_k)·V for a few tokens, one step at a time, and check "
@@ -142,7 +146,11 @@ LESSONS: tuple[Lesson, ...] = (
              "{induction-head:induction head}.",
         summary="small models trained live in NumPy: attention pooling finds the "
                 "sentiment words, alignment emerges from translation, induction heads "
-                "form, and what bad settings do to attention."),
+                "form, and what bad settings do to attention.",
+        slow_controls=(*((f"{task}_{button}", "trains a model")
+                         for task in ("sentiment", "alignment", "induction")
+                         for button in ("train", "again")),
+                       ("collapse_train", "trains five models"))),
     Lesson(
         9, "9_Pretrained_model.py", "A real pretrained model", "pre", "🛰️",
         goal="open up all-MiniLM-L6-v2, a real 6-layer, 12-head model, on your own "
@@ -158,7 +166,9 @@ LESSONS: tuple[Lesson, ...] = (
              "{induction-head:induction heads} that copy, and one head computed by hand.",
         summary="SmolLM2, a real 30-layer decoder run by our own NumPy code: the next "
                 "token and how it is drawn, its 270 heads, the causal mask checked, "
-                "induction heads found and switched off, one head by hand."),
+                "induction heads found and switched off, one head by hand.",
+        slow_controls=(("generate", "writes up to 32 tokens"),
+                       ("ind_run", "six passes through the model"))),
     Lesson(
         11, "11_Inference.py", "Attention at inference", "inf", "⚡",
         goal="measure on lesson 10's model what attention costs when it writes, and how "
@@ -166,7 +176,10 @@ LESSONS: tuple[Lesson, ...] = (
              "sliding window with attention sinks, and FlashAttention's online softmax.",
         summary="on the same model, measured live: the KV cache, grouped-query heads, a "
                 "sliding window with attention sinks, and FlashAttention's online "
-                "softmax."),
+                "softmax.",
+        slow_controls=tuple((button, "runs the model over hundreds of tokens or times it")
+                            for button in ("measure_times", "measure_merge",
+                                           "measure_window", "curve", "measure_memory"))),
     Lesson(
         12, "12_Attention_for_the_answer.py", "What attention does for the answer", "ans",
         "🎯",
@@ -176,7 +189,8 @@ LESSONS: tuple[Lesson, ...] = (
              "knockout, on the real model of lesson 10.",
         summary="change one word and find, causally, which layers and heads carry the "
                 "answer: the logit lens, the answer split into every head's part, "
-                "activation patching, attention knockout."),
+                "activation patching, attention knockout.",
+        slow_controls=(("run", "patches every head and position of a pair"),)),
 )
 
 BY_PREFIX = {lesson.prefix: lesson for lesson in LESSONS}
@@ -193,12 +207,13 @@ def lesson(prefix: str) -> Lesson:
 
 
 def readme_list() -> str:
-    """The README's list of lessons, one line each (links to the page scripts)."""
+    """The README's list of lessons, one line each, linking each page's script; glossary
+    fields are shown as their words (the README has no glossary to link)."""
     plain = re.compile(r"\{([a-z0-9-]+)(?::([^}]*))?\}")
     return "\n".join(
-        f"{n}. [{lesson.title}](pages/{lesson.script}): "
+        f"- **{lesson.number} · [{lesson.title}](pages/{lesson.script})**: "
         f"{plain.sub(lambda m: m.group(2) or m.group(1), lesson.summary)}"
-        for n, lesson in ((lesson.number, lesson) for lesson in LESSONS))
+        for lesson in LESSONS)
 
 
 def _check_unique() -> None:

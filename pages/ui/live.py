@@ -51,15 +51,18 @@ def offer_downloads(results: dict, names: list[str] | None) -> None:
 
 
 def lesson_downloads(prefix: str, results: dict, matrices: Callable[[dict], dict],
-                     trace: Callable[[dict], dict]) -> None:
+                     trace: Callable[[dict], dict], note: str = "") -> None:
     """The "Download" section after a lesson body, for the matrices the body offered
-    (``offer_downloads``). The files are built when a button is clicked, by
-    ``matrices(results)`` (name -> (matrix, row labels, column labels)) and
-    ``trace(results)`` (the JSON's dict), from what the body shows at that moment."""
+    (``offer_downloads``), with ``note`` (markdown, if any) saying what the files hold. The
+    files are built when a button is clicked, by ``matrices(results)`` (name -> (matrix,
+    row labels, column labels)) and ``trace(results)`` (the JSON's dict), from what the
+    body shows at that moment."""
     names = results.get(_OFFERED)
     results[_DRAWN] = names
     if not names:
         return
     st.subheader("Download")
+    if note:
+        st.markdown(note)
     downloads(prefix, lambda: matrices(results), lambda: {
         name: value for name, value in trace(results).items() if name not in (_OFFERED, _DRAWN)})

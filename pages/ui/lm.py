@@ -13,7 +13,7 @@ from attncore.lm import files as lm_files
 from attncore.lm import inference as inf
 
 from .controls import URL
-from .labels import md_escape
+from .labels import md_escape, token_code
 from .layout import install_note, presenter_mode, show_error
 from .shared import shared_result
 
@@ -42,7 +42,7 @@ CACHE_PROMPT = "The capital of France is"
 CACHE_STEPS = 8
 
 
-def cache_comparison(m: lm.SmolLM, prompt: str, steps: int, *, in_session: bool = True
+def cache_comparison(m: lm.LanguageModel, prompt: str, steps: int, *, in_session: bool = True
                      ) -> tuple[inf.CacheComparison, float]:
     """Lesson 11's generation with and without the KV cache, and when it was measured
     (``time.time()``), shared by every session of this server: a class opening the lesson
@@ -61,7 +61,7 @@ def cache_comparison(m: lm.SmolLM, prompt: str, steps: int, *, in_session: bool 
     return shared_result("cache", (m.sha256, prompt, steps), compute)
 
 
-def is_default(m: lm.SmolLM) -> bool:
+def is_default(m: lm.LanguageModel) -> bool:
     """Whether ``m`` is SmolLM2 from its pinned package (the lessons' own model)."""
     return m.sha256 == lm_files.GGUF_SHA256
 
@@ -129,7 +129,7 @@ def megabytes(n_bytes: int) -> str:
     return f"{n_bytes / 1e6:,.0f} MB" if n_bytes >= 1e8 else f"{n_bytes / 1e6:.3g} MB"
 
 
-def load_language_model(name: str | None = None) -> lm.SmolLM | None:
+def load_language_model(name: str | None = None) -> lm.LanguageModel | None:
     """The model ``name`` (by default the picker's choice, :func:`choose_model`), loaded
     once per server process; on its very first load on a machine (seconds to minutes:
     dequantising and writing the cache on disk) a progress bar says what is happening.
@@ -159,7 +159,7 @@ def _stored_types(path: str, sha256: str) -> dict[str, int]:
     return lm_files.stored_types(path)
 
 
-def storage_text(m: lm.SmolLM) -> str:
+def storage_text(m: lm.LanguageModel) -> str:
     """How the model's files store its weights: "Q4_0 (4-bit integers, ...; 97% of the
     numbers), F32 (3%)"."""
     try:
@@ -181,14 +181,14 @@ def heads_text(cfg: lm.LMConfig) -> str:
     return f"{cfg.n_heads} query heads sharing {shared}"
 
 
-def model_name(m: lm.SmolLM) -> str:
+def model_name(m: lm.LanguageModel) -> str:
     """The name a reader knows the model by: SmolLM2's, or the one the operator listed."""
     if is_default(m):
         return lm.DEFAULT_NAME
     return next((e.name for e in lm.available_models() if e.path == m.path), m.name)
 
 
-def model_note(m: lm.SmolLM, presenter: bool = False) -> None:
+def model_note(m: lm.LanguageModel, presenter: bool = False) -> None:
     """What the model is, plainly, with its numbers from the file (one line on a
     projector, where the first figure must fit on the first screen)."""
     cfg = m.config
@@ -224,7 +224,7 @@ def model_note(m: lm.SmolLM, presenter: bool = False) -> None:
         f"{heads_text(cfg)}, a {cfg.vocab_size:,}-token vocabulary.")
 
 
-def model_caption(m: lm.SmolLM, where: str) -> None:
+def model_caption(m: lm.LanguageModel, where: str) -> None:
     """The page's last line: which model, from where, checked how."""
     licence = f", licence {md_escape(m.license)}" if m.license else ""
     if is_default(m):
@@ -234,12 +234,6 @@ def model_caption(m: lm.SmolLM, where: str) -> None:
     st.caption(f"Model: {md_escape(model_name(m))} (“{md_escape(m.name)}”{licence}), from "
                f"{md_escape(m.path.name)}, which this server's operator listed; sha256 "
                f"{m.sha256[:12]}…, recorded on its first load; {where}.")
-
-
-def token_code(piece: str) -> str:
-    """A token in markdown, as code (escaped instead when it holds a backtick, which would
-    end the code span)."""
-    return f"`{piece}`" if "`" not in piece else md_escape(piece)
 
 
 def token_strip(tokens: list[str], ids: np.ndarray) -> None:

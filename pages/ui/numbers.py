@@ -99,14 +99,63 @@ def significant_text(x: float, digits: int) -> str:
     x = float(x)
     if math.isinf(x):
         return number_text(x, digits)
-    text = f"{x:.{digits}g}"
-    while float(text) in (0.0, 1.0, -1.0) and float(text) != x and digits < 17:
-        digits += 1  # 0.999996 is not 1: as many digits as it takes to say so
-        text = f"{x:.{digits}g}"
+    text = _significant(x, digits)
     if "e" not in text:
         return text
     mantissa, exponent = text.split("e")
     return _times_power(mantissa, int(exponent))
+
+
+def _significant(x: float, digits: int) -> str:
+    """``x`` in Python's ``g`` format to ``digits`` significant digits, or more while that
+    would read 0, 1 or −1 for a number that is not."""
+    text = f"{x:.{digits}g}"
+    while float(text) in (0.0, 1.0, -1.0) and float(text) != x and digits < 17:
+        digits += 1  # 0.999996 is not 1: as many digits as it takes to say so
+        text = f"{x:.{digits}g}"
+    return text
+
+
+def significant_latex(x: float, digits: int) -> str:
+    """:func:`significant_text` for LaTeX: ``131.849``, ``3.2 \\times 10^{-5}``.
+
+    >>> print(significant_latex(3.2e-05, 6), significant_latex(131.84912, 6))
+    3.2 \\times 10^{-5} 131.849
+    """
+    x = float(x)
+    if math.isinf(x):
+        return number_latex(x, digits)
+    text = _significant(x, digits)
+    if "e" not in text:
+        return text
+    mantissa, exponent = text.split("e")
+    return rf"{mantissa} \times 10^{{{int(exponent)}}}"
+
+
+def significant_sign(*xs: float, digits: int) -> str:
+    """The sign before numbers written by :func:`significant_latex`: ``=`` when each is
+    written exactly, ``\\approx`` when one of them is rounded.
+
+    >>> print(significant_sign(0.5, 2.0, digits=6), significant_sign(1 / 3, digits=6))
+    = \\approx
+    """
+    exact = all(float(_significant(float(x), digits)) == float(x) for x in xs)
+    return "=" if exact else r"\approx"
+
+
+def ratio_text(x: float, decimals: int = 1) -> str:
+    """How many times (a ratio of paces, of sizes) with ``decimals`` decimals, or up to two
+    more while it would read 1.0 for a ratio that is not 1: "1.04 times as fast" never
+    reads "1.0 times".
+
+    >>> ratio_text(2.46), ratio_text(1.04), ratio_text(1.0004), ratio_text(1.0)
+    ('2.5', '1.04', '1.000', '1.0')
+    """
+    for places in range(decimals, decimals + 3):
+        text = f"{x:.{places}f}"
+        if float(text) != 1.0 or x == 1.0:
+            break
+    return text
 
 
 def number_latex(x: float, decimals: int) -> str:
@@ -128,3 +177,85 @@ def cell_number(x: float, decimals: int) -> str:
         smallest = f"{10.0 ** -decimals:.{decimals}f}"  # 0.01 at 2 decimals
         return f"<{smallest}" if x > 0 else f">-{smallest}"
     return number_text(x, 1)
+
+
+def probability_text(x: float, decimals: int = 3) -> str:
+    """A number of about 1 at most (a probability, a sum of weights, a gate) with
+    ``decimals`` decimals, unless they would round it to 1: "exactly 1" when it is 1, and
+    0.9999994 is "1 − 6.0×10⁻⁷", never a false "1.000".
+
+    >>> probability_text(0.5), probability_text(1.0), probability_text(0.9999994)
+    ('0.500', 'exactly 1', '1 − 6.0×10⁻⁷')
+    """
+    x = float(x)
+    if x == 1.0:
+        return "exactly 1"
+    mantissa, exponent = number_parts(x, decimals)
+    if exponent is None and float(mantissa) == 1.0:
+        return f"1 − {difference_text(1.0 - x)}" if x < 1 else f"1 + {difference_text(x - 1.0)}"
+    return number_text(x, decimals)
+
+
+_SUBSCRIPT = str.maketrans("-0123456789", "₋₀₁₂₃₄₅₆₇₈₉")
+
+
+def subscript(n: int) -> str:
+    """A whole number as a subscript, as a step is written in sₜ: 12 -> "₁₂", -1 -> "₋₁"."""
+    return str(int(n)).translate(_SUBSCRIPT)
+
+
+def whole_text(x: float) -> str:
+    """A whole number with its thousands separated and a real minus sign (65,504,
+    −1,024), ``−∞``, or from a million on in scientific notation (−1.000×10⁹).
+
+    >>> whole_text(65504.0), whole_text(-1e9), whole_text(float("-inf"))
+    ('65,504', '−1.000×10⁹', '−∞')
+    """
+    x = float(x)
+    if math.isinf(x) or abs(x) >= LARGEST_FIXED:
+        return number_text(x, 3).replace("-", "−")
+    return f"{x:,.0f}".replace("-", "−")
+
+
+def values_text(values, decimals: int = 4) -> str:
+    """Several numbers said as one, with a real minus sign: "NaN" when all are NaN,
+    "exactly 0" when all are 0, the value when all are equal, otherwise their range
+    (of the numbers that are not NaN).
+
+    >>> values_text([0.0, 0.0]), values_text([0.25, 0.25]), values_text([-1e9, 2.0], 0)
+    ('exactly 0', '0.2500', 'from −1×10⁹ to 2')
+    """
+    values = [float(v) for v in _flat(values)]
+    if all(math.isnan(v) for v in values):
+        return "NaN"
+    if all(v == 0 for v in values):
+        return "exactly 0"
+    if all(v == values[0] for v in values):
+        return number_text(values[0], decimals).replace("-", "−")
+    finite = [v for v in values if not math.isnan(v)]
+    low, high = (number_text(v, decimals).replace("-", "−") for v in (min(finite), max(finite)))
+    return f"from {low} to {high}"
+
+
+def _flat(values) -> list:
+    """The numbers of a number, a list or an array of any shape, in order."""
+    if hasattr(values, "ravel"):
+        return values.ravel().tolist()
+    if isinstance(values, (list, tuple)):
+        return [v for item in values for v in _flat(item)]
+    return [values]
+
+
+def bytes_text(n_bytes: float) -> str:
+    """A size in MB (10⁶ bytes) to 3 significant digits (:func:`significant_text`), or in
+    GB (10⁹) where the MB would round to 1000, in whole GB grouped by thousands where the GB
+    would: never "1e+03 MB" nor "4.4e+03 GB".
+
+    >>> bytes_text(47_185_920), bytes_text(999_600_000), bytes_text(4.398e12)
+    ('47.2 MB', '0.9996 GB', '4,398 GB')
+    """
+    for unit, size in (("MB", 1e6), ("GB", 1e9)):
+        amount = n_bytes / size
+        if float(f"{amount:.3g}") < 1000:
+            return f"{significant_text(amount, 3)} {unit}"
+    return f"{amount:,.0f} GB"

@@ -61,12 +61,13 @@ class Page:
         return f"{self.lesson.prefix}_{name}"
 
     def downloads(self, results: dict, matrices: Callable[[dict], dict],
-                  trace: Callable[[dict], dict]) -> None:
+                  trace: Callable[[dict], dict], note: str = "") -> None:
         """The page's "Download" section, for what its sections kept in ``results``
         (``pages.ui.live.keep`` and ``offer_downloads``): ``matrices(results)`` gives name
-        -> (matrix, row labels, column labels) for the CSV, ``trace(results)`` the JSON.
-        Built when a button is clicked, from what the page shows at that moment."""
-        lesson_downloads(self.lesson.prefix, results, matrices, trace)
+        -> (matrix, row labels, column labels) for the CSV, ``trace(results)`` the JSON;
+        ``note``, if given, says what they hold. Built when a button is clicked, from what
+        the page shows at that moment."""
+        lesson_downloads(self.lesson.prefix, results, matrices, trace, note)
 
 
 @contextmanager

@@ -4,7 +4,7 @@
 :func:`lifespan`: the server answers no request (its health check included) until
 :func:`prepare` has run, so that the first visit to any lesson finds the work every page
 needs done. Measured here, that work made a lesson's first run on a fresh server 0.4 to
-2.7 s longer than its next one (issue 38):
+2.7 s longer than its next one:
 
 - the libraries the pages import (pandas, Plotly, SciPy, the tokenizers, attncore and
   pages.ui), found in the pages' own import lines, so a new lesson is covered by itself;
@@ -72,7 +72,7 @@ def _step(say: Callable[[str], None], what: str, work: Callable[[], object]) -> 
 
 
 def _models(say: Callable[[str], None]) -> None:
-    from attncore import lm, pretrained_files
+    from attncore import encoder, lm
 
     tenths = [-1]  # the last tenth of the way reported: a line every 10%, not per layer
 
@@ -82,7 +82,7 @@ def _models(say: Callable[[str], None]) -> None:
             say(f"    first start on this machine, converting SmolLM2 ({fraction:.0%}): {what}")
 
     _step(say, "SmolLM2 (lessons 10 to 12)", lambda: lm.model(progress=heard))
-    _step(say, "all-MiniLM-L6-v2 (lesson 9)", pretrained_files.model)
+    _step(say, "all-MiniLM-L6-v2 (lesson 9)", encoder.model)
 
 
 def _cost_timings() -> None:
@@ -114,7 +114,7 @@ def _outside_a_session() -> Iterator[None]:
 def one_blas_thread_for_good() -> None:
     """NumPy's BLAS on one thread for the rest of the process.
 
-    The lessons' small products and timings run on one thread (SPEC: OpenBLAS's threads
+    The lessons' small products and timings run on one thread (OpenBLAS's threads
     spin against other work on 2 cores), each inside a ``threadpool_limits(1)`` context.
     Entering and leaving such a context changes OpenBLAS's thread count for the whole
     process, while other visitors' sessions may be inside a product, which is one way

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import tiny_models as tiny
 
-from attncore.lm import answer, decoder, files, lens, patching
+from attncore.lm import answer, decoder, files, lens, models, patching
 from attncore.lm.config import LMConfig, parameter_count
 from attncore.lm.pair import make_pair, run_pair
 from attncore.lm.tokens import encode, prompt_ids
@@ -242,33 +242,33 @@ def test_models_are_listed_by_the_operator_and_checked(tmp_path, cache, monkeypa
     bad = tmp_path / "notes.txt"
     bad.write_text("hello")
     monkeypatch.setenv("ATTNLAB_MODELS", f"Tiny GPT-2 = {good}; {bad}")
-    monkeypatch.setattr(files, "MODELS_FILE", tmp_path / "absent.txt")
-    monkeypatch.setattr(files, "_MODELS", {})  # this process's loaded models, SmolLM2's kept
-    entries = {e.name: e for e in files.available_models()}
-    assert list(entries)[0] == files.DEFAULT_NAME
+    monkeypatch.setattr(models, "MODELS_FILE", tmp_path / "absent.txt")
+    monkeypatch.setattr(models, "_MODELS", {})  # this process's loaded models, SmolLM2's kept
+    entries = {e.name: e for e in models.available_models()}
+    assert list(entries)[0] == models.DEFAULT_NAME
     tiny_gpt2 = entries["Tiny GPT-2"]
     assert tiny_gpt2.usable and (tiny_gpt2.family, tiny_gpt2.source_format) == ("gpt2", "gguf")
     assert tiny_gpt2.n_params == parameter_count(load(good, cache).config)
     assert "neither a GGUF file" in entries["notes.txt"].problem
-    m = files.model("Tiny GPT-2")
-    assert files.model_is_loaded("Tiny GPT-2") and files.model("Tiny GPT-2") is m
+    m = models.model("Tiny GPT-2")
+    assert models.model_is_loaded("Tiny GPT-2") and models.model("Tiny GPT-2") is m
     with pytest.raises(ValueError, match="no model named 'Other' is listed.*Tiny GPT-2"):
-        files.model("Other")
+        models.model("Other")
 
 
 def test_a_models_file_beside_the_app_reads_relative_paths(tmp_path, monkeypatch):
     listing = tmp_path / "models.txt"
     listing.write_text("# the course's models\nSmall = weights/small.gguf\n\n/abs/x  # bare\n")
-    monkeypatch.setattr(files, "MODELS_FILE", listing)
+    monkeypatch.setattr(models, "MODELS_FILE", listing)
     monkeypatch.delenv("ATTNLAB_MODELS", raising=False)
     from pathlib import Path
-    assert files.listed_models() == [("Small", tmp_path / "weights/small.gguf"),
+    assert models.listed_models() == [("Small", tmp_path / "weights/small.gguf"),
                                      ("x", Path("/abs/x"))]
 
 
 @needs_smollm
 def test_smollm2_s_parameter_count_is_the_listing_s():
-    assert parameter_count(files.model().config) == 134_515_008
+    assert parameter_count(models.model().config) == 134_515_008
 
 
 # ---- refusals: what was found, what is supported -------------------------------------------
@@ -391,7 +391,7 @@ def test_smollm2_as_a_hugging_face_folder_gives_the_gguf_s_logits(tmp_path, cach
     folder = tmp_path / "smollm2"
     folder.mkdir()
     save_file(hf, str(folder / "model.safetensors"))
-    smollm = files.model()
+    smollm = models.model()
     smollm.tokenizer.save(str(folder / "tokenizer.json"))
     (folder / "config.json").write_text(json.dumps({
         "architectures": ["LlamaForCausalLM"], "hidden_size": 576, "intermediate_size": 1536,

@@ -101,7 +101,7 @@ def test_tiled_memory_holds_no_n_by_n_matrix():
 
 def test_the_cache_formula_by_hand():
     cfg = files.LMConfig(n_layers=30, n_heads=9, n_kv_heads=3, d_model=576, d_ff=1536,
-                         vocab_size=49152, context_length=8192, rms_eps=1e-5, rope_base=1e5)
+                         vocab_size=49152, context_length=8192, norm_eps=1e-5, rope_base=1e5)
     # 2 · 30 · 3 · 64 · 100 tokens · 1 · 4 bytes = 4,608,000
     assert inf.cache_bytes(cfg, 100) == 4_608_000
     assert inf.cache_bytes(cfg, 100, batch=2, kv_heads=9, bytes_per_number=2) == 4_608_000 * 3

@@ -19,12 +19,13 @@ from test_weight_cache import maps_a_file
 
 from attncore import _installed, lm
 from attncore.lm import config, decoder, files, generation, heads, tokens
+from attncore.lm.interventions import Interventions
 from tests.model_marks import SMOLLM_GGUF as GGUF
 from tests.model_marks import needs_smollm
 
 
 @pytest.fixture(scope="module")
-def m() -> lm.SmolLM:
+def m() -> lm.LanguageModel:
     return lm.model()
 
 
@@ -113,7 +114,7 @@ def test_the_config_is_the_gguf_s(m):
     assert c.d_head == 576 // 9 == 64
     assert [c.kv_head_of(h) for h in range(9)] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
     assert c.rope_base == 1e5
-    assert abs(c.rms_eps - 1e-5) < 1e-12
+    assert abs(c.norm_eps - 1e-5) < 1e-12
 
 
 # ---- the tokenizer ------------------------------------------------------------------------
@@ -193,7 +194,7 @@ def test_grouped_heads_read_their_kv_head_as_repeat_kv_says():
     per query head: the same weights."""
     rng = np.random.default_rng(2)
     cfg = files.LMConfig(n_layers=1, n_heads=6, n_kv_heads=2, d_model=24, d_ff=8,
-                         vocab_size=5, context_length=16, rms_eps=1e-5, rope_base=1e4)
+                         vocab_size=5, context_length=16, norm_eps=1e-5, rope_base=1e4)
     T, d = 5, 24
     w = files.LMWeights(token_embd=np.zeros((5, d), np.float32),
                         output=np.zeros((d, 5), np.float32),
@@ -269,7 +270,7 @@ def test_one_head_with_plain_loops(m, raw):
 @needs_smollm
 def test_the_residual_stream_stays_float32(m):
     """NumPy 2 turns float32 into float64 at a float64 scalar; one would cost every later
-    product a conversion of a whole weight matrix (SPEC 8)."""
+    product a conversion of a whole weight matrix."""
     trace = lm.run("The cat sat")
     for name in ("hidden_states", "q", "k", "v", "attentions", "logits", "ffn_output"):
         assert getattr(trace, name).dtype == np.float32, name
@@ -316,8 +317,8 @@ def test_switching_a_head_off(m):
     assert np.array_equal(off.attentions[4], on.attentions[4])
     assert not np.allclose(off.hidden_states[5], on.hidden_states[5])
     # starting at layer 4 from the recorded stream gives the same logits as the whole pass
-    part = decoder.forward(m, ids, head_mask=off_mask, keep_cache=False, from_layer=4,
-                           stream=on.hidden_states[4])
+    part = decoder.forward(m, ids, keep_cache=False, interventions=Interventions(
+        head_mask=off_mask, from_layer=4, stream=on.hidden_states[4]))
     assert np.allclose(part.logits, off.logits, atol=1e-4)
 
 

@@ -99,3 +99,19 @@ def test_pad_batch_caps_tokens_and_pads_visibly():
     tokens, lengths = pad_batch(["one two three four", "five"], max_tokens=3)
     assert tokens == [["one", "two", "three"], ["five", PAD, PAD]]
     assert lengths.tolist() == [3, 1]
+
+
+def test_random_self_attention_projects_x_with_three_draws_in_order():
+    from attncore.init import normal_weights
+    from attncore.pitfalls import random_self_attention
+
+    x = toy_embeddings(["a", "dog", "barked"], 4, decimals=None)
+    mask = ac.causal_mask(3)
+    result = random_self_attention(x, mask, np.random.default_rng(0))
+    rng = np.random.default_rng(0)
+    w = [normal_weights(rng, (4, 4)) for _ in range(3)]  # W_Q, W_K, W_V, drawn in order
+    for got, expected in zip((result.w_q, result.w_k, result.w_v), w, strict=True):
+        np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(result.trace.q, x @ w[0])
+    np.testing.assert_array_equal(result.trace.v, x @ w[2])
+    assert np.all(result.trace.weights[~mask] == 0.0)

@@ -71,6 +71,22 @@ def test_head_weights_are_column_slices():
     assert np.array_equal(wv, params.w_v[:, 8:12]) and wk.shape == (12, 4)
 
 
+def test_a_head_slice_is_its_columns_and_its_queries_by_hand():
+    # d_model = 12, H = 3: d_k = 4, head 2 (counted from 0) owns columns 9 to 12.
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((5, 12))
+    layer = mh.multi_head_attention(x, mh.init_params(12, 3, rng))
+    part = mh.head_slice(x, layer, 2)
+    assert (part.head, part.first, part.last) == (2, 9, 12)
+    assert np.array_equal(part.w_k, layer.params.w_k[:, 8:12])
+    # Second method: the head's queries are columns 9 to 12 of the whole Q = X W_Q.
+    by_hand = np.max(np.abs(x @ layer.params.w_q[:, 8:12] - (x @ layer.params.w_q)[:, 8:12]))
+    assert part.query_difference == pytest.approx(by_hand, abs=1e-15)
+    assert part.query_difference < 1e-12
+    with pytest.raises(ValueError, match="head must lie in 0..2"):
+        mh.head_slice(x, layer, 3)
+
+
 @pytest.mark.parametrize("d_model", [8, 16, 64, 128])
 def test_parameter_count_is_four_d_model_squared_for_any_head_count(d_model):
     counts = {mh.init_params(d_model, h, np.random.default_rng(0)).n_parameters

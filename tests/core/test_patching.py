@@ -23,7 +23,7 @@ CAPITAL = answer.PRESETS["A capital city"]  # France/Italy, one token changed (p
 
 
 @pytest.fixture(scope="module")
-def m() -> lm.SmolLM:
+def m() -> lm.LanguageModel:
     return lm.model()
 
 
@@ -43,7 +43,7 @@ def reference(m, ids, *, head_patch=None, stream_patch=None, blocked=None):
     cfg, w = m.config, m.weights
     L, H, KV, dk = cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, cfg.d_head
     T = len(ids)
-    eps = np.float32(cfg.rms_eps)
+    eps = np.float32(cfg.norm_eps)
 
     def norm(x, gain):
         return x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps) * gain
@@ -188,7 +188,7 @@ def test_the_attribution_adds_up_to_ld_and_each_layer_to_its_outputs(m, study):
     # its FFN output, as a plain pass computes them.
     _, states, _, attn_last, ffn_last = reference(m, p.clean)
     final = states[-1, -1].astype(np.float64)
-    rms = np.sqrt(np.mean(final ** 2) + m.config.rms_eps)
+    rms = np.sqrt(np.mean(final ** 2) + m.config.norm_eps)
     direction = (w.output_norm / rms * (w.output[:, p.answer].astype(np.float64)
                                         - w.output[:, p.wrong]))
     np.testing.assert_allclose(dla.heads.sum(axis=1), attn_last.astype(np.float64) @ direction,

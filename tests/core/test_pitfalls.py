@@ -9,10 +9,16 @@ from attncore.masks import causal_mask
 from attncore.pitfalls import (
     CONVENTIONS,
     blocked_triangle,
+    dropout_sums,
+    fills_by_type,
+    fully_masked_row,
+    inverted_mask,
+    off_by_one,
     plain_masked_softmax,
     read_mask,
     softmax_over_queries,
     stored_as,
+    wrong_axis,
 )
 from attncore.softmax import softmax
 
@@ -134,3 +140,87 @@ def test_each_conventions_code_hides_the_cells_read_mask_says():
     for code, hidden in ((keep, ~read_mask(mask, "keep")), (blocked, ~read_mask(mask, "blocked"))):
         assert np.array_equal(np.isneginf(code), hidden)
         assert np.array_equal(code[~hidden], s[~hidden])
+
+
+# ---- Lesson 3's comparisons as whole results ---------------------------------------------
+
+def test_a_fully_masked_row_under_the_two_fills_and_our_policy():
+    # Causal mask on 3 tokens, scores all 0, row 3 masked completely. Row 1 keeps key 1
+    # (weight 1), row 2 keys 1 and 2 (e⁰/(e⁰ + e⁰) = 1/2 each); the masked keys of these
+    # rows get e^(−1e9 − 0), which underflows to exactly 0, so the fills agree there.
+    r = fully_masked_row(np.zeros((3, 3)), causal_mask(3), 2)
+    assert np.all(np.isnan(r.inf.weights[2])) and np.all(np.isnan(r.half.weights[2]))
+    assert r.big.weights[2].tolist() == [1 / 3] * 3  # all −1e9: e⁰ = 1 at 3 keys
+    assert r.policy[2].tolist() == [0.0, 0.0, 0.0]
+    assert r.kept.tolist() == [True, True, False] and r.gap == 0.0
+    assert r.tails.tolist() == [0.0, 0.0, 0.0]  # keys 2, 3 of row 1 and key 3 of row 2
+    np.testing.assert_array_equal(r.inf.weights[:2], [[1, 0, 0], [0.5, 0.5, 0]])
+    assert not r.mask[2].any() and causal_mask(3)[2].all()  # the caller's mask is kept
+
+
+def test_the_fills_differ_where_minus_1e9_does_not_underflow():
+    # Row 1 keeps key 2 (score −1e9 + 1) and masks key 1: filled with −1e9, its
+    # e^(−1e9 − (−1e9 + 1)) = e⁻¹ survives, so key 1 takes e⁻¹/(1 + e⁻¹) = 1/(1 + e).
+    scores = np.array([[-1e9, -1e9 + 1], [0.0, 0.0]])
+    r = fully_masked_row(scores, [[False, True], [True, True]], 1)
+    assert r.gap == pytest.approx(1 / (1 + math.e), rel=1e-6)
+    assert r.tails.tolist() == pytest.approx([math.exp(-1)], rel=1e-6)
+
+
+def test_a_mask_read_inverted_puts_every_weight_where_it_must_not():
+    # Causal on 2 tokens allows 3 cells and hides 1; read inverted, row 1 sees only key 2
+    # (weight 1) and row 2 sees nothing.
+    r = inverted_mask(np.array([[0.0, math.log(3)], [0.0, 0.0]]), causal_mask(2))
+    assert (r.allowed, r.hidden) == (3, 1)
+    assert r.weights.tolist() == [[0.0, 1.0], [0.0, 0.0]]
+    assert r.empty.tolist() == [False, True] and r.left == 0.0
+    assert (r.query, r.key) == (0, 1)
+    everything = inverted_mask(np.zeros((2, 2)), np.ones((2, 2), dtype=bool))
+    assert everything.empty.all() and everything.query is None and everything.key is None
+
+
+def test_the_off_by_one_mask_blocks_the_diagonal_and_empties_row_1():
+    # Scores all 0: uniform over the keys each row may see.
+    r = off_by_one(np.zeros((3, 3)))
+    np.testing.assert_allclose(r.right, [[1, 0, 0], [1 / 2, 1 / 2, 0], [1 / 3] * 3])
+    np.testing.assert_allclose(r.wrong, [[0, 0, 0], [1, 0, 0], [1 / 2, 1 / 2, 0]])
+    assert r.empty.tolist() == [True, False, False]
+
+
+def test_the_wrong_axis_sums_columns_to_1_and_rows_to_anything():
+    # Causal on 2 tokens, scores 0: column 1 is shared by rows 1 and 2 (1/2 each), column 2
+    # belongs to row 2 alone (1): rows sum to 1/2 and 3/2.
+    r = wrong_axis(np.zeros((2, 2)), causal_mask(2))
+    assert r.column_sums.tolist() == [1.0, 1.0] and r.row_sums.tolist() == [0.5, 1.5]
+    assert r.column_gap == 0.0 and not r.rows_sum_to_one
+    assert wrong_axis(np.zeros((1, 1)), [[True]]).rows_sum_to_one  # its row is its column
+    with pytest.raises(ValueError, match="nothing to normalise"):
+        wrong_axis(np.zeros((2, 2)), np.zeros((2, 2), dtype=bool))
+
+
+def test_minus_1e9_in_each_float_type_with_the_last_row_masked():
+    # Scores 0 and no mask: row 2 masked completely is uniform (1/2) wherever the fill is
+    # finite, NaN where float16 stores −1e9 as −∞; row 1 has no masked key, so no gap.
+    fills = fills_by_type(np.zeros((2, 2)), np.ones((2, 2), dtype=bool))
+    half = fills.case(np.float16, -1e9)
+    assert (half.largest, half.stored) == (65504.0, -math.inf)
+    assert np.all(np.isnan(half.plain.weights[-1]))
+    assert fills.case(np.float32, -1e9).stored == -1e9  # 5⁹·2⁹ fits float32's significand
+    assert fills.case(np.float64, -1e9).plain.weights[-1].tolist() == [0.5, 0.5]
+    assert fills.case(np.float16, -65504.0).plain.weights[-1].tolist() == [0.5, 0.5]
+    assert fills.lowest_like_double and all(c.gap == 0.0 for c in fills.cases)
+
+
+def test_dropout_changes_a_rows_sum_and_masking_does_not():
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((4, 3)) for _ in range(3))
+    mask = causal_mask(4)
+    mask[3] = False  # row 4 keeps no key: not counted
+    none = dropout_sums(q, k, v, mask, 0.0, np.random.default_rng(1))
+    assert none.off == 0 and none.kept.tolist() == [True, True, True, False]
+    np.testing.assert_array_equal(none.after, none.before)
+    half = dropout_sums(q, k, v, mask, 0.5, np.random.default_rng(1))
+    np.testing.assert_allclose(half.before[:3], 1.0, rtol=1e-15)
+    # Row 1 has one key of weight 1: dropped (0) or kept and doubled (1/(1 − 0.5) = 2).
+    assert half.after[0] in (0.0, 2.0)
+    assert half.off == int(np.sum(np.abs(half.after[:3] - 1) > 1e-12))

@@ -239,3 +239,62 @@ def test_apparent_turn_folds_whole_turns_away(angle, seen):
     # Samples sin(n·angle) are those of a turn by `seen` (up to sign): the same points.
     n = np.arange(20)
     assert np.allclose(np.cos(n * angle), np.cos(n * seen), atol=1e-9)
+
+
+def test_the_sinusoidal_table_at_d_model_2_is_a_point_going_round_the_circle():
+    # One pair turning by 1 radian per position: PE(p) = (sin p, cos p), |PE(p)| = 1,
+    # PE(p)·PE(q) = cos(p − q). Among k = 1 … 63, cos k is largest at k = 44 (44 radians
+    # is 7.003 turns).
+    table = pos.sinusoidal_table(64, 2)
+    p = np.arange(64)
+    np.testing.assert_allclose(table.similarity, np.cos(p[:, None] - p[None, :]), atol=1e-12)
+    np.testing.assert_allclose(table.norms, 1.0, rtol=1e-15)
+    np.testing.assert_allclose(table.offset_cosines, np.cos(np.arange(1, 64)), atol=1e-12)
+    np.testing.assert_allclose(np.diag(table.cosine), 1.0, rtol=1e-15)
+    assert table.nearest == 44
+    assert table.diagonal_spread < 1e-12 and table.length_spread < 1e-15
+
+
+def test_at_the_defaults_neighbours_are_the_most_alike():
+    table = pos.sinusoidal_table(64, 64)
+    assert table.nearest == 1
+    # Every |PE(p)| is √(d_model / 2) = √32.
+    np.testing.assert_allclose(table.norms, math.sqrt(32), rtol=1e-14)
+
+
+@pytest.mark.parametrize("T, d, row_step, pair_step", [
+    (8, 4, 1, 1),       # fits: every row and column
+    (100, 64, 2, 1),    # 100 rows in 64: one in ⌈100/64⌉ = 2; 32 pairs fit in 32
+    (512, 512, 8, 8),   # ⌈512/64⌉ = 8 rows; ⌈256/32⌉ = 8 pairs
+])
+def test_a_large_table_is_drawn_one_row_and_pair_in_several(T, d, row_step, pair_step):
+    sample = pos.table_sample(T, d, 64)
+    assert (sample.row_step, sample.pair_step) == (row_step, pair_step)
+    assert sample.sampled == (row_step > 1 or pair_step > 1)
+    assert sample.rows.tolist() == list(range(0, T, row_step))
+    pairs = range(0, d // 2, pair_step)
+    assert sample.columns.tolist() == sorted([2 * i for i in pairs] + [2 * i + 1 for i in pairs])
+    assert len(sample.rows) <= 64 and len(sample.columns) <= 64
+
+
+def test_the_shift_check_finds_rounding_only():
+    pe = pos.sinusoidal(64, 16)
+    check = pos.shift_check(pe, 5)
+    np.testing.assert_array_equal(check.rotation, pos.shift_rotation(5, 16))
+    assert check.checked == 59 and check.error < 1e-12
+    far = pos.shift_check(pe[:4], 5)  # no row has one 5 positions further on
+    assert (far.checked, far.error) == (0, 0.0)
+
+
+def test_rope_scores_depend_on_the_offset_only():
+    # d_k = 2, θ₀ = b⁰ = 1: (R_m q)·(R_n k) = qᵀ R(n − m) k with R(α) = [[cos, −sin], [sin, cos]].
+    scores = pos.rope_scores(6, 2, np.random.default_rng(1))
+    rng = np.random.default_rng(1)
+    q, k = rng.standard_normal(2), rng.standard_normal(2)
+
+    def rotation(a):
+        return np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
+
+    expected = [[q @ rotation(n - m) @ k for n in range(6)] for m in range(6)]
+    np.testing.assert_allclose(scores, expected, atol=1e-12)
+    assert pos.offset_spread(pos.rope_scores(16, 16, np.random.default_rng(1))) < 1e-12

@@ -1,7 +1,7 @@
 """Lesson 9's real model: the loader's checks, and the forward pass against references
 computed here independently.
 
-The references never use attncore.pretrained's own arithmetic: the raw tensors are read
+The references never use attncore.encoder's own arithmetic: the raw tensors are read
 with safetensors in PyTorch's (out, in) layout, every layer is recomputed token by token
 and head by head with math.exp, math.erf and plain sums, and the sentence similarities
 are the values published in sentence-transformers' README for this model. Tests that
@@ -22,8 +22,8 @@ import pytest
 from test_weight_cache import maps_a_file
 
 from attncore import _installed
-from attncore import pretrained as pt
-from attncore import pretrained_files as pf
+from attncore.encoder import bert as pt
+from attncore.encoder import files as pf
 from tests.model_marks import MINILM_ZIP, needs_minilm
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -168,7 +168,7 @@ def test_a_tampered_zip_leaves_the_real_one_s_cache_alone(tmp_path):
 @needs_minilm
 def test_the_package_is_never_imported():
     # Its __init__ prints; loading and encoding must leave it unimported and stdout clean.
-    code = ("import sys; from attncore import pretrained; pretrained.encode('hi'); "
+    code = ("import sys; from attncore import encoder; encoder.encode('hi'); "
             "sys.stderr.write(str('all_minilm_l6_v2' in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)

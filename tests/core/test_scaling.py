@@ -204,6 +204,20 @@ def test_sampling_spread_by_hand():
         ex.sampling_spread(4, 1)
 
 
+def test_moments_check_by_hand():
+    # N = 100, d_k = 4, σ² = 1: the mean's sd is σ²/√N = 0.1, so a mean of 0.05 is 0.5 sd
+    # above 0; the variance's relative sd is sqrt(2/99 + 1.5/100) = sqrt(0.035202) =
+    # 0.187622, so a variance 1.3 (30% over σ⁴ = 1) is 0.3/0.187622 = 1.59896 sd above.
+    raw = np.zeros(100)  # only the count of samples matters here
+    stats = ex.DotProductStats(d_k=4, sigma2=1.0, raw=raw, scaled=raw, mean=0.1, var=5.2,
+                               scaled_mean=0.05, scaled_var=1.3, theory_var=4.0,
+                               theory_scaled_var=1.0)
+    check = ex.moments_check(stats)
+    assert check.mean_z == pytest.approx(0.5, rel=1e-12)
+    assert check.variance_z == pytest.approx(1.59896, abs=1e-5)
+    assert check.spread.normal_variance_rel_sd == pytest.approx(math.sqrt(2 / 99), rel=1e-15)
+
+
 def test_weight_focus_of_the_textbook_rows_at_tau_0_1():
     # Textbook S/√2 = [[a, 0, a], [0, a, a], [a, a, 2a]], a = 0.70711; at τ = 0.1 the
     # logits are 10× those, e^{7.0711} = 1177.4. Row 1: keys 1 and 3 tied, each

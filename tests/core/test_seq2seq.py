@@ -8,7 +8,7 @@ import pytest
 from attncore import seq2seq as s2s
 from attncore.scores import additive_scores, dot_scores, general_scores
 from attncore.softmax import softmax
-from attncore.text import tokenize
+from attncore.text import tokenize, toy_embeddings
 
 
 @pytest.fixture
@@ -267,6 +267,33 @@ def test_target_vocabulary_and_decoder_shapes():
     np.testing.assert_array_equal(a.w_c, b.w_c)
     # The toy decoder's "own embedding" of a word is E y: the same vector.
     params = s2s.init_seq2seq(16, np.random.default_rng(0))
-    u = (s2s.toy_embeddings(["cat"], 16, seed=0, decimals=None)
+    u = (toy_embeddings(["cat"], 16, seed=0, decimals=None)
          + 0.3 * s2s.word_embeddings(["chat"], 16))
     np.testing.assert_allclose(s2s.decoder_states(["chat"], params), np.tanh(u @ params.w_enc))
+
+
+def test_score_weights_are_each_scores_softmax_over_the_source(model):
+    params, h, s = model
+    weights = s2s.score_weights(s[2], h, params)
+    assert list(weights) == ["dot", "scaled_dot", "general", "additive"]
+    # The dot score by hand: q·h_j for each source state, then a softmax.
+    dots = np.array([sum(s[2][i] * hj[i] for i in range(16)) for hj in h])
+    np.testing.assert_allclose(weights["dot"], softmax(dots), rtol=1e-12)
+    np.testing.assert_allclose(weights["scaled_dot"], softmax(dots / 4.0), rtol=1e-12)  # √16
+    for name in s2s.LUONG_SCORES:  # the same weights as Luong's attention asked with s_3
+        np.testing.assert_array_equal(weights[name],
+                                      s2s.luong(h, s[2:3], params, name).weights[0])
+
+
+def test_lexicon_alignment_counts_the_words_that_find_their_translation():
+    # J' -> I, aime -> love, chats -> cats; "les" (the) has no translation in the source.
+    source, target = ["I", "love", "cats"], ["J'", "aime", "les", "chats"]
+    right = np.array([[0.8, 0.1, 0.1], [0.2, 0.7, 0.1], [0.3, 0.3, 0.4], [0.1, 0.1, 0.8]])
+    assert s2s.lexicon_alignment(source, target, right) == s2s.LexiconAlignment(3, 3)
+    # "chats" now looks at "I": 2 of the 3 findable words; "les" never counts.
+    wrong = right.copy()
+    wrong[3] = [0.8, 0.1, 0.1]
+    assert s2s.lexicon_alignment(source, target, wrong) == s2s.LexiconAlignment(3, 2)
+    assert s2s.lexicon_alignment(["x"], ["y", "z"], [[1.0], [1.0]]).findable == 0
+    with pytest.raises(ValueError, match="target × source"):
+        s2s.lexicon_alignment(source, target, right.T)

@@ -4,7 +4,7 @@ under a second). The course itself, started, is tested in ``tests/e2e/test_cours
 
 Debian installs HAProxy in /usr/sbin, which an ordinary user's PATH does not include: from
 a fresh clone with the stock user PATH, the launcher once said "haproxy is not installed"
-although it was (issue 38).
+although it was.
 """
 
 from __future__ import annotations

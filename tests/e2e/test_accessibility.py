@@ -54,7 +54,7 @@ def test_a_box_that_starts_to_scroll_without_new_elements_is_made_focusable(page
     when it starts to scroll because its column narrowed, with no element added (the
     sidebar closing, the window resized, a font arriving). Its first version looked only
     at added elements: this box stayed unreachable and axe-core reported it, as it did on
-    first visits to three views (issue 38). It loses the focus again once it fits."""
+    first visits to three views. It loses the focus again once it fits."""
     page.set_content(
         '<html lang="en"><head><title>t</title></head><body><main data-testid="stMain">'
         '<h1>Title</h1><div id="column" style="width:600px">'

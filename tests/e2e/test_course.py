@@ -495,8 +495,8 @@ def memory_line(name: str, mem: dict[str, float]) -> str:
 _HOLD_WEIGHTS = """
 import sys
 import numpy as np
-from attncore import pretrained_files, lm
-minilm, smollm = pretrained_files.model(), lm.model()
+from attncore import encoder, lm
+minilm, smollm = encoder.model(), lm.model()
 arrays = [minilm.word_embeddings, minilm.position_embeddings, minilm.token_type_embeddings,
           minilm.emb_ln_gamma, minilm.emb_ln_beta]
 arrays += [a for layer in minilm.layers for a in vars(layer).values()]

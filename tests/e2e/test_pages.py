@@ -236,7 +236,7 @@ def test_first_visit_deep_link_on_fresh_server(fresh_server, page: Page, screens
     server prepared the lessons before it answered (pages/ui/server_start.py). Then, each
     in a new tab at 1280 × 720, axe-core's audit passes as soon as the page is drawn on
     the three views where it once found scrolling boxes the keyboard could not reach
-    (issue 38): home and the worked example in presenter mode, the masks lesson at its
+    on first visits: home and the worked example in presenter mode, the masks lesson at its
     defaults."""
     worked = next((p for _, p in PAGES if p == "Worked_example"), None)
     if worked is None:

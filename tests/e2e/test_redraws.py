@@ -1,4 +1,4 @@
-"""A control redraws what depends on it, and only that (issue 16, item 7).
+"""A control redraws what depends on it, and only that.
 
 Each figure's node is tagged in the browser before a control moves; after the rerun a
 figure that was drawn again is a new node (Streamlit mounts a changed figure anew), and

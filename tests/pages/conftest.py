@@ -21,6 +21,8 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.util import patch_config_options
 
+from pages.ui.lessons import LESSONS
+
 ROOT = Path(__file__).resolve().parents[2]
 MAIN_SCRIPT = ROOT / "dashboard.py"
 PAGES_DIR = ROOT / "pages"
@@ -28,22 +30,12 @@ PAGES_DIR = ROOT / "pages"
 # The shared sidebar switch (pages/ui/layout.py); the one widget without a page prefix.
 PRESENTER_KEY = "presenter"
 
-# Widget keys the fuzz tests (test_fuzz.py) never set or click, each with the reason:
-# lesson 8's training buttons start work that takes seconds by design, and a page test of
-# their own presses them at tiny settings.
+# Widget keys the fuzz tests (test_fuzz.py) never set or click, with the reason: the
+# registry's slow controls (buttons that train a model or run the language model for
+# seconds by design), which each page's own tests press at small settings.
 NOT_FUZZED: dict[str, str] = {
-    **{f"learn_{task}_{button}": "trains a model (seconds); tests/pages/test_page_learning.py"
-       for task in ("sentiment", "alignment", "induction") for button in ("train", "again")},
-    "learn_collapse_train": "trains five models (seconds); tests/pages/test_page_learning.py",
-    "why_train": "trains two models (seconds); tests/pages/test_page_why_attention.py",
-    "ans_run": "patches every head and position of a pair (seconds); "
-               "tests/pages/test_page_answer.py",
-    "lm_generate": "writes up to 32 tokens (seconds); tests/pages/test_page_language_model.py",
-    "lm_ind_run": "six passes through the model (seconds); tests/pages/test_page_language_model.py",
-    **{f"inf_{button}": "runs the model over hundreds of tokens or times it (seconds); "
-                        "tests/pages/test_page_inference.py"
-       for button in ("measure_times", "measure_merge", "measure_window", "curve",
-                      "measure_memory")},
+    f"{lesson.prefix}_{name}": f"{what} (seconds); the page's own tests press it"
+    for lesson in LESSONS for name, what in lesson.slow_controls
 }
 
 

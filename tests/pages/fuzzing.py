@@ -17,8 +17,8 @@ Environment:
                  the limit CI's 200 rounds of these pages would take most of the suite
                  (with 60 s they took 3 of its 10 minutes). The lighter pages run
                  all their rounds within it. "inf" for a deep run.
-    FUZZ_MAX_SECONDS  if set, a script run slower than this fails too (SPEC 6 asks
-                 for about 1.5 s at the largest settings; off by default, as shared
+    FUZZ_MAX_SECONDS  if set, a script run slower than this fails too (a page should take
+                 about 1.5 s at the largest settings; off by default, as shared
                  CI machines are noisy).
 
 AppTest has no public way to send an invalid value or to choose an option by its label,
@@ -337,7 +337,7 @@ _BY_LABEL: dict[type, type] = {}
 def choose_by_label(w: Widget, value: str | list[str]) -> Widget:
     """Choose options by the labels the page shows, exactly as a browser does.
 
-    Works around an upstream limitation of AppTest (SPEC §8): ``set_value`` on an option
+    Works around an upstream limitation of AppTest: ``set_value`` on an option
     widget wants the raw option, and maps it through the page's ``format_func`` to find
     its label; the fuzzer knows only the labels (``w.options``), since the raw options
     stay on the server. With ``format_func=LABELS.get`` (lesson 1's examples) a label

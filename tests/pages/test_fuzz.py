@@ -1,5 +1,5 @@
-"""Every page survives its own controls at random and extreme values, and nonsense links
-(SPEC 5): no exception and no traceback on screen.
+"""Every page survives its own controls at random and extreme values, and nonsense links:
+no exception and no traceback on screen.
 
 The machinery (values for each kind of control, data-editor edits, failure reports with
 a replay) is in fuzzing.py, which also lists the environment variables (FUZZ_ROUNDS,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from pages.ui.arithmetic import num, wrapped_sum
@@ -149,3 +150,98 @@ def test_percent_text_never_rounds_to_all_or_nothing(x, text):
     from pages.ui.numbers import percent_text
 
     assert percent_text(x) == text
+
+
+def test_significant_latex_writes_what_significant_text_writes():
+    """The same digits as the plain text, with LaTeX's power of ten: a weight of 3.2e-5
+    stays visible, and 0.9999996 is not written as a false 1."""
+    from pages.ui.numbers import significant_latex
+
+    assert significant_latex(3.2e-05, 6) == r"3.2 \times 10^{-5}"
+    assert significant_latex(131.849123, 6) == "131.849"
+    assert significant_latex(0.9999996, 6) == "0.9999996"
+    assert significant_latex(float("-inf"), 6) == r"-\infty"
+
+
+def test_significant_sign_says_approx_only_for_a_rounded_number():
+    from pages.ui.numbers import significant_sign
+
+    assert significant_sign(0.5, 5.65625, digits=6) == "="  # both written in full
+    assert significant_sign(0.5, math.sqrt(32), digits=6) == r"\approx"  # 5.65685...
+    assert significant_sign(0.9999996, digits=6) == "="  # written with 7 digits, exact
+
+
+@pytest.mark.parametrize("x, text", [
+    (2.46, "2.5"),
+    (1.04, "1.04"),     # never "1.0 times" for a ratio that is not 1
+    (0.996, "0.996"),
+    (1.0004, "1.000"),  # two more decimals at most
+    (1.0, "1.0"),
+])
+def test_ratio_text_never_reads_1_for_a_ratio_that_is_not(x, text):
+    from pages.ui.numbers import ratio_text
+
+    assert ratio_text(x) == text
+
+
+@pytest.mark.parametrize("x, text", [
+    (0.5, "0.500"),
+    (1.0, "exactly 1"),
+    (0.9999994, "1 − 6.0×10⁻⁷"),     # 3 decimals would print a false 1.000
+    (0.99996, "1 − 4.0×10⁻⁵"),
+    (0.9994, "0.999"),                # rounds below 1: written as it is
+    (1.0000000000000002, "1 + 2.2×10⁻¹⁶"),  # a sum of weights one rounding over 1
+    (0.0001, "1.000×10⁻⁴"),           # never a false 0.000
+])
+def test_probability_text_never_reads_1_for_a_number_that_is_not(x, text):
+    from pages.ui.numbers import probability_text
+
+    assert probability_text(x) == text
+
+
+def test_subscript_writes_steps_as_the_formulas_do():
+    from pages.ui.numbers import subscript
+
+    assert (subscript(1), subscript(12), subscript(-1)) == ("₁", "₁₂", "₋₁")
+
+
+@pytest.mark.parametrize("x, text", [
+    (65504.0, "65,504"),           # float16's largest finite number
+    (-1024.0, "−1,024"),           # a real minus sign
+    (-1e9, "−1.000×10⁹"),          # from a million on: scientific
+    (float("-inf"), "−∞"),
+])
+def test_whole_text_separates_thousands_and_switches_at_a_million(x, text):
+    from pages.ui.numbers import whole_text
+
+    assert whole_text(x) == text
+
+
+@pytest.mark.parametrize("values, decimals, text", [
+    ([float("nan")] * 3, 4, "NaN"),
+    ([0.0, -0.0], 4, "exactly 0"),             # −0.0 is 0 as well
+    ([1 / 6] * 6, 4, "0.1667"),                # all equal: the value once
+    ([-1e9, -1e9], 0, "−1×10⁹"),
+    ([float("-inf")] * 2, 4, "−∞"),
+    ([0.25, float("nan"), -0.5], 4, "from −0.5000 to 0.2500"),  # NaN left out of a range
+])
+def test_values_text_says_several_numbers_as_one(values, decimals, text):
+    from pages.ui.numbers import values_text
+
+    assert values_text(values, decimals) == text
+    assert values_text(np.array(values), decimals) == text  # an array says the same
+
+
+@pytest.mark.parametrize("n_bytes, text", [
+    (2 * 30 * 3 * 64 * 1024 * 2 * 2, "47.2 MB"),  # 47,185,920 bytes to 3 digits
+    (11_520, "0.0115 MB"),  # small sizes stay in MB
+    (999_400_000, "999 MB"),
+    (999_600_000, "0.9996 GB"),  # "1e+03 MB" at 3 digits; "1 GB" would read exactly 1
+    (1.51e9, "1.51 GB"),
+    (999.6e9, "1,000 GB"),  # would round to 1000 GB: whole gigabytes, grouped
+    (4.398e12, "4,398 GB"),  # not "4.4e+03 GB"
+])
+def test_bytes_text_switches_to_gb_where_mb_would_read_1000(n_bytes, text):
+    from pages.ui.numbers import bytes_text
+
+    assert bytes_text(n_bytes) == text

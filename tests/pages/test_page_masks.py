@@ -193,7 +193,7 @@ def test_the_window_radius_stops_where_every_key_is_seen():
     np.testing.assert_array_equal(chart_array(at, "mk_fig_weights"), np.eye(6))  # r = 0
 
 
-# ---- Computed sentences (issue 34): each follows the numbers at the defaults and at an
+# ---- Computed sentences: each follows the numbers at the defaults and at an
 # extreme. The default view: sentence 2 "A dog barked" + 3 <pad>, T = 6, padding+causal.
 
 
@@ -365,3 +365,16 @@ def test_dropout_with_no_row_keeping_a_key_says_so():
     text = texts(at)
     assert "Dropout zeroes each weight with probability p_drop" in text
     assert "here no row keeps a key." in text and "of the 0 rows" not in text
+
+
+def test_a_link_with_an_unknown_setting_and_no_sentence_still_gets_its_note():
+    # A blank sentence box leaves the lesson with nothing to build; the note about the
+    # link's unknown setting is given all the same, first, in its slot near the top. The
+    # blank box itself was taken from the link, so it is not named.
+    at = run(zz_nonsense="1", mk_text="   ")
+    infos = [i.value for i in at.info]
+    assert infos[0] == ("This link has settings this page does not know or could not use: "
+                        "zz\\_nonsense=1. They were ignored: the page opened with its defaults "
+                        "for them.")
+    assert "Type at least one sentence (one per line) to build a batch." in infos[1:]
+    assert not at.error and not at.exception

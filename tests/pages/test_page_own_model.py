@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import assert_no_exception, chart_array, open_page, page_at_defaults, text_of
 
-from attncore.lm import files
+from attncore.lm import models
 from tests.core import tiny_models as tiny
 from tests.model_marks import needs_smollm
 
@@ -50,9 +50,9 @@ def listed(model_files, monkeypatch) -> dict[str, Path]:
                                          f"tiny-gpt2 = {model_files['tiny-gpt2']}; "
                                          f"broken = {model_files['cache'].parent / 'none.gguf'}")
     monkeypatch.setenv("ATTNLAB_CACHE_DIR", str(model_files["cache"]))
-    monkeypatch.setattr(files, "MODELS_FILE", model_files["cache"].parent / "absent.txt")
-    monkeypatch.setattr(files, "_MODELS", {k: v for k, v in files._MODELS.items()
-                                           if k == files.DEFAULT_NAME})
+    monkeypatch.setattr(models, "MODELS_FILE", model_files["cache"].parent / "absent.txt")
+    monkeypatch.setattr(models, "_MODELS", {k: v for k, v in models._MODELS.items()
+                                           if k == models.DEFAULT_NAME})
     return model_files
 
 
@@ -137,8 +137,8 @@ def test_the_choice_carries_to_the_next_lesson(listed):
 @needs_smollm
 def test_with_only_smollm2_there_is_no_picker(monkeypatch):
     monkeypatch.delenv("ATTNLAB_MODELS", raising=False)
-    assert not files.MODELS_FILE.is_file() and [e.name for e in files.available_models()] \
-        == [files.DEFAULT_NAME]
+    assert not models.MODELS_FILE.is_file() and [e.name for e in models.available_models()] \
+        == [models.DEFAULT_NAME]
     at = page_at_defaults(LESSON[10])
     assert not [s for s in at.selectbox if s.key == "lm_model"]
     assert "This is **SmolLM2-135M-Instruct**" in text_of(at, "info")

@@ -17,8 +17,7 @@ from conftest import (
 )
 from streamlit.testing.v1 import AppTest
 
-from attncore import pretrained as pt
-from attncore import pretrained_files as pf
+from attncore import encoder as pt
 from tests.model_marks import needs_minilm
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "9_Pretrained_model.py")
@@ -174,13 +173,13 @@ def test_presenter_mode_hides_the_downloads():
 
 def test_without_the_model_package_the_page_says_how_to_install_it(monkeypatch):
     def missing():
-        raise pf.ModelNotInstalledError("not installed")
+        raise pt.ModelNotInstalledError("not installed")
 
     monkeypatch.setattr(pt, "model", missing)
     at = new_app(PAGE).run()
     assert_no_exception(at)
     assert "not installed" in text_of(at, "info")
-    assert pf.INSTALL_COMMAND in " ".join(c.value for c in at.code)
+    assert pt.INSTALL_COMMAND in " ".join(c.value for c in at.code)
 
 
 @needs_minilm

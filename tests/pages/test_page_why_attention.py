@@ -1,6 +1,6 @@
-"""Lesson 0, why attention exists (AppTest). The defaults train both models once per
-machine (kept on disk by attncore.results_cache), so only the first test pays for it;
-other settings wait for the Train button."""
+"""Lesson 0, why attention exists (AppTest). The defaults train both models once per test
+run (kept on disk by attncore.results_cache, in the run's own folder: tests/conftest.py),
+so only the first test pays for it; other settings wait for the Train button."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from conftest import NOT_FUZZED, assert_no_exception, open_page
 
 from attncore.results_cache import kept
 from attncore.train import bottleneck as bn
-from attncore.train.kept import train_code_version
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "0_Why_attention.py")
 
@@ -21,7 +20,7 @@ def default_result() -> bn.BottleneckResult:
     """The page's default result, read from the same disk cache the page reads (or
     trained here, the same way, if no test has yet)."""
     config = bn.BottleneckConfig()
-    return kept("lesson0-bottleneck", asdict(config), train_code_version(),
+    return kept("lesson0-bottleneck", asdict(config), bn,
                 lambda: bn.train_bottleneck(config))
 
 

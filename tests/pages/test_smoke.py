@@ -67,7 +67,7 @@ def key_prefixes(widgets: list) -> dict[str, list[str]]:
 
 @every_script
 def test_every_widget_has_a_page_prefixed_key(script: Path) -> None:
-    """STYLE 8: a stable key per widget (also its URL parameter), one prefix per page."""
+    """A stable key per widget (also its URL parameter), one prefix per page."""
     at = page_at_defaults(script)
     assert_no_exception(at, f"{script.name} at defaults")
     widgets = keyed_widgets(at)
@@ -111,7 +111,7 @@ def test_pages_have_distinct_titles_and_prefixes() -> None:
 
 @every_script
 def test_every_control_is_in_the_link(script: Path) -> None:
-    """SPEC 3: every control is bound to the URL, so a teacher's link reopens the view.
+    """Every control is bound to the URL, so a teacher's link reopens the view.
     Buttons act rather than hold a value; data editors keep their edits in the link
     through pages.ui.tables.linked_editor, and are not Widgets here."""
     at = page_at_defaults(script)

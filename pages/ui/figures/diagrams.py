@@ -108,6 +108,7 @@ class Diagram:
     arrows: list[Arrow] = field(default_factory=list)
     labels: list[Label] = field(default_factory=list)
     paths: list[tuple[tuple[tuple[float, float], ...], float]] = field(default_factory=list)
+    rects: list[tuple[float, float, float, float, str, str]] = field(default_factory=list)
     order: list[str] = field(default_factory=list)  # what the text alternative walks
 
     def box(self, x: float, y: float, w: float, h: float, text: str | list[str], *,
@@ -120,8 +121,8 @@ class Diagram:
         box = Box(x, y, w, h, lines, highlight, href, dim, fill,
                   name if name is not None else " ".join(lines))
         self.boxes.append(box)
-        said = box.name + (" (highlighted)" if highlight else "")
-        self.order.append(said)
+        if box.name:  # a part named "" is left to a sentence of the page's own
+            self.order.append(box.name + (" (highlighted)" if highlight else ""))
         return box
 
     def frame(self, x: float, y: float, w: float, h: float, title: str = "") -> Box:
@@ -132,6 +133,11 @@ class Diagram:
         if title:
             self.label(x + w - 0.6, y + 1.3, title, anchor="end", bold=True)
         return frame
+
+    def rect(self, x: float, y: float, w: float, h: float, fill: str,
+             stroke: str = "#8C8F99") -> None:
+        """A plain filled rectangle with no text (a cell of a small grid)."""
+        self.rects.append((x, y, w, h, fill, stroke))
 
     def line(self, points: list[tuple[float, float]], *, width: float = 1.5,
              said: str = "") -> None:
@@ -249,6 +255,9 @@ class Diagram:
             parts.append(_arrow_svg(arrow, f))
         for box in self.boxes:
             parts.append(_box_svg(box, f))
+        for x, y, w, h, fill, stroke in self.rects:
+            parts.append(f'<rect x="{px(x)}" y="{px(y)}" width="{px(w)}" height="{px(h)}" '
+                         f'fill="{fill}" stroke="{stroke}" stroke-width="0.75"/>')
         for label in self.labels:
             colour = DIM_TEXT if label.dim else TEXT_COLOUR
             weight = ' font-weight="700"' if label.bold else ""

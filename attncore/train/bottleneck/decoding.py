@@ -1,0 +1,164 @@
+"""Lesson 0's greedy decoding (each step reads the model's own last output), one step of it
+taken apart, and what it shows: accuracy against length, attention by offset."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..._checks import whole_number
+from ..gru import gru_cell_forward
+from ..layers import softmax_forward
+from .network import additive_step_forward, encode
+from .task import BOS, OFFSETS, as_strings, make_strings
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """A batch of strings decoded greedily (each step reads the model's own last output).
+
+    source (B, T) the strings; tokens (B, T) the outputs; probabilities (B, T, V) the
+    output distribution at each step (rows sum to 1); states (B, T, d) the decoder
+    states s_t; encoder_states (B, T, d) the h_s; weights (B, T, T) the attention
+    weights (output steps x source positions, rows sum to 1), None for the fixed model.
+    """
+
+    model: str
+    source: np.ndarray
+    tokens: np.ndarray
+    probabilities: np.ndarray
+    states: np.ndarray
+    encoder_states: np.ndarray
+    weights: np.ndarray | None
+
+    @property
+    def correct(self) -> np.ndarray:
+        """(B, T) True where the output symbol is the source symbol."""
+        return self.tokens == self.source
+
+    @property
+    def accuracy(self) -> float:
+        """Token accuracy: the fraction of all output symbols that are right."""
+        return float(self.correct.mean())
+
+
+def decode(p: dict, src, model: str) -> Decoding:
+    """Greedy decoding of ``src`` (B, T), or of one string (T,): as many steps as symbols."""
+    src = as_strings(src)
+    attend = model == "attention"
+    B, T = src.shape
+    hs, _ = encode(p, src)
+    h_last = hs[:, -1]
+    table = p["dec.E"] @ p["dec.Wy"] + p["dec.bx"]  # (V+1, 3d): each input symbol's y part
+    Uh = hs @ p["att.U"] if attend else None
+    d, V = h_last.shape[-1], p["out.b"].shape[0]
+    tokens = np.empty((B, T), dtype=np.int64)
+    probs = np.empty((B, T, V), dtype=hs.dtype)
+    S = np.empty((B, T, d), dtype=hs.dtype)
+    weights = np.empty((B, T, T), dtype=hs.dtype) if attend else None
+    s, y = h_last, np.full(B, BOS)
+    for t in range(T):
+        if attend:
+            c, weights[:, t], _ = additive_step_forward(s, hs, Uh, p["att.W"], p["att.v"])
+        else:
+            c = h_last
+        s, _ = gru_cell_forward(table[y] + c @ p["dec.Wc"], s, p["dec.Wh"], p["dec.bh"])
+        logits = np.concatenate([s, c], axis=-1) @ p["out.W"] + p["out.b"]  # (B, V)
+        probs[:, t] = softmax_forward(logits)
+        y = tokens[:, t] = logits.argmax(axis=-1)
+        S[:, t] = s
+    return Decoding(model, src, tokens, probs, S, hs, weights)
+
+
+@dataclass(frozen=True)
+class DecodingStep:
+    r"""One step of the attention model's greedy decoding, every intermediate shown.
+
+    t is the output step counted as in the formulas, from 1 (step t writes the t-th
+    symbol; array row t - 1 of :class:`Decoding`); previous_token is y_{t-1} (y_0 = BOS),
+    previous_state s_{t-1} (d,) (s_0 = h_n), projected_state W s_{t-1} (A,),
+    projected_sources U h_s (Ts, A),
+    scores e_ts (Ts,), weights α_t (Ts,) summing to 1, context c_t (d,);
+    reset r, update z and candidate n (d,) of the GRU, state s_t = (1 - z) n + z s_{t-1};
+    logits W_o [s_t; c_t] + b_o and probabilities (V,), and the chosen token (argmax).
+    """
+
+    t: int
+    source: np.ndarray
+    previous_token: int
+    previous_state: np.ndarray
+    projected_state: np.ndarray
+    projected_sources: np.ndarray
+    scores: np.ndarray
+    weights: np.ndarray
+    context: np.ndarray
+    reset: np.ndarray
+    update: np.ndarray
+    candidate: np.ndarray
+    state: np.ndarray
+    logits: np.ndarray
+    probabilities: np.ndarray
+    token: int
+
+
+def trace_step(p: dict, source, t: int) -> DecodingStep:
+    """Step ``t`` (1..T, as in the formulas) of the attention model's greedy decoding of
+    one string ``source`` (T,), taken apart: the same functions as :func:`decode`, on a
+    batch of one."""
+    src = as_strings(source)
+    if src.shape[0] != 1:
+        raise ValueError(f"source must be one string; got {src.shape[0]} strings")
+    if "att.W" not in p:
+        raise ValueError("trace_step needs the attention model's parameters (att.W, att.U, att.v)")
+    T = src.shape[1]
+    whole_number(t, "t", 1, T)
+    run = decode(p, src, "attention")
+    hs = run.encoder_states
+    s_prev = hs[:, -1] if t == 1 else run.states[:, t - 2]  # s_0 = h_n
+    y_prev = BOS if t == 1 else int(run.tokens[0, t - 2])  # y_0 = BOS
+    Uh = hs @ p["att.U"]  # (1, T, A)
+    c, alpha, (_, _, u, _, _, _) = additive_step_forward(s_prev, hs, Uh, p["att.W"], p["att.v"])
+    gx = p["dec.E"][[y_prev]] @ p["dec.Wy"] + p["dec.bx"] + c @ p["dec.Wc"]  # (1, 3d)
+    s, (_, rz, n, _) = gru_cell_forward(gx, s_prev, p["dec.Wh"], p["dec.bh"])
+    d = s.shape[-1]
+    logits = (np.concatenate([s, c], axis=-1) @ p["out.W"] + p["out.b"])[0]
+    probs = softmax_forward(logits)
+    return DecodingStep(
+        t=t, source=src[0], previous_token=y_prev, previous_state=s_prev[0],
+        projected_state=(s_prev @ p["att.W"])[0], projected_sources=Uh[0],
+        scores=(u @ p["att.v"])[0], weights=alpha[0], context=c[0],
+        reset=rz[0, :d], update=rz[0, d:], candidate=n[0], state=s[0],
+        logits=logits, probabilities=probs, token=int(np.argmax(logits)),
+    )
+
+
+def weight_by_offset(weights: np.ndarray, offsets=OFFSETS) -> np.ndarray:
+    """Mean attention weight on source position s = t + k, for each offset k.
+
+    weights (B, T, T) (output steps x source positions, as :class:`Decoding`) ->
+    (len(offsets),): offset 0 is the symbol being copied, -1 the one before it. Each
+    mean runs over the output steps where that position exists.
+    """
+    T = weights.shape[-1]
+    return np.array([np.diagonal(weights, offset=k, axis1=1, axis2=2).mean()
+                     if abs(k) < T else np.nan for k in offsets])
+
+
+def accuracy_by_length(p: dict, model: str, lengths, n: int, seed: int):
+    """Greedy token accuracy on ``n`` fresh strings at each length.
+
+    Returns (accuracy (L,), position_accuracy (L, max length)): the fraction of right
+    symbols at each length, and at each output position (NaN past the length). The
+    strings come from ``seed`` alone, so two models given the same seed see the same ones
+    (at short lengths most were also seen in training: there are only 12^n strings).
+    """
+    rng = np.random.default_rng([seed, 3])
+    lengths = np.asarray(lengths)
+    accuracy = np.empty(len(lengths))
+    by_position = np.full((len(lengths), lengths.max()), np.nan)
+    for i, length in enumerate(lengths):
+        right = decode(p, make_strings(rng, n, int(length)), model).correct
+        accuracy[i] = right.mean()
+        by_position[i, :length] = right.mean(axis=0)
+    return accuracy, by_position

@@ -1,0 +1,139 @@
+"""Lesson 2's sentences that depend on its samples and curves, as plain functions of them.
+
+Each says what these draws show (where they landed against the theory, which way a
+curve went), never what the theory predicts in general as if it were this run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attncore import scaling as ex
+from attncore.analysis import effective_keys
+from attncore.scaling import weight_focus
+from pages.ui.figures.access import said_number
+from pages.ui.glossary import term_link
+from pages.ui.numbers import number_text, significant_text
+
+
+def samples_text(d_k: int, sigma2: float, n_samples: int) -> str:
+    """What section 1 draws, and what the theory says of it."""
+    return (f"Draw q and k with {d_k} independent normal component{'s' if d_k > 1 else ''}, "
+            f"each with mean 0 and variance σ² = {sigma2:g}, and compute qᵀk, "
+            f"N = {n_samples:,} times. In theory its mean is 0 whatever d_k, and its standard "
+            "deviation, σ²√d_k, grows like √d_k; dividing by √d_k brings it back to σ².")
+
+
+def away(z: float) -> str:
+    """A difference in standard deviations, in words: "0.4 standard deviations above"; one
+    that rounds to 0.0 is said as a bound, never as a false "0.0 standard deviations"."""
+    if z == 0:
+        return "exactly on"
+    if abs(z) < 0.05:
+        return "within 0.05 standard deviations of"
+    return f"{abs(z):.1f} standard deviations {'above' if z > 0 else 'below'}"
+
+
+def moments_caption(stats: ex.DotProductStats) -> tuple[str, str]:
+    """The theory under the moments table, and how far new samples move its empirical
+    values (attncore.scaling.moments_check for these d_k, N and σ²)."""
+    check = ex.moments_check(stats)
+    spread, n_samples = check.spread, stats.raw.size
+    products = "one product" if stats.d_k == 1 else f"a sum of {stats.d_k} products"
+    return (
+        "Theory: Var[qᵀk] = d_k·σ⁴ and Var[qᵀk/√d_k] = σ⁴; the dashed curves are normal "
+        f"densities with those variances. But qᵀk is {products} q_i k_i, and its distribution "
+        "has a sharper peak and heavier tails than a normal one: excess kurtosis "
+        f"6/d_k = {said_number(spread.excess_kurtosis)} (0 for a normal distribution), the "
+        "closer to 0 the more products.",
+        "New samples (another seed) move the empirical values: "
+        f"by about ±{said_number(spread.mean_sd)} for the mean of qᵀk (σ²√(d_k/N)), "
+        f"±{said_number(spread.scaled_mean_sd)} for that of qᵀk/√d_k (σ²/√N), and "
+        f"±{100 * spread.variance_rel_sd:.2g}% for either variance (√(2/(N−1) + 6/(d_k·N)); a "
+        f"normal sample's √(2/(N−1)) would be {100 * spread.normal_variance_rel_sd:.2g}%), "
+        f"one standard deviation each, at N = {n_samples:,} samples. Here the means are "
+        f"{away(check.mean_z)} 0 and the variances {away(check.variance_z)} the theory."
+    )
+
+
+def saturation_text(d_k: int, n_keys: int) -> str:
+    """What section 2 shows: one query against T_k keys under the three scalings."""
+    differences = (
+        "The softmax only sees differences between scores: the more they differ, the more of "
+        f"the weight the largest takes, until the softmax {term_link('saturation', 'saturates')}."
+        if n_keys > 1 else "With a single key there is no difference to see: its weight is 1.")
+    return (f"One query against {term_link('T', 'T_k')} = {n_keys} "
+            f"key{'s' if n_keys > 1 else ''} at d_k = {d_k}: the same dot products under the "
+            f"three scalings. {differences}")
+
+
+def curves_sentence(cv: ex.ScalingCurves) -> str:
+    """What section 3's curves show, said from their first and last points."""
+    n_keys, d_ks = cv.n_keys, [int(d) for d in cv.d_ks]
+    if n_keys == 1:
+        return ("With a single key every weight is 1 and every Jacobian 0, whatever the scaling "
+                "and d_k: choose 2 keys or more to compare the scalings.")
+    first, last = f"d_k = {d_ks[0]:,}", f"d_k = {d_ks[-1]:,}"
+
+    def moves(series, digits):
+        a, b = series[0], series[-1]
+        verb = "rises" if b > a else "falls" if b < a else "stays"
+        said = (lambda x: number_text(x, 3)) if digits == "weight" else (
+            lambda x: significant_text(x, 3))
+        return f"{verb} from {said(a)} at {first} to {said(b)} at {last}"
+
+    sqrt_w, none_j = cv.max_weight["sqrt_dk"], cv.jacobian_norm["none"]
+    # A softmax passes the most gradient at a moderate spread of scores: the unscaled
+    # norm may first rise with d_k, then fall.
+    peak = int(np.argmax(none_j))
+    peak_said = ("" if peak in (0, len(d_ks) - 1) else
+                 f", after a peak of {significant_text(none_j[peak], 3)} at d_k = {d_ks[peak]:,}")
+    return (
+        f"At {first} the three scalings are the same (1/d_k = 1/√d_k = 1). Without scaling "
+        f"the mean max weight {moves(cv.max_weight['none'], 'weight')}, and the mean Jacobian norm "
+        f"{moves(none_j, 'norm')}{peak_said}. With 1/d_k the mean max weight "
+        f"{moves(cv.max_weight['dk'], 'weight')}, against 1/T_k = {number_text(1 / n_keys, 3)} for "
+        f"uniform weights. With 1/√d_k it stays between {number_text(sqrt_w.min(), 3)} and "
+        f"{number_text(sqrt_w.max(), 3)} at every d_k shown."
+    )
+
+
+def temperature_text(weights: np.ndarray, temperature: float, d_k: int) -> str:
+    """What section 4 shows at the chosen τ: its largest weight and effective keys."""
+    n_keys = weights.size
+    return (f"One query against T_k = {n_keys} keys at d_k = {d_k} (σ² = 1), its scores "
+            "scaled by 1/√d_k as in section 2, then divided by τ. At "
+            f"τ = {temperature:g} the largest weight is {number_text(weights.max(), 3)} and "
+            f"the weight is spread over {number_text(effective_keys(weights), 2)} effective "
+            f"keys of {n_keys}.")
+
+
+def temperature_ends(scores: np.ndarray, sweep: np.ndarray, temperatures: list[float]) -> str:
+    """What the lowest and the highest τ of section 4 do to its query, said from its weights
+    (``sweep``: a row per τ of ``temperatures``).
+
+    The lowest τ is sharp, not hard: the softmax stays smooth, and its limit τ → 0 is
+    one-hot only when one key has the largest score (attncore.scaling.weight_focus).
+    """
+    n_keys = sweep.shape[1]
+    keys = [f"k{j + 1}" for j in range(n_keys)]
+    low, high = temperatures[0], temperatures[-1]
+    focus, = weight_focus(scores, low)
+    top = np.argmax(sweep[0])
+    sharp = (f"A low τ makes the softmax {term_link('sharp', 'sharp')}: at τ = {low:g} the "
+             f"largest weight is {number_text(sweep[0].max(), 3)}, on {keys[top]}"
+             + (f", {term_link('one-hot', 'nearly one-hot')}" if focus.nearly_one_hot else "")
+             + ". The softmax is still a smooth, differentiable function of the scores; only "
+             "its limit τ → 0 is an argmax, ")
+    if len(focus.tied) == 1:
+        sharp += f"all the weight on {keys[focus.tied[0]]}, the one key with the largest score."
+    else:
+        sharp += ("equal weights on " + ", ".join(keys[j] for j in focus.tied)
+                  + ", tied for the largest score.")
+    hard = (f" {term_link('hard', 'Hard attention')} (lesson 6) chooses one position "
+            "outright instead, and that choice has no gradient.")
+    flat = (f" A high τ flattens the weights towards uniform: at τ = {high:g} they lie between "
+            f"{number_text(sweep[-1].min(), 3)} and {number_text(sweep[-1].max(), 3)}, around "
+            f"1/{n_keys} = {number_text(1 / n_keys, 3)}, spread over "
+            f"{number_text(effective_keys(sweep[-1]), 2)} effective keys of {n_keys}.")
+    return sharp + hard + flat

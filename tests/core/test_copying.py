@@ -1,0 +1,88 @@
+"""Lesson 0's readings of its copying models (attncore.copying), on small made-up tests
+whose answers are worked out by hand in the comments."""
+
+import numpy as np
+import pytest
+
+from attncore import copying
+
+
+def test_the_length_reading_takes_the_ends_of_the_trained_range():
+    # Tested lengths 2..6, trained on 3..4. Trained and tested: 3 and 4, so the ends are
+    # 3 and 4; past them 5 and 6, the longest 6. The attention model is not above the
+    # fixed one at length 2 (0.9 against 0.9) and 6 (0.2 against 0.25).
+    lengths = np.arange(2, 7)
+    acc = {"fixed": np.array([0.9, 0.8, 0.5, 0.3, 0.25]),
+           "attention": np.array([0.9, 1.0, 0.95, 0.6, 0.2])}
+    r = copying.length_reading(lengths, acc, 3, 4)
+    assert r.any_trained and (r.first_tested, r.last_tested) == (3, 4)
+    # over lengths 3 and 4 (and 4 again, the last tested): 0.95 to 1.0
+    assert (r.attention_low, r.attention_high, r.attention_last) == (0.95, 1.0, 0.95)
+    assert (r.fixed_first, r.fixed_last, r.fixed_trend) == (0.8, 0.5, "falls")
+    assert r.not_ahead == (2, 6)
+    assert (r.far, r.attention_far, r.fixed_far) == (6, 0.2, 0.25)
+
+
+def test_a_run_with_no_tested_length_trained_reads_the_first_tested_one():
+    # Trained on 1-letter strings only; tests start at 2: both ends are length 2, and
+    # past it lie 3 and 4.
+    acc = {"fixed": np.array([0.5, 0.5, 0.6]), "attention": np.array([0.7, 0.6, 0.65])}
+    r = copying.length_reading([2, 3, 4], acc, 1, 1)
+    assert not r.any_trained and (r.first_tested, r.last_tested) == (2, 2)
+    assert (r.attention_low, r.attention_high) == (0.7, 0.7)
+    assert r.fixed_trend == "stays"  # the same length at both ends
+    assert (r.far, r.attention_far) == (4, 0.65)
+
+
+def test_nothing_past_the_trained_lengths_has_no_far_end():
+    acc = {"fixed": np.array([0.4, 0.6]), "attention": np.array([1.0, 1.0])}
+    r = copying.length_reading([2, 3], acc, 2, 3)
+    assert r.far is None and np.isnan(r.attention_far) and np.isnan(r.fixed_far)
+    assert r.fixed_trend == "rises" and r.not_ahead == ()
+
+
+def test_a_length_reading_refuses_what_it_cannot_read():
+    acc = {"fixed": np.array([0.4, 0.6]), "attention": np.array([1.0, 1.0])}
+    with pytest.raises(ValueError, match="increase"):
+        copying.length_reading([3, 2], acc, 2, 3)
+    with pytest.raises(ValueError, match="one value per length"):
+        copying.length_reading([2, 3, 4], acc, 2, 3)
+    with pytest.raises(ValueError, match="models"):
+        copying.length_reading([2, 3], {"fixed": acc["fixed"]}, 2, 3)
+
+
+def test_the_position_reading_names_positions_from_1():
+    # Lengths 1, 2, 3 tested; the grid shows 2 and 3 (a length-1 row has one position).
+    # At length 3 the accuracies are 0.9, 0.4, 0.7: best position 1, worst 2.
+    by_position = [[1.0, np.nan, np.nan], [1.0, 0.5, np.nan], [0.9, 0.4, 0.7]]
+    r = copying.position_reading([1, 2, 3], by_position, 3)
+    assert r.shown_lengths == (2, 3) and r.grid.shape == (2, 3)
+    np.testing.assert_array_equal(r.accuracy, [0.9, 0.4, 0.7])
+    assert (r.best, r.worst, r.length) == (1, 2, 3)
+    with pytest.raises(ValueError, match="not tested"):
+        copying.position_reading([1, 3], [[1.0, np.nan, np.nan], [0.9, 0.4, 0.7]], 2)
+
+
+def test_the_alignment_reading_counts_rows_near_the_diagonal():
+    # 4 output steps; their largest weights lie on positions 0, 2, 3, 0: offsets 0, +1,
+    # +1 and -3. Three of the four rows are within one of the diagonal: 0.75.
+    weights = np.eye(4)[[0, 2, 3, 0]]
+    r = copying.alignment_reading(weights, [0.05, 0.1, 0.7, 0.1, 0.05], np.arange(-2, 3))
+    assert (r.length, r.copied, r.before, r.after) == (4, 0.7, 0.1, 0.1)
+    assert r.near == 0.75
+    with pytest.raises(ValueError, match="square"):
+        copying.alignment_reading(np.ones((2, 3)) / 3, [0.1, 0.8, 0.1], [-1, 0, 1])
+
+
+def test_the_step_reading_rebuilds_the_context_from_the_weights():
+    # α = (0.25, 0.75) over h_1 = (1, 0) and h_2 = (0, 2): c = (0.25, 1.5), by hand. A
+    # context one rounding off is found to differ by that much, not 0.
+    weights, states = np.array([0.25, 0.75]), np.array([[1.0, 0.0], [0.0, 2.0]])
+    r = copying.step_reading(weights, states, [0.25, 1.5], [0.1, 0.3])
+    np.testing.assert_array_equal(r.rebuilt, [0.25, 1.5])
+    assert (r.difference, r.best) == (0.0, 2)
+    assert r.mean_update == pytest.approx(0.2, abs=1e-15)
+    off = copying.step_reading(weights, states, [0.25, np.nextafter(1.5, 2)], [0.0, 0.0])
+    assert off.difference == np.spacing(1.5)
+    with pytest.raises(ValueError, match="must agree"):
+        copying.step_reading(weights, states[:1], [0.0, 0.0], [0.0])

@@ -1,0 +1,192 @@
+"""Lesson 8's sentences (pages/text/attention_that_learns.py) as plain functions of runs.
+
+The runs are made here with the few fields each sentence reads (and, for what the models
+predict, two short real trainings), so that every branch is chosen by numbers whose
+answer is known by hand.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from attncore.train import SentimentConfig, train_sentiment
+from attncore.train import sentiment as sa
+from pages.text import attention_that_learns as say
+
+A, B = "pooling only", "self-attention + pooling"
+
+
+def induction_run(drops: list[float]) -> SimpleNamespace:
+    """A run of 20 steps with a checkpoint at every step, its held-out loss starting at 10
+    and falling by ``drops[s]`` over step s + 1; its heads' scores rise by 0.05 a step."""
+    checkpoints = np.arange(21)
+    loss = 10.0 - np.concatenate([[0.0], np.cumsum(drops)])
+    return SimpleNamespace(steps=20, checkpoints=checkpoints, held_out_loss=loss,
+                           scores=checkpoints * 0.05,
+                           curves={"L1H1 previous": checkpoints * 0.04,
+                                   "L2H1 induction": checkpoints * 0.05})
+
+
+def test_a_loss_that_never_falls_is_said_so():
+    run = induction_run([0.0] * 20)
+    assert say.loss_shape(run) == ("The held-out loss has not fallen in 20 steps (10.00 at "
+                                   "step 0, 10.00 at step 20).")
+
+
+def test_a_loss_that_falls_fastest_at_once_has_no_step():
+    # 20 intervals: the steepest stretch is 2 of them, here steps 0 to 2 (loss 10 -> 8)
+    text = say.loss_shape(induction_run([1.0, 1.0] + [0.1] * 18))
+    assert text.startswith("The held-out loss falls fastest at once, from 10.00 at step 0 to "
+                           "8.00 at step 2, and more slowly after: no plateau, so no step.")
+    # the heads over that stretch: induction 0.05·s, previous-token 0.04·s
+    assert text.endswith("induction score goes from 0.00 to 0.10, and the best layer-1 "
+                         "head's previous-token score from 0.00 to 0.08.")
+
+
+@pytest.mark.parametrize("before, said", [
+    (0.0, "it does not fall for the first 5 steps, then drops from 10.00 at step 5 to 4.00 "
+          "at step 7."),  # a plateau: infinitely faster, no pace given
+    (0.2, "it falls slowly (10.00 to 9.00) for the first 5 steps, then drops from 9.00 at "
+          "step 5 to 3.00 at step 7, 15.0 times as fast."),  # 3 a step against 0.2
+])
+def test_a_plateau_then_a_drop_is_a_step(before, said):
+    text = say.loss_shape(induction_run([before] * 5 + [3.0, 3.0] + [0.0] * 13))
+    assert text.startswith("The held-out loss falls in a step: " + said)
+
+
+def test_a_fall_that_speeds_up_less_than_a_step_is_not_called_one():
+    # 1 a step, then 2 a step over steps 5 to 7: twice the pace, under STEP_RATIO (3)
+    text = say.loss_shape(induction_run([1.0] * 5 + [2.0, 2.0] + [1.0] * 13))
+    assert ("then faster: from 5.00 at step 5 to 1.00 at step 7, 2.0 times the earlier pace"
+            in text)
+    assert "not a sudden step after a plateau (which would be at least 3 times)" in text
+
+
+def test_a_fast_first_step_can_make_the_earlier_pace_the_faster():
+    # stretches of 2 steps fall 5, 5, 5, 6, 6, 0 …: the steepest starts at step 3, and the
+    # mean fall before it is (10 + 0 + 10) / 3 = 6.67 a step, more than its 6
+    text = say.loss_shape(induction_run([10.0, 0.0, 10.0, 0.0, 12.0] + [0.0] * 15))
+    assert text.startswith("The held-out loss falls faster on average before step 3 (10.00 at "
+                           "step 0, -10.00 at step 3) than over the steepest stretch")
+    assert "(0.9 times that pace): no plateau, so no step." in text
+
+
+def pooling_run(scores: list[float], steps: int = 40) -> SimpleNamespace:
+    """Model A with checkpoints every 10 steps and the given share on key words."""
+    scores = np.array(scores)
+    return SimpleNamespace(
+        steps=steps, checkpoints=np.arange(scores.size) * 10, scores=scores,
+        accuracy=np.full(scores.size, 0.8),
+        curves={"filler_share": 1 - scores, "pool_entropy": np.full(scores.size, 0.97),
+                "one_hot_share": np.zeros(scores.size)})
+
+
+def test_the_pooling_notice_says_when_the_key_words_reach_one_half():
+    text = say.pooling_notice(pooling_run([0.2, 0.4, 0.6, 0.7, 0.8]))
+    # entropy 0.97 >= 0.95 and no one-hot rows: nearly uniform
+    assert text.startswith("Before training model A's pooling weights are nearly uniform "
+                           "(normalised entropy 0.97; nearly uniform here means normalised "
+                           "entropy at least 0.95)")
+    assert "By step 20 the share on those words reaches one half; at step 40 it is 0.80, " \
+           "and filler's 0.20." in text
+    late = say.pooling_notice(pooling_run([0.2, 0.3, 0.4, 0.45, 0.49]))
+    assert late.endswith("After 40 steps the share on those words is 0.49: it has not yet "
+                         "reached one half.")
+
+
+def sentiment_runs(steps: int, on_good: int) -> dict:
+    """A and B after ``steps`` (B's layer switches on after 100); ``on_good`` of B's two
+    heads look from *not* at *good* in the negated example."""
+    words = sa.DISPLAY[say.NEGATED].split()
+    attn = np.zeros((2, len(sa.DISPLAY), 2, sa.MAX_LEN, sa.MAX_LEN))
+    for h in range(2):
+        attn[-1, say.NEGATED, h, words.index("not"),
+             words.index("good") if h < on_good else words.index("plot")] = 1.0
+    curves = {"negated_accuracy": [0.5, 0.48], "plain_accuracy": [0.5, 0.97],
+              "negated_p_low": [0.5, 0.41], "negated_p_high": [0.5, 0.62]}
+    a = SimpleNamespace(steps=steps, curves=curves)
+    b = SimpleNamespace(steps=steps, config=SimpleNamespace(pool_first=100),
+                        curves=curves | {"negated_accuracy": [0.5, 0.91]},
+                        snapshots={"attn": attn})
+    return {A: a, B: b}
+
+
+def test_the_negation_notice_follows_b_s_layer():
+    off = say.negation_notice(sentiment_runs(100, on_good=2))
+    assert off.startswith("After 100 steps B's self-attention layer is still off (it "
+                          "switches on after step 100)")
+    assert "both are right 0.480 of the time" in off
+    on = say.negation_notice(sentiment_runs(101, on_good=1))
+    assert "model A is right 0.480 of the time (chance: 0.5) and model B 0.910" in on
+    assert "1 of B's 2 heads look from *not* mostly at *good*" in on
+
+
+def test_a_is_said_to_guess_only_when_every_negated_p_is_near_one_half():
+    runs = sentiment_runs(101, on_good=2)
+    # 0.41 and 0.62 both lie within GUESS_MARGIN (0.15) of 0.5
+    assert "So model A guesses: it gives every negated held-out sentence a P(positive) " \
+           "between 0.410 and 0.620, all within 0.15 of 0.5." in say.negation_text(runs)
+    runs[A].curves = runs[A].curves | {"negated_p_high": [0.5, 0.66]}  # 0.16 above 0.5
+    text = say.negation_text(runs)
+    assert "guesses" not in text
+    assert "Model A gives the negated held-out sentences a P(positive) from 0.410 to 0.660." \
+        in text
+
+
+def test_a_verdict_is_a_guess_only_near_one_half():
+    assert say.verdict(0.64) == "**positive**, but only just: within 0.15 of 0.5, a guess"
+    assert say.verdict(0.66) == "**positive**"
+    assert say.verdict(0.2) == "**negative**"
+
+
+def test_the_sentiment_caption_says_when_b_is_a():
+    config = SimpleNamespace(seed=3, steps=100, batch=32, n_held_out=400, pool_first=100)
+    caption = say.sentiment_caption(SimpleNamespace(steps=100, config=config))
+    assert caption.startswith("Seed 3, 100 Adam steps of 32 sentences; held-out: 400")
+    assert caption.endswith("B's layer is still off after 100 steps (it switches on after "
+                            "step 100): B's numbers are A's.")
+    config.steps = 101
+    assert "still off" not in say.sentiment_caption(SimpleNamespace(steps=101, config=config))
+
+
+def test_the_collapse_notice_sorts_the_settings_by_their_rise():
+    # a rise of 0.30 moved (at least 0.25); 0.20 did not
+    runs = {"sensible": pooling_run([0.3, 0.6]), "tiny": pooling_run([0.3, 0.5])}
+    text = say.collapse_notice(runs, seed=7)
+    assert text.startswith("In section 4 (seed 7) the pooling weights moved onto the key "
+                           "words (their share rose by at least 0.25) under *sensible* ")
+    assert text.endswith(". They did not under *tiny* (starts nearly uniform, ends nearly "
+                         "uniform; weight on key words 0.30 → 0.50, accuracy 0.80).")
+    none = say.collapse_notice({"tiny": pooling_run([0.3, 0.5])}, seed=0)
+    assert "under no setting. They did not under *tiny*" in none
+    rows = say.collapse_rows(runs)
+    assert [r["moved onto them"] for r in rows] == ["yes", "no"]
+
+
+def test_the_alignment_notice_never_rounds_a_share_to_all():
+    run = SimpleNamespace(steps=60, curves={"moved_score": [0.25, 0.996]})
+    assert say.alignment_notice(run).endswith("for 25% of them untrained and 99.6% at step 60.")
+
+
+def test_the_strongest_key_of_each_head_is_named():
+    words = ["the", "plot", "was", "not", "good"]
+    attn = np.zeros((2, 5, 5))
+    attn[0, 3, 4] = attn[1, 3, 1] = 1.0
+    assert say.strongest_keys_text(attn, words) == (
+        "Row *not*: the word each head's query at *not* attends to most — head 1: *good*, "
+        "head 2: *plot*.")
+
+
+def test_what_each_model_says_of_not_bad_is_its_own_prediction():
+    runs = {A: train_sentiment(SentimentConfig(model="pooling", steps=20)),
+            B: train_sentiment(SentimentConfig(model="self-attention", steps=20))}
+    text = say.not_bad_notice(runs)
+    ids = sa.encode("the film was not bad")[0][None, :]
+    for letter, run in zip("AB", runs.values(), strict=True):
+        p = float(sa.predict(run.params, ids)["positive"][0])
+        side = "positive" if p >= 0.5 else "negative"
+        assert f"model {letter} gives P(positive) = {say.p_text(p)} ({side}" in text
+    assert text.startswith("Type *the film was not bad*: model A gives")

@@ -1,0 +1,109 @@
+"""Lesson 2's sentences (pages/text/scaling.py), as plain functions of its results."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from attncore import scaling as ex
+from pages.text import scaling as text
+
+
+def plain(markdown: str) -> str:
+    """Links reduced to their text."""
+    return re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", markdown)
+
+
+@pytest.mark.parametrize("z, said", [
+    (0.0, "exactly on"),
+    (0.04, "within 0.05 standard deviations of"),  # "0.0 standard deviations" would be false
+    (-1.26, "1.3 standard deviations below"),
+    (2.0, "2.0 standard deviations above"),
+])
+def test_away_never_says_a_false_zero(z, said):
+    assert text.away(z) == said
+
+
+def stats(d_k: int, scaled_mean: float, scaled_var: float) -> ex.DotProductStats:
+    """A draw of N = 100 samples at σ² = 1 with the given moments of qᵀk/√d_k."""
+    raw = np.zeros(100)  # the captions read only how many samples there are
+    return ex.DotProductStats(d_k=d_k, sigma2=1.0, raw=raw, scaled=raw, mean=0.0, var=0.0,
+                              scaled_mean=scaled_mean, scaled_var=scaled_var,
+                              theory_var=float(d_k), theory_scaled_var=1.0)
+
+
+def test_the_moments_caption_by_hand():
+    # N = 100, d_k = 4: the mean's sd is 1/√100 = 0.1, so 0.05 is 0.5 sd above 0; the
+    # variance's relative sd is √(2/99 + 6/400) = √0.035202 = 18.76%, so 1.3 (30% over
+    # σ⁴ = 1) is 0.3/0.18762 = 1.6 sd above; the normal-only √(2/99) is 14.2%.
+    theory, spread = text.moments_caption(stats(4, 0.05, 1.3))
+    assert "qᵀk is a sum of 4 products" in theory and "6/d_k = 1.5 " in theory
+    assert "±19% for either variance" in spread and "would be 14%" in spread
+    assert "at N = 100 samples" in spread
+    assert ("Here the means are 0.5 standard deviations above 0 and the variances 1.6 "
+            "standard deviations above the theory.") in spread
+    theory, spread = text.moments_caption(stats(1, -0.001, 1.0))
+    assert "qᵀk is one product" in theory
+    # -0.001 / 0.1 = -0.01 sd: said as a bound; a variance of exactly σ⁴ is on the theory.
+    assert "the means are within 0.05 standard deviations of 0 and the variances exactly on" \
+        in spread
+
+
+def test_the_saturation_sentence_with_one_key_and_with_many():
+    one = plain(text.saturation_text(64, 1))
+    assert "One query against T_k = 1 key at d_k = 64" in one
+    assert "With a single key there is no difference to see" in one
+    many = plain(text.saturation_text(64, 8))
+    assert "T_k = 8 keys" in many and "until the softmax saturates" in many
+
+
+def curves(n_keys: int, none_jacobian) -> ex.ScalingCurves:
+    d_ks = np.array([1, 2, 4])
+    return ex.ScalingCurves(
+        d_ks=d_ks, n_keys=n_keys, trials=10,
+        max_weight={"none": np.array([0.4, 0.6, 0.9]), "sqrt_dk": np.array([0.4, 0.45, 0.42]),
+                    "dk": np.array([0.4, 0.35, 0.3])},
+        entropy={name: np.zeros(3) for name in ex.SCALINGS},
+        jacobian_norm={"none": np.array(none_jacobian), "sqrt_dk": np.zeros(3),
+                       "dk": np.zeros(3)},
+        max_entropy=float(np.log(n_keys)))
+
+
+def test_the_curves_sentence_follows_the_first_and_last_points():
+    said = text.curves_sentence(curves(4, [0.5, 0.7, 0.2]))
+    assert "the mean max weight rises from 0.400 at d_k = 1 to 0.900 at d_k = 4" in said
+    # The norm's largest value is in the middle: the rise before the fall is said.
+    assert ("the mean Jacobian norm falls from 0.5 at d_k = 1 to 0.2 at d_k = 4, after a peak "
+            "of 0.7 at d_k = 2") in said
+    assert "With 1/d_k the mean max weight falls from 0.400" in said
+    assert "against 1/T_k = 0.250" in said and "stays between 0.400 and 0.450" in said
+    assert "after a peak" not in text.curves_sentence(curves(4, [0.7, 0.5, 0.2]))
+    assert text.curves_sentence(curves(1, [0.0, 0.0, 0.0])).startswith(
+        "With a single key every weight is 1")
+
+
+def test_the_temperature_sentence_by_hand():
+    # Weights (1/2, 1/4, 1/4): entropy = ½ ln 2 + ½ ln 4 = 1.5 ln 2, so e^entropy = 2^1.5
+    # = 2.83 effective keys.
+    said = text.temperature_text(np.array([0.5, 0.25, 0.25]), 0.5, 64)
+    assert said.endswith("At τ = 0.5 the largest weight is 0.500 and the weight is spread over "
+                         "2.83 effective keys of 3.")
+
+
+@pytest.mark.parametrize("scores, limit", [
+    ([2.0, 1.0, 0.0], "all the weight on k1, the one key with the largest score."),
+    ([1.0, 1.0, 0.0], "equal weights on k1, k2, tied for the largest score."),
+])
+def test_the_temperature_ends_by_hand(scores, limit):
+    temperatures = [0.05, 20.0]
+    sweep = ex.temperature_sweep(np.array(scores), temperatures)
+    said = plain(text.temperature_ends(np.array(scores), sweep, temperatures))
+    assert limit in said
+    # τ = 0.05: [2, 1, 0] gives logits [40, 20, 0], k1 takes 1/(1 + e⁻²⁰ + e⁻⁴⁰) > 0.99;
+    # [1, 1, 0] splits between k1 and k2, 0.5 each: not one-hot.
+    assert ("nearly one-hot" in said) == (scores[0] != scores[1])
+    if scores == [2.0, 1.0, 0.0]:
+        # τ = 20: e^0.1, e^0.05, 1 = 1.10517, 1.05127, 1 over 3.15644: 0.317 to 0.350.
+        assert "at τ = 20 they lie between 0.317 and 0.350, around 1/3 = 0.333" in said

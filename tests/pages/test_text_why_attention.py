@@ -1,0 +1,128 @@
+"""Lesson 0's sentences (pages/text/why_attention.py) as plain functions of made-up
+readings: each branch chosen by the numbers, never by the defaults."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from attncore import copying
+from attncore.recurrence import compare_layers
+from pages.text import why_attention as text
+
+LENGTHS = np.arange(2, 7)
+
+
+def lengths_reading(attention, fixed, low=3, high=4) -> copying.LengthReading:
+    return copying.length_reading(LENGTHS, {"attention": np.array(attention),
+                                            "fixed": np.array(fixed)}, low, high)
+
+
+def test_the_length_sentence_says_where_attention_leads_and_where_it_falls():
+    # Attention ahead everywhere, and lower at 6 (0.6) than at 4 (0.95): it "falls too".
+    r = lengths_reading([1.0, 1.0, 0.95, 0.8, 0.6], [0.9, 0.8, 0.5, 0.3, 0.2])
+    said = text.length_text(r, 1 / 12)
+    assert said.startswith("On the trained lengths (shaded) the attention model copies 95% "
+                           "to 100% of the letters right")
+    assert "from 80% at length 3 to 50% at length 4 (chance: 8%)" in said
+    assert "ahead at every length tested" in said
+    assert "falls too, from 95% at length 4 to 60% at length 6 (the fixed one 20%)" in said
+
+
+def test_the_length_sentence_names_the_lengths_where_the_fixed_model_is_level():
+    # Level at 2 only (singular), then at 2 and 6 (plural); attention at 6 (0.95) is not
+    # below its 0.95 at 4: it "keeps" it.
+    one = text.length_text(lengths_reading([0.9, 1.0, 0.95, 0.96, 0.95],
+                                           [0.9, 0.8, 0.5, 0.3, 0.2]), 1 / 12)
+    assert "level or ahead at length 2." in one
+    assert "keeps 95% at length 6 (the fixed one 20%)" in one and "falls too" not in one
+    two = text.length_text(lengths_reading([0.9, 1.0, 0.95, 0.96, 0.1],
+                                           [0.9, 0.8, 0.5, 0.3, 0.2]), 1 / 12)
+    assert "level or ahead at lengths 2, 6." in two
+
+
+def test_a_run_with_no_trained_length_tested_says_so_and_nothing_past_is_not_claimed():
+    r = lengths_reading([0.9, 0.8, 0.7, 0.6, 0.5], [0.5, 0.4, 0.3, 0.2, 0.1], low=1, high=1)
+    said = text.length_text(r, 1 / 12)
+    assert said.startswith("No tested length was trained (tests start at 2); from length 2")
+    r = lengths_reading([1.0] * 5, [0.5] * 5, low=2, high=6)
+    assert "Past the trained lengths" not in text.length_text(r, 1 / 12)
+
+
+def test_the_position_sentence_counts_positions_from_1():
+    r = copying.position_reading([2, 3], [[1.0, 0.5, np.nan], [0.9, 0.4, 0.7]], 3)
+    said = text.position_text(r, 32)
+    assert said.startswith("At length 3 the fixed-context model gets position 1 right most "
+                           "often (90%) and position 2 least (40%); the first letter 90%, "
+                           "the last 70%.")
+    assert "from the 32 numbers of the encoder's last state" in said
+
+
+def alignment(copied: float, length: int = 4) -> copying.AlignmentReading:
+    return copying.AlignmentReading(length=length, copied=copied, before=0.1, after=0.05,
+                                    near=0.75)
+
+
+def test_the_alignment_sentence_offers_a_reason_only_where_the_length_was_trained():
+    close = text.alignment_text(alignment(0.93), n_test=200, max_length=16)
+    assert "puts on average 0.93 of its weight on source position t" in close
+    assert "0.10 on position t − 1 and 0.05 on position t + 1" in close
+    assert "neighbour in 75% of the rows" in close and "comes close to 1." in close
+    spread = text.alignment_text(alignment(0.6), n_test=200, max_length=16)
+    assert "is not close to 1. A likely reason (not measured here)" in spread
+    past = text.alignment_text(alignment(0.6, length=12), n_test=200, max_length=4)
+    assert "is not close to 1; these strings of 12 letters are longer than any trained " \
+           "(at most 4)" in past and "likely reason" not in past
+    assert "is close to 1; these strings" in text.alignment_text(alignment(0.95, 12), 200, 4)
+
+
+def step(weights, probabilities, *, t=2, previous=0, token=1):
+    return SimpleNamespace(t=t, weights=np.array(weights), probabilities=np.array(probabilities),
+                           previous_token=previous, token=token)
+
+
+def test_the_step_sentence_reads_the_step_and_its_check():
+    # Source B, C, A (ids 1, 2, 0); step 2 copies C. The largest weight, 0.7, is on
+    # position 2; the context rebuilt exactly; the top probability one rounding below 1.
+    s = step([0.2, 0.7, 0.1], [1e-7, 1 - 1e-7], previous=1, token=2)
+    check = copying.StepReading(rebuilt=np.zeros(2), difference=0.0, best=2, mean_update=0.4)
+    said = text.step_text(s, check, [1, 2, 0], 32)
+    assert "largest on position 2 (C, 0.70)" in said
+    assert "the weighted sum of the 3 encoder states (32 numbers each" in said
+    assert "it differs by exactly 0" in said and "last letter written (B)" in said
+    assert "keeping on average 0.40 of the old one" in said
+    assert "gives C the largest probability, 1 − 1.0×10⁻⁷." in said
+    assert said.endswith("The letter to copy was C.")
+    rounded = copying.StepReading(rebuilt=np.zeros(2), difference=1.2e-7, best=2,
+                                  mean_update=0.4)
+    assert "it differs by 1.2×10⁻⁷ (rounding)" in text.step_text(s, rounded, [1, 2, 0], 32)
+    first = step([0.2, 0.7, 0.1], [0.5, 0.5], t=1, previous=12)
+    assert "last letter written (BOS)" in text.step_text(first, check, [1, 2, 0], 32)
+
+
+def test_the_layers_sentence_reads_which_part_is_cheaper():
+    # n = 16, d = 32: attention's 2·16²·32 = 16,384 < the GRU's 6·16·32² = 98,304; with
+    # n = 200, d = 8 it is 2·200²·8 = 640,000 > 6·200·8² = 76,800.
+    assert "attention's own part is smaller than the GRU's (16,384 against 98,304" in \
+        text.layers_text(compare_layers(16, 32))
+    assert "attention's own part is larger than the GRU's (640,000 against 76,800" in \
+        text.layers_text(compare_layers(200, 8))
+
+
+def test_what_to_notice_reads_the_direction_and_the_added_numbers():
+    r = lengths_reading([1.0, 1.0, 0.95, 0.8, 0.6], [0.9, 0.8, 0.5, 0.3, 0.2])
+    items = text.notice_items(r, alignment(0.9), {"fixed": 1000, "attention": 1250})
+    assert items[0].startswith("Over the trained lengths the fixed-context model falls from "
+                               "80% of the letters right at length 3 to 50% at length 4")
+    assert "stays between 95% and 100%" in items[0]
+    assert "75% of the output steps" in items[1] and "0.90 of it" in items[1]
+    assert "has 250 more trained numbers than the fixed one (W, U and v of the score: 25% " \
+           "more)" in items[2]
+    rising = lengths_reading([1.0] * 5, [0.1, 0.2, 0.3, 0.4, 0.5], low=1, high=1)
+    said = text.notice_items(rising, alignment(0.9), {"fixed": 10, "attention": 11})[0]
+    assert said.startswith("From the shortest tested length the fixed-context model stays")
+
+
+def test_symbols_are_letters_and_the_first_input_is_bos():
+    assert [text.symbol(i) for i in (0, 11, 12)] == ["A", "L", "BOS"]
