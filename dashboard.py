@@ -14,7 +14,7 @@ from attncore.text import worked_example
 from pages.ui import server_start
 from pages.ui.figures import describe_matrix, matrix_heatmap
 from pages.ui.figures.models import course_map
-from pages.ui.glossary import show_glossary
+from pages.ui.glossary import show_glossary, term_link
 from pages.ui.layout import figure_font, finish_page, setup_page, show_diagram, show_figure
 from pages.ui.lessons import LESSONS
 from pages.ui.numbers import difference_text
@@ -28,11 +28,14 @@ def home() -> None:
     st.title("Attention Lab")
     st.markdown(
         "**Attention** lets each token of a sequence look at the tokens it may see (all of "
-        "them, itself included; under a causal mask, itself and the tokens before it) and "
-        "decide how much of each to take in. Each token asks a question (its **query** q), "
-        "offers a label (its **key** k) and carries content (its **value** v). A query is "
-        "compared with every key it may see; the scores become weights with a softmax; the "
-        "output is the weighted average of the values."
+        f"them, itself included; under a {term_link('causal-mask', 'causal mask')}, itself "
+        "and the tokens before it) and decide how much of each to take in. Each token asks a "
+        "question (its **query** q), offers a label (its **key** k) and carries content (its "
+        "**value** v). A query is compared with every key it may see; the scores become "
+        f"weights with a {term_link('softmax', 'softmax')}; the output is the weighted "
+        "average of the values. Stacked as rows, the queries, keys and values of all the "
+        f"tokens make the matrices {term_link('QKV', 'Q, K and V')}, and "
+        f"{term_link('d_k', 'd_k')} is the length of a query or key:"
     )
     st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}"
              r"\right) V")
@@ -64,6 +67,8 @@ def home() -> None:
     for lesson in LESSONS:
         st.page_link(lesson.page_path, label=lesson.label)
         st.caption(fill(lesson.summary))
+        if lesson.needs_text:
+            st.caption(lesson.needs_text)
 
     if not presenter:  # for the teacher preparing a class, not for the screen
         st.header("Using it in class")

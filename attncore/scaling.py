@@ -2,7 +2,8 @@ r"""Lesson 2's experiments: why the scores are divided by :math:`\sqrt{d_k}`.
 
 What is here: :func:`dot_product_stats` (samples of qᵀk against d_k and σ²),
 :func:`sampling_spread` and :func:`moments_check` (how far those samples' moments stray
-from the theory), :func:`saturation` (one query under the three scalings), :func:`scaling_curves`
+from the theory), :func:`saturation` (one query under the three scalings) and
+:func:`typical_saturation` (a typical one of many), :func:`scaling_curves`
 (max weight, entropy and Jacobian norm against d_k), :func:`temperature_sweep` and
 :func:`weight_focus` (where a row's weight goes at a low temperature τ: lessons 1 and 2).
 
@@ -254,10 +255,20 @@ def saturation(d_k: int, n_keys: int, rng: np.random.Generator, sigma2: float = 
     d_k = whole_number(d_k, "d_k", 1, 4096)
     n_keys = whole_number(n_keys, "n_keys", 1, 4096)
     sigma2 = positive_number(sigma2, "sigma2")
+    return _rows(_dot_products(d_k, n_keys, rng, sigma2), d_k, temperature)
+
+
+def _dot_products(d_k: int, n_keys: int, rng: np.random.Generator,
+                  sigma2: float) -> np.ndarray:
+    """One random query's unscaled dot products with ``n_keys`` random keys: (T_k,)."""
     sigma = np.sqrt(sigma2)
     q = rng.standard_normal(d_k) * sigma  # (d_k,)
     k = rng.standard_normal((n_keys, d_k)) * sigma  # (T_k, d_k)
-    raw = k @ q  # (T_k,)
+    return k @ q  # (T_k,)
+
+
+def _rows(raw: np.ndarray, d_k: int, temperature: float = 1.0) -> dict[str, Saturation]:
+    """The :class:`Saturation` of one row of unscaled dot products under each scaling."""
     out = {}
     for name in SCALINGS:
         s = raw * resolve_scale(name, d_k)
@@ -270,9 +281,80 @@ def saturation(d_k: int, n_keys: int, rng: np.random.Generator, sigma2: float = 
             entropy=float(analysis.entropy(w)),
             effective_keys=float(analysis.effective_keys(w)),
             jacobian_norm=float(analysis.jacobian_norm(w)),
-            max_entropy=float(np.log(n_keys)),
+            max_entropy=float(np.log(raw.size)),
         )
     return out
+
+
+#: How many queries :func:`typical_saturation` draws to choose a typical one from.
+TYPICAL_CANDIDATES = 101
+
+
+@dataclass(frozen=True)
+class TypicalQuery:
+    """The query of :func:`typical_saturation` and where it sits among those drawn.
+
+    Attributes
+    ----------
+    rows : dict of str -> Saturation
+        The chosen query under each of :data:`SCALINGS`, as :func:`saturation` gives it.
+    chosen : int
+        Its place among the candidates, in the order drawn (0 is the one
+        :func:`saturation` would draw from the same ``rng``).
+    candidates : int
+        How many queries were drawn.
+    lowest, highest : float
+        The lowest and highest percentile (0 to 100) of its measures among the
+        candidates': 50 and 50 when it is the median of every one.
+    """
+
+    rows: dict
+    chosen: int
+    candidates: int
+    lowest: float
+    highest: float
+
+
+def typical_saturation(d_k: int, n_keys: int, rng: np.random.Generator,
+                       sigma2: float = 1.0,
+                       candidates: int = TYPICAL_CANDIDATES) -> TypicalQuery:
+    """A typical query: of ``candidates`` random queries (each against its own
+    ``n_keys`` random keys), the one whose measures sit nearest the middle of all of them.
+
+    The measures are the largest weight, the entropy and the Jacobian norm under each of
+    :data:`SCALINGS` (the effective number of keys follows the entropy). Each measure's
+    percentile among the candidates counts the candidates below it plus half of those
+    equal to it; the query chosen is the one whose percentile furthest from 50 is nearest
+    50 (the first such, in the order drawn). One query drawn at random may be far from the
+    middle: at d_k = 64 and 16 keys, about three draws in ten give the unscaled softmax a
+    larger Jacobian norm than the scaled ones, against a median query's far smaller one.
+
+    Examples
+    --------
+    >>> typical = typical_saturation(64, 2, np.random.default_rng(1))
+    >>> typical.lowest, typical.highest  # with 2 keys every measure follows one gap
+    (50.0, 50.0)
+    """
+    d_k = whole_number(d_k, "d_k", 1, 4096)
+    n_keys = whole_number(n_keys, "n_keys", 1, 4096)
+    sigma2 = positive_number(sigma2, "sigma2")
+    candidates = whole_number(candidates, "candidates", 1, 10_001)
+    if d_k * n_keys * candidates > 4 * MAX_DRAWS:
+        raise ValueError("d_k × n_keys × candidates is too large for one run")
+    raw = np.stack([_dot_products(d_k, n_keys, rng, sigma2)
+                    for _ in range(candidates)])  # (candidates, T_k)
+    measures = []
+    for name in SCALINGS:
+        w = softmax(raw * resolve_scale(name, d_k))  # (candidates, T_k)
+        measures += [analysis.max_weight(w), analysis.entropy(w), analysis.jacobian_norm(w)]
+    m = np.stack(measures)  # (measures, candidates)
+    below = (m[:, None, :] < m[:, :, None]).sum(axis=-1)  # (measures, candidates)
+    equal = (m[:, None, :] == m[:, :, None]).sum(axis=-1) - 1  # not counting itself
+    percentile = 100 * (below + equal / 2) / max(candidates - 1, 1)
+    chosen = int(np.argmin(np.abs(percentile - 50).max(axis=0)))
+    return TypicalQuery(rows=_rows(raw[chosen], d_k), chosen=chosen, candidates=candidates,
+                        lowest=float(percentile[:, chosen].min()),
+                        highest=float(percentile[:, chosen].max()))
 
 
 @dataclass(frozen=True)

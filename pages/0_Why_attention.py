@@ -243,7 +243,7 @@ def alignment_section(page: Page, config: bn.BottleneckConfig, result: bn.Bottle
     return reading
 
 
-@st.fragment
+@st.fragment(key="why_one_step")
 def one_step(page: Page, config: bn.BottleneckConfig, result: bn.BottleneckResult,
              slot) -> None:
     """One decoding step of the attention model, taken apart (reruns alone), and the

@@ -1,11 +1,10 @@
 """Lesson 10: a real language model writes (SmolLM2-135M-Instruct by default, or a model the
 server's operator lists; run by our own NumPy code)."""
 
-import io
-
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from attncore import lm
 from attncore.encoder import EXPECTED_CONFIG as MINILM
@@ -16,18 +15,21 @@ from pages.text import language_model as say
 from pages.ui import figures as fig
 from pages.ui import lm as lm_ui
 from pages.ui.controls import URL, bounded_slider, seed_input
+from pages.ui.figures.models import decoder_block
 from pages.ui.labels import md_escape, plotly_safe
 from pages.ui.layout import (
     bad_input_stops_page,
     bullet_list,
     practice_questions,
+    show_diagram,
     show_figure,
     stop_page,
 )
+from pages.ui.lm_view import trace_downloads
 from pages.ui.numbers import number_text, percent_text
 from pages.ui.page import Page, lesson_page, write_header
 from pages.ui.shared import measured
-from pages.ui.tables import scrolled_table, to_csv
+from pages.ui.tables import scrolled_table
 
 MAX_PROMPT_TOKENS = 96  # prompt tokens read here (chat template included); the core allows 256
 MAX_CHARS = 600
@@ -338,9 +340,11 @@ def induction_section(page: Page, m: lm.LanguageModel) -> lm.InductionTest | Non
 
 
 @st.fragment
-def head_by_hand(page: Page, trace: lm.LMTrace, m: lm.LanguageModel) -> None:
+def head_by_hand(page: Page, trace: lm.LMTrace, m: lm.LanguageModel, top: DeltaGenerator
+                 ) -> None:
     """Query i's score and weight for key j, from the residual stream, with real numbers:
-    the model's own norm, biases and positions (attncore.lm.worked computes them)."""
+    the model's own norm, biases and positions (attncore.lm.worked computes them); and in
+    ``top``, near the top of the page, the decoder block with this layer and head."""
     cfg, tokens, T = m.config, list(trace.tokens), len(trace.tokens)
     c1, c2, c3 = st.columns(3)
     with c1:
@@ -358,6 +362,9 @@ def head_by_hand(page: Page, trace: lm.LMTrace, m: lm.LanguageModel) -> None:
         query = bounded_slider(st, "Query token (row)", 1, T, T, key="lm_hand_query")
     with c2:
         key = bounded_slider(st, "Key token (column)", 1, query, 1, key="lm_hand_key")
+    with top:  # the model this lesson runs, from its config, on the prompt's T tokens
+        show_diagram(decoder_block(cfg, T, layer, head, page.font),
+                     key=page.key("diagram_block"))
     w = worked_head(trace, m.weights, layer - 1, head - 1, query - 1, key - 1, pair)
     for said, formula in say.worked_steps(w, cfg, tokens[w.query],
                                           md_escape(lm_ui.model_name(m))):
@@ -370,31 +377,6 @@ def head_by_hand(page: Page, trace: lm.LMTrace, m: lm.LanguageModel) -> None:
             "j": np.arange(1, query + 1), "key": tokens[:query],
             "s = q·k / √d_k": [number_text(s, 4) for s in w.scores],
             "weight": [number_text(x, 4) for x in w.weights]}), height=240)
-
-
-def download_section(trace: lm.LMTrace) -> None:
-    """One layer's attention as CSV; the whole trace as .npz (every array: too big for JSON)."""
-    cfg, tokens = trace.config, list(trace.tokens)
-    L, H, T = cfg.n_layers, cfg.n_heads, len(tokens)
-    st.subheader("Download")
-    st.markdown(say.download_text(H, T))
-
-    def trace_npz() -> bytes:
-        buffer = io.BytesIO()
-        np.savez(buffer, tokens=np.array(tokens), **trace.arrays())
-        return buffer.getvalue()
-
-    c1, c2, c3 = st.columns([1, 1, 1])
-    with c1:
-        layer = bounded_slider(st, "Layer for the CSV", 1, L, default_layer(cfg),
-                               key="lm_dl_layer")
-    rows = [f"layer {layer}, head {n + 1} | {t}" for n in range(H) for t in tokens]
-    c2.download_button("CSV", lambda: to_csv(trace.attentions[layer - 1].reshape(H * T, T),
-                                             rows, tokens),
-                       file_name=f"lm_attention_layer{layer}.csv", mime="text/csv",
-                       key="lm_dl_csv", on_click="ignore")
-    c3.download_button("Whole trace (.npz)", trace_npz, file_name="lm_trace.npz",
-                       mime="application/octet-stream", key="lm_dl_npz", on_click="ignore")
 
 
 with lesson_page("lm", header=False) as page:
@@ -413,6 +395,7 @@ with lesson_page("lm", header=False) as page:
     probs = trace.next_token_probs()  # temperature 1: the model's own distribution
     top = np.argsort(-probs, kind="stable")[:TOP_SHOWN]
     top_tokens = lm.pieces(m, top)
+    block = st.container()  # the decoder block, drawn by head_by_hand with its layer and head
     sampling_section(page, m, probs, top, top_tokens, text)
     if page.presenter:
         prompt_tokens(m, trace)
@@ -432,7 +415,7 @@ with lesson_page("lm", header=False) as page:
     test = induction_section(page, m)  # None until a test has run
 
     st.header("5 · One decoder head by hand")
-    head_by_hand(page, trace, m)
+    head_by_hand(page, trace, m, block)
 
     st.header("6 · Encoder against decoder")
     # The decoder's column is its config's switches in words (LMConfig.describe): another
@@ -446,5 +429,6 @@ with lesson_page("lm", header=False) as page:
     if not page.presenter:
         bullet_list("Try this", say.TRY_THIS, expanded=False)
         practice_questions("lm", say.practice(m.config))
-        download_section(trace)
+        trace_downloads(trace, default_layer(m.config),
+                        say.download_text(m.config.n_heads, len(trace.tokens)))
     lm_ui.model_caption(m, "run here in NumPy (float32)")

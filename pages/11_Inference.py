@@ -12,15 +12,18 @@ from pages.text import inference as say
 from pages.ui import figures as fig
 from pages.ui import lm as lm_ui
 from pages.ui.controls import URL, bounded_slider
+from pages.ui.figures.models import kv_cache_rows
 from pages.ui.labels import md_escape
 from pages.ui.layout import (
     bad_input_stops_page,
     bullet_list,
     practice_questions,
+    show_diagram,
     show_figure,
     stop_page,
 )
 from pages.ui.live import offer_downloads
+from pages.ui.lm_view import curve_with_progress, timed_curve
 from pages.ui.page import Page, lesson_page
 from pages.ui.shared import measured, measured_when
 from pages.ui.tables import scrolled_table
@@ -67,6 +70,11 @@ def kv_cache(page: Page, m: lm.LanguageModel, results: dict) -> None:
         "cache_bytes": result.cache_bytes, "cache_bytes_formula": result.cache_bytes_formula,
         "seconds_measured_at_unix_time": measured_at}
     tokens_held = int(result.contexts[-1])
+    held_ids = [*lm.prompt_ids(m, prompt).tolist(), *result.ids_cached][:tokens_held]
+    # The cache as it grows: its rows after the last step, the newest highlighted.
+    show_diagram(kv_cache_rows(cfg, tokens_held, page.font, per_token=say.per_token_bytes(cfg),
+                               tokens=lm.pieces(m, held_ids), prompt=result.prompt_tokens),
+                 key=page.key("diagram_cache"))
     step_numbers = np.arange(1, steps + 1)
     read_with = np.where(step_numbers == 1, result.prompt_tokens, 1)  # the prompt, then 1
     work = {"without the cache: the whole text again": result.contexts,
@@ -90,7 +98,6 @@ def kv_cache(page: Page, m: lm.LanguageModel, results: dict) -> None:
                                    "with the cache (ms)": result.seconds_cached_each * 1000,
                                    "without (ms)": result.seconds_uncached_each * 1000})
                      .style.format(precision=1).hide(axis="index"))
-        held_ids = [*lm.prompt_ids(m, prompt).tolist(), *result.ids_cached][:tokens_held]
         st.markdown(f"The {tokens_held} tokens whose keys and values the cache holds, "
                     f"{say.per_token_bytes(cfg):,} bytes each:")
         scrolled_table(pd.DataFrame(say.held_rows(result, cfg, lm.pieces(m, held_ids))),
@@ -119,14 +126,6 @@ def kv_cache(page: Page, m: lm.LanguageModel, results: dict) -> None:
                                        y_title="milliseconds"))
     st.markdown(say.timing_text(times, cfg, m.weights.bytes_per_token,
                                 inf.cache_outweighs_weights_at(m), SERVED))
-
-
-def timed_curve(m: lm.LanguageModel, contexts: tuple[int, ...]) -> inf.TokenTimes:
-    bar = st.progress(0.0, text="Timing…")
-    result = inf.token_times(contexts, rounds=2,
-                             progress=lambda f: bar.progress(f, text="Timing…"), m=m)
-    bar.empty()
-    return result
 
 
 def grouped_query(m: lm.LanguageModel) -> None:
@@ -203,6 +202,10 @@ def perplexity_sections(page: Page, m: lm.LanguageModel, results: dict
                                 4, N, min(DEFAULT_WINDOW, N), key="inf_window")
     sinks = c2.slider("Sinks S (first tokens always visible)", 0, 16, DEFAULT_SINKS,
                       key="inf_sinks", **URL)
+    # The cache at the text's last token: the rows the window and its sinks keep, and drop.
+    show_diagram(kv_cache_rows(cfg, N, page.font, per_token=say.per_token_bytes(cfg),
+                               tokens=lm.pieces(m, ids), window=window, sinks=sinks),
+                 key=page.key("diagram_window"))
     shown = min(N, 64)  # the largest mask drawn cell by cell
     left, right = st.columns([2, 3])
     with left:
@@ -302,15 +305,6 @@ def python_docs() -> str:
     from pydoc_data.topics import topics
 
     return topics["execmodel"]
-
-
-def curve_with_progress(m: lm.LanguageModel, text: str, N: int, windows: list[int],
-                        sinks: int) -> inf.WindowCurve:
-    bar = st.progress(0.0, text="Measuring…")
-    curve = inf.window_curve(text, windows, sinks, N, progress=lambda f: bar.progress(
-        f, text="Measuring…"), m=m)
-    bar.empty()
-    return curve
 
 
 @st.cache_data(max_entries=4, show_spinner=False)

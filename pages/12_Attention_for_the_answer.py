@@ -34,6 +34,13 @@ from pages.text.attention_for_the_answer import (
     said_heads,
     seconds_caption,
 )
+from pages.ui.answer_view import (
+    carrier_cell,
+    closing_notes,
+    handoff_cell,
+    practice,
+    show_runs,
+)
 from pages.ui.controls import URL, bounded_slider
 from pages.ui.figures import (
     bar_chart,
@@ -48,7 +55,7 @@ from pages.ui.figures import (
 )
 from pages.ui.glossary import term_link
 from pages.ui.labels import md_escape, token_code
-from pages.ui.layout import bullet_list, practice_questions, show_error, show_figure, stop_page
+from pages.ui.layout import show_error, show_figure, stop_page
 from pages.ui.live import offer_downloads
 from pages.ui.lm import load_language_model, model_name, model_note
 from pages.ui.numbers import number_text, significant_text
@@ -220,6 +227,7 @@ def attribution_section(page: Page, m: lm.LanguageModel, study: answer.AnswerStu
         st.latex(rf"LD = \sum_c \frac{{c}}{{\mathrm{{rms}}}} \odot g \cdot {u}"
                  if cfg.norm == "rms" else
                  rf"LD = \sum_c \frac{{c - \bar c}}{{\sigma}} \odot g \cdot {u} + b \cdot {u}")
+    show_runs(page, study, "attribution", "split", biases=has_biases)
     shown = [names[k] for k in order]
     show_figure(bar_chart(shown, parts[order],
                           title=f"The {LARGEST} largest parts of LD = "
@@ -247,9 +255,12 @@ def residual_section(page: Page, study: answer.AnswerStudy) -> int | None:
         st.markdown("0: the patch changes nothing; 1: the patched run prefers the answer as "
                     "much as the clean one (more than 1, or below 0, happen too).")
     the_pair, residual = study.pair, study.residual
+    runs = carrier_runs(residual, the_pair)
+    into = moved_into(runs)
+    layer, position = carrier_cell(study, into)
+    show_runs(page, study, "residual", "residual", layer=layer, position=position)
     tokens = position_labels(the_pair)
     layer_names = [str(n + 1) for n in range(residual.shape[0])]  # columns: layers
-    runs = carrier_runs(residual, the_pair)
     lines = carrier_lines(runs, the_pair)
     # the grid is wide: the list goes below it
     show_figure(matrix_heatmap(residual.T, tokens, layer_names, kind="values", decimals=2,
@@ -271,14 +282,14 @@ def residual_section(page: Page, study: answer.AnswerStudy) -> int | None:
                    "check), so putting it back changes nothing.")
     if len(changed) == 1 and not page.presenter:
         st.caption(embedding_back_text(residual[0, changed[0]]))
-    into = moved_into(runs)
     if into is not None:
         st.markdown(moved_text(the_pair, into))
     return into
 
 
 def heads_section(page: Page, study: answer.AnswerStudy, into: int | None) -> None:
-    heads = study.heads
+    heads, (layer, head, _) = study.heads, study.top_heads(1)[0]
+    show_runs(page, study, "head", "heads", layer=layer, head=head)
     rows = [f"H{h + 1}" for h in range(heads.shape[1])]
     cols = [str(n + 1) for n in range(len(heads))]
     show_figure(matrix_heatmap(heads.T, rows, cols, kind="values", decimals=2,
@@ -312,6 +323,9 @@ def knockout_section(page: Page, m: lm.LanguageModel, study: answer.AnswerStudy,
         "knockout", (m.sha256, texts, int(window)),
         lambda: patching.knockout(m, study.runs, int(window)), automatic=True,
         label="Knock out", key="ans_knock", note="")
+    worst = int(np.argmin(probs))
+    show_runs(page, study, "knockout", "knockout", window=windows[worst],
+              p_answer=(p_none, float(probs[worst])))
     firsts = np.arange(len(windows)) + 1
     show_figure(line_chart(firsts, {f"p({ans}), edge cut": probs,
                                     "nothing cut": np.full(len(windows), p_none)},
@@ -358,22 +372,6 @@ def looks_section(page: Page, study: answer.AnswerStudy) -> None:
             "the test.")
 
 
-def closing_notes(study: answer.AnswerStudy) -> None:
-    bullet_list("What to notice", [
-        moving_text(study.heads),
-        "The residual grid shows information *moving* between positions, and only attention "
-        "can move it: the layer where it moves points to the heads to look at.",
-        "Direct attribution and patching answer different questions: what a head writes "
-        "into the answer, and what the answer needs from it.",
-    ])
-    bullet_list("Try this", [
-        "Pick another capital: does the same head carry the answer?",
-        "Set the knockout window to 1 layer: which single layer's edge matters most?",
-        "Make your own pair: swap one name or place, keep the token counts equal, and "
-        "compare its head grid with the capital's.",
-    ])
-
-
 def download_matrices(results: dict) -> dict:
     """The grids the page shows, layer by row: name -> (matrix, rows, columns)."""
     study = results["study"]
@@ -396,28 +394,6 @@ def download_trace(results: dict) -> dict:
                           default_window(m.config.n_layers))
 
 
-def practice(n_layers: int, n_heads: int) -> None:
-    L, H = n_layers, n_heads
-    practice_questions("ans", [
-        {"q": "A clean run gives LD = 6, the corrupted run LD = −2, and a patched run LD = 4. "
-              "What is the recovery?",
-         "a": "(4 − (−2)) / (6 − (−2)) = 6/8 = 0.75.", "value": 0.75, "tol": 5e-3},
-        {"q": f"How many patched runs does the head grid need for this model of {L} layers "
-              f"and {H} heads a layer?",
-         "a": f"{L} · {H} = {L * H}, one per head; here they run as {L} batches of {H}.",
-         "value": float(L * H), "tol": 0.5},
-        {"q": "Why is a residual patch before the first changed token always exactly 0?",
-         "a": "The model is causal: a position's stream depends only on the tokens up to it, "
-              "which are the same in both prompts there. Putting back the same numbers "
-              "changes nothing."},
-        {"q": "A head's direct part of LD is small, but patching it restores 0.6. How can "
-              "that be?",
-         "a": "It writes something that later heads or FFNs read and turn into the answer: "
-              "its effect is indirect, which direct attribution does not count and patching "
-              "does."},
-    ])
-
-
 with lesson_page("ans") as page:
     m = load_language_model()
     if m is None:
@@ -434,6 +410,8 @@ with lesson_page("ans") as page:
                    "model would write it glued to the last word. Most words after a word are "
                    "tokens that start with a space.")
     study = the_study(m, the_pair, choice, texts)
+    top_layer, last = handoff_cell(study, moved_into(carrier_runs(study.residual, the_pair)))
+    show_runs(page, study, "residual", "top", layer=top_layer, position=last, prompts=True)
     headline(page, study)
     lens_section(page, m, study)
     attribution_section(page, m, study)
@@ -442,7 +420,7 @@ with lesson_page("ans") as page:
     st.header("4 · Attention knockout: cut one edge in a window of layers")
     knockout_section(page, m, study, texts)
     looks_section(page, study)
-    closing_notes(study)
+    closing_notes(moving_text(study.heads))
     results = {"model": m, "study": study, "texts": texts}
     offer_downloads(results, None if page.presenter else list(download_matrices(results)))
     page.downloads(results, download_matrices, download_trace)

@@ -8,9 +8,17 @@ from attncore import causal_mask, scaled_dot_product_attention
 from attncore.exercise import STEPS, check_work
 from attncore.text import PRESETS, check_matrix, worked_example
 from pages.text.worked_example import (
+    CAUSAL_TEXT,
+    INPUTS_TEXT,
+    NOTICE,
+    PRACTICE,
+    SOFTMAX_TEXT,
+    TAU_HELP,
     TAU_HIGH,
     TAU_LOW,
+    UNIFORM_ITEM,
     check_intro,
+    given_text,
     longer_key_item,
     low_tau_item,
     marked_text,
@@ -23,11 +31,12 @@ from pages.text.worked_example import (
     token_names,
 )
 from pages.ui.arithmetic import cell_lines, matrix_latex, output_row_lines
+from pages.ui.choices import offered_value
 from pages.ui.controls import URL, seed_input
 from pages.ui.figures import describe_matrix, matrix_heatmap
-from pages.ui.glossary import term_link
+from pages.ui.figures.models import attention_flow, attention_steps
 from pages.ui.labels import md_escape
-from pages.ui.layout import bullet_list, practice_questions, show_error, show_figure
+from pages.ui.layout import bullet_list, practice_questions, show_diagram, show_error, show_figure
 from pages.ui.live import keep, offer_downloads
 from pages.ui.page import Page, lesson_page
 from pages.ui.tables import editor_key, linked_editor, show_matrix, typed_answers, typed_text
@@ -71,11 +80,7 @@ def input_places(page: Page, preset: str, side_by_side: bool) -> tuple:
         return st.container(), st.columns([3, 2])[0]
     st.caption(PRESETS[preset])
     st.header("The inputs: one query, key and value per token")
-    st.markdown(
-        "Each row is a token. Its **query** q asks *what am I looking for?*, its **key** k "
-        "says *what do I contain?*, its **value** v is *what I pass on*. Edit any cell or "
-        "token name; everything below is recomputed."
-    )
+    st.markdown(INPUTS_TEXT)
     inputs_place = st.container()
     return inputs_place, inputs_place
 
@@ -126,10 +131,8 @@ def attend(inputs: dict, problems: dict, temperature: float, *, scaled: bool, ca
     try:
         trace = scaled_dot_product_attention(
             inputs["Q"], inputs["K"], inputs.get("V", np.zeros((T, d_v))),
-            scale="sqrt_dk" if scaled else "none",
-            temperature=temperature,
-            mask=causal_mask(T) if causal else None,
-        )
+            scale="sqrt_dk" if scaled else "none", temperature=temperature,
+            mask=causal_mask(T) if causal else None)
         # Textbook exp(s) for hand arithmetic; the stable exp(s - max) only when needed.
         return trace, trace.softmax_steps(subtract_max="if_needed")
     except ValueError as exc:
@@ -149,6 +152,26 @@ def waits_for(problems: dict, needs: str, what: str) -> bool:
     return False
 
 
+def model_diagram(page: Page, example, tokens: list[str], flow: dict) -> tuple:
+    """The flow of attention with this example's shapes, the cell written out in full
+    below marked (as its pickers will show it); returns that cell (query, key)."""
+    T, label = len(tokens), lambda i: f"{i + 1}: {tokens[i]}"  # the pickers' labels
+    cell = (offered_value("we_query", range(T), 0, label),
+            offered_value("we_key", range(T), T - 1, label))
+    show_diagram(attention_flow(T, flow["d_k"], flow["d_v"], page.font, scaled=flow["scaled"],
+                                d_model=None if example.x is None else example.x.shape[1],
+                                mask=causal_mask(T) if flow["masked"] else None, cell_at=cell,
+                                cell=(tokens[cell[0]], tokens[cell[1]])),
+                 key=page.key("diagram_flow"))
+    return cell
+
+
+def step_diagram(page: Page, step: int, flow: dict) -> None:
+    """Where this step sits in the flow (it is highlighted), with the shapes."""
+    show_diagram(attention_steps(step=step, font=page.font, **flow),
+                 key=page.key(f"diagram_step{step}"), download=False)
+
+
 def scores_figure(page: Page, trace, tokens: list[str], problems: dict) -> None:
     if not waits_for(problems, "QK", "the scores"):
         show_figure(matrix_heatmap(trace.raw_scores, tokens, tokens,
@@ -163,10 +186,7 @@ def given_matrices(page: Page, example) -> None:
     """The preset's X and W matrices, from which its Q, K and V come."""
     with st.expander("Where Q, K and V come from: Q = X W_Q, K = X W_K, V = X W_V",
                      expanded=not page.presenter):
-        st.markdown("X holds a toy embedding per word, a row per token ("
-                    + ", ".join(md_escape(t) for t in example.tokens) + "): the same word, "
-                    "whatever its case, always gets the same vector. The W matrices are seeded "
-                    "projections.")
+        st.markdown(given_text(example.tokens))
         # One LaTeX block, not four tables: a new example redraws it with the page. The
         # numbers are short decimals (0.8, -1.6): written with as many decimals as they have.
         given = [("X", example.x), ("W_Q", example.w_q), ("W_K", example.w_k),
@@ -180,10 +200,12 @@ def given_matrices(page: Page, example) -> None:
                  + r"\qquad ".join(terms[2:]) + r"\end{gathered}")
 
 
-def steps_1_and_2(page: Page, trace, tokens: list[str], problems: dict, *, d_k: int,
-                  scaled: bool, causal: bool, side_by_side: bool) -> None:
+def steps_1_and_2(page: Page, trace, tokens: list[str], problems: dict, *, flow: dict,
+                  side_by_side: bool) -> None:
     """The scores and the scaled (masked) scores: they don't depend on τ."""
+    d_k, scaled, causal = flow["d_k"], flow["scaled"], flow["masked"]
     st.header("Step 1 · Scores: how well each query matches each key")
+    step_diagram(page, 1, flow)
     left, right = st.columns([2, 3])
     with left:
         st.latex(r"S = Q K^\top, \qquad s_{ij} = q_i \cdot k_j")
@@ -196,6 +218,7 @@ def steps_1_and_2(page: Page, trace, tokens: list[str], problems: dict, *, d_k: 
             scores_figure(page, trace, tokens, problems)
 
     st.header("Step 2 · Scale the scores")
+    step_diagram(page, 2, flow)
     left, right = st.columns([2, 3])
     with left:
         if scaled:
@@ -205,9 +228,7 @@ def steps_1_and_2(page: Page, trace, tokens: list[str], problems: dict, *, d_k: 
             st.latex(r"\tilde S = S \quad\text{(scaling switched off)}")
             st.markdown("Scaling is off: the softmax sees the raw scores.")
         if causal:
-            st.markdown(f"**{term_link('causal-mask', 'Causal mask')}:** query i may only look "
-                        "at keys j ≤ i (itself and the tokens before it); the others become −∞ "
-                        "before the softmax.")
+            st.markdown(CAUSAL_TEXT)
     with right:
         if not waits_for(problems, "QK", "the scaled scores"):
             show_figure(matrix_heatmap(trace.masked_scores, tokens, tokens,
@@ -220,8 +241,10 @@ def steps_1_and_2(page: Page, trace, tokens: list[str], problems: dict, *, d_k: 
 
 
 @st.fragment
-def written_out(trace, steps, tokens: list[str], problems: dict, decimals: int) -> None:
-    """One weight and one output row with every number of the arithmetic."""
+def written_out(trace, steps, tokens: list[str], problems: dict, decimals: int,
+                drawn: tuple) -> None:
+    """One weight and one output row with every number of the arithmetic; a new cell reruns
+    the page, whose diagram at the top marks it (``drawn``: the cell it marks)."""
     T = len(tokens)
     c_i, c_j = st.columns(2)
     label = lambda i: f"{i + 1}: {tokens[i]}"  # noqa: E731
@@ -229,6 +252,8 @@ def written_out(trace, steps, tokens: list[str], problems: dict, decimals: int) 
                       **URL)
     j = c_j.selectbox("Key (column)", range(T), index=T - 1, format_func=label, key="we_key",
                       **URL)
+    if (i, j) != drawn:
+        st.rerun()
     st.markdown(f"Query {i + 1} is “{md_escape(tokens[i])}”, key {j + 1} is "
                 f"“{md_escape(tokens[j])}”.")
     for line in cell_lines(trace, steps, i, j, decimals):
@@ -287,7 +312,7 @@ DOWNLOADS = {"Q": "Q", "K": "K", "V": "V", "Scores S = QKᵀ": "scores",
 
 @st.fragment
 def softmax_onwards(page: Page, inputs: dict, problems: dict, tokens: list[str], v_cols: list,
-                    preset: str, scaled: bool, causal: bool, signature: list,
+                    preset: str, flow: dict, cell: tuple, signature: list,
                     results: dict) -> None:
     """Steps 3 and 4, the cell written out and the checking: all that depends on τ and on
     the decimals shown.
@@ -296,19 +321,17 @@ def softmax_onwards(page: Page, inputs: dict, problems: dict, tokens: list[str],
     or S. What it computes is kept in ``results`` for the downloads at the end of the page.
     """
     problems.pop("scores", None)  # a τ that overflowed may have been moved since
-    T, d_v = len(tokens), len(v_cols)
+    T, d_v, scaled, causal = len(tokens), len(v_cols), flow["scaled"], flow["masked"]
     st.header("Step 3 · Softmax along each row")
+    step_diagram(page, 3, flow)
     left, right = st.columns([2, 3])
     with left:
         st.latex(r"w_{ij} = \frac{e^{\tilde s_{ij}/\tau}}{\sum_{j'} e^{\tilde s_{ij'}/\tau}}")
         if not page.presenter:
-            st.markdown(f"The {term_link('softmax', 'softmax')} of each row, with τ the "
-                        f"{term_link('tau', 'temperature')} (τ = 1: the plain softmax).")
+            st.markdown(SOFTMAX_TEXT)
         temperature = st.slider("Softmax temperature τ", TAU_LOW, TAU_HIGH, 1.0, 0.05,
                                 key="we_temp",
-                                help="Below 1 it sharpens each row towards its largest "
-                                     "scores, above 1 it flattens it towards uniform weights; "
-                                     "a row whose keys all score the same stays as it is.",
+                                help=TAU_HELP,
                                 **URL)
         decimals = st.slider("Decimals shown (and checked)", 2, 6, 3, key="we_decimals",
                              help="Of the tables, the arithmetic and the checking below.",
@@ -336,6 +359,7 @@ def softmax_onwards(page: Page, inputs: dict, problems: dict, tokens: list[str],
         st.markdown(row_sums_text(trace.weights))
 
     st.header("Step 4 · Weighted sum of the values")
+    step_diagram(page, 4, flow)
     left, right = st.columns([2, 3])
     with left:
         st.latex(r"O = W V, \qquad o_i = \sum_j w_{ij}\, v_j")
@@ -349,7 +373,7 @@ def softmax_onwards(page: Page, inputs: dict, problems: dict, tokens: list[str],
 
     st.header("One cell, written out in full")
     if not waits_for(problems, "QK", "a weight by hand"):
-        written_out(trace, steps, tokens, problems, decimals)
+        written_out(trace, steps, tokens, problems, decimals, cell)
 
     st.header("Check your work")
     if not waits_for(problems, "QKV", "and mark your steps"):
@@ -370,18 +394,7 @@ def closing_notes(page: Page, trace, tokens: list[str], d_k: int, scaled: bool) 
     """What to notice, the formula and, off the projector, things to try (said for the
     scores of ``trace``, None while the inputs can't be used; none depends on τ, as the
     notes are not redrawn when τ moves) and questions."""
-    bullet_list("What to notice", [
-        "The weights in each row are at least 0 and sum to 1 (a key the mask hides gets "
-        "exactly 0): each output row is a weighted average of the value rows.",
-        "In each row, the largest score among the keys the query may see gets the largest "
-        "weight, and a dot product rewards length as well as direction "
-        "(q·k = |q| |k| cos θ): in the textbook example q₁ = [1, 0] scores k₁ = [1, 0] (same "
-        "direction) and k₃ = [1, 1] (45° away, but √2 times longer) equally, so without "
-        "the causal mask x1 gives them the same weight.",
-        "Adding the same number to every score of a row changes nothing: the softmax only "
-        "sees differences.",
-        "With the causal mask, token 1 can only see itself, so its output is exactly v₁.",
-    ])
+    bullet_list("What to notice", NOTICE)
     st.subheader("The formula")
     st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}"
              r"{\sqrt{d_k}}\right) V")
@@ -391,26 +404,10 @@ def closing_notes(page: Page, trace, tokens: list[str], d_k: int, scaled: bool) 
     bullet_list("Try this", [
         low_tau_item(trace, names),
         scaling_item(d_k, scaled),
-        "Pick the “Uniform” example: every query is 0, so every score is 0 and every "
-        "weight is 1/T (T tokens), whatever K is; with the causal mask, row i's weights "
-        "are 1/i on the keys it may see.",
+        UNIFORM_ITEM,
         longer_key_item(trace, names),
     ], expanded=False)
-    practice_questions("we", [
-        {"q": "In the textbook example (scaling on, τ = 1), which key does query x3 "
-              "attend to most, and why?",
-         "a": "x3 itself: q₃ = [1, 1] has the largest dot product with k₃ = [1, 1] "
-              "(1 + 1 = 2), against 1 for k₁ and k₂."},
-        {"q": "Every score in a row of 3 keys is 0. What is each weight?",
-         "value": 1 / 3, "tol": 1e-3,
-         "a": "e⁰ / (e⁰ + e⁰ + e⁰) = 1/3 ≈ 0.3333 each."},
-        {"q": "If you double every value vector v_j, what happens to the weights and to "
-              "the output?",
-         "a": "The weights do not depend on V, so they stay the same; the output, a "
-              "weighted sum of the values, doubles."},
-        {"q": "With the causal mask, what is the output of the first token?",
-         "a": "Its own value v₁: it may only attend to key 1, so w₁₁ = 1."},
-    ])
+    practice_questions("we", PRACTICE)
 
 
 def download_matrices(results: dict) -> dict:
@@ -427,23 +424,27 @@ with lesson_page("we") as page:
     preset, seed, example, scaled, causal = example_controls()
     T, d_k, d_v = example.q.shape[0], example.q.shape[1], example.v.shape[1]
     side_by_side = 1 + 2 * d_k + d_v <= PRESENTER_SIDE_COLUMNS
+    flow = {"T": T, "d_k": d_k, "d_v": d_v, "scaled": scaled, "masked": causal}
+    # The model's diagram: on a projector in the place of the inputs' story, above them.
+    flow_place = st.container() if page.presenter else None
     inputs_place, first_figure = input_places(page, preset, side_by_side)
     signature = [preset, T, d_k, d_v, seed]
     with inputs_place:
         tokens, inputs, problems = read_inputs(page, example, signature)
         # S and S̃, steps 1 and 2, don't depend on τ.
         trace, _ = attend(inputs, problems, 1.0, scaled=scaled, causal=causal, d_v=d_v)
+    with flow_place or st.container():
+        cell = model_diagram(page, example, tokens, flow)
     if page.presenter:
         with first_figure:
             scores_figure(page, trace, tokens, problems)
     if example.x is not None:
         given_matrices(page, example)
-    steps_1_and_2(page, trace, tokens, problems, d_k=d_k, scaled=scaled, causal=causal,
-                  side_by_side=side_by_side)
+    steps_1_and_2(page, trace, tokens, problems, flow=flow, side_by_side=side_by_side)
     # The sections from the softmax on rerun alone when τ moves (st.fragment); what they
     # compute is kept in `results` for the downloads at the end (see pages.ui.live.keep).
     results = {"tokens": tokens}
     softmax_onwards(page, inputs, problems, tokens, [f"v{c + 1}" for c in range(d_v)], preset,
-                    scaled, causal, signature, results)
+                    flow, cell, signature, results)
     closing_notes(page, trace, tokens, d_k, scaled)
     page.downloads(results, download_matrices, dict)  # the JSON: all that `results` keeps

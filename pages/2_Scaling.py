@@ -10,6 +10,7 @@ from pages.text.scaling import (
     curves_sentence,
     moments_caption,
     samples_text,
+    saturation_reading,
     saturation_text,
     temperature_ends,
     temperature_text,
@@ -28,7 +29,7 @@ from pages.ui.figures import (
 from pages.ui.glossary import term_link
 from pages.ui.layout import bad_input_stops_page, bullet_list, practice_questions, show_figure
 from pages.ui.live import offer_downloads
-from pages.ui.numbers import number_text, significant_text
+from pages.ui.numbers import number_text, probability_text, significant_text
 from pages.ui.page import Page, lesson_page
 from pages.ui.panels import side_by_side
 
@@ -49,6 +50,13 @@ def sample_stats(d_k: int, n: int, sigma2: float, seed: int) -> ex.DotProductSta
 def normal_density(sd: float):
     """The density of a normal distribution with mean 0 and standard deviation ``sd``."""
     return lambda x: np.exp(-x**2 / (2 * sd**2)) / (sd * np.sqrt(2 * np.pi))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def typical_query(d_k: int, n_keys: int, sigma2: float, seed: int) -> ex.TypicalQuery:
+    """Section 2's query: a typical one of those drawn from the seed (not the first drawn,
+    which may be far from typical)."""
+    return ex.typical_saturation(d_k, n_keys, np.random.default_rng(seed + 1), sigma2)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -107,8 +115,9 @@ def keys_and_curves(page: Page, d_k: int, sigma2: float, seed: int, results: dic
     """
     st.header("2 · Widely spread scores saturate the softmax")
     n_keys = st.slider("Keys T_k", 1, 64, 16, key="sc_nkeys", **URL)
-    sat = ex.saturation(d_k, n_keys, np.random.default_rng(seed + 1), sigma2)
-    st.markdown(saturation_text(d_k, n_keys))
+    typical = typical_query(d_k, n_keys, sigma2, seed)
+    sat = typical.rows
+    st.markdown(saturation_text(d_k, n_keys, typical))
     keys = [f"k{j + 1}" for j in range(n_keys)]
     # Three panels of one figure: T_k and d_k change all three, drawn once.
     show_figure(side_by_side([
@@ -130,7 +139,7 @@ def keys_and_curves(page: Page, d_k: int, sigma2: float, seed: int, results: dic
             f"norm of the softmax's {term_link('jacobian', 'Jacobian')}.")
     summary = pd.DataFrame(
         # number_text: a saturated entropy of 1e-10 reads 1.000×10⁻¹⁰, never "0.000"
-        {LABEL[name]: [number_text(sat[name].max_weight, 3),
+        {LABEL[name]: [probability_text(sat[name].max_weight, 3),  # never a false 1.000
                        f"{number_text(sat[name].entropy, 3)} of "
                        f"{number_text(sat[name].max_entropy, 3)}",
                        f"{number_text(sat[name].effective_keys, 2)} of {n_keys}",
@@ -140,6 +149,8 @@ def keys_and_curves(page: Page, d_k: int, sigma2: float, seed: int, results: dic
                "‖softmax Jacobian‖"],
     )
     st.table(summary)  # static: cheap to redraw
+    if reading := saturation_reading(sat, d_k):
+        st.markdown(reading)
     if not page.presenter:
         st.caption("The Jacobian norm measures how much the weights move when the scores move. "
                    "During training the gradient from the weights passes through this Jacobian "
@@ -167,7 +178,7 @@ def keys_and_curves(page: Page, d_k: int, sigma2: float, seed: int, results: dic
                      for title, (series, _, _) in panels.items()))
     st.markdown(curves_sentence(cv))
     results |= {"n_keys": n_keys, "trials": trials, "keys": keys, "saturation": sat,
-                "curves": cv}
+                "typical": typical, "curves": cv}
 
 
 @st.fragment
@@ -318,6 +329,10 @@ def download_trace(results: dict) -> dict:
         "temperature_sweep": {"d_k": TEMPERATURE_D_K, "n_keys": TEMPERATURE_KEYS,
                               "tau": TEMPERATURES, "weights": results["sweep"]},
         "moments": results["moments"].to_dict(),
+        "saturation_query": {"chosen": results["typical"].chosen,
+                             "candidates": results["typical"].candidates,
+                             "lowest_percentile": results["typical"].lowest,
+                             "highest_percentile": results["typical"].highest},
         "saturation": {n: {"scores": sat[n].scores, "weights": sat[n].weights,
                            "max_weight": sat[n].max_weight, "entropy": sat[n].entropy,
                            "jacobian_norm": sat[n].jacobian_norm} for n in ex.SCALINGS},

@@ -12,9 +12,10 @@ from pages.text import masks as say
 from pages.ui.choices import keep_offered
 from pages.ui.controls import URL, bounded_slider
 from pages.ui.figures import describe_grid, describe_matrix, heatmap_grid, matrix_heatmap
+from pages.ui.figures.models import masked_flow
 from pages.ui.glossary import term_link
 from pages.ui.labels import md_escape
-from pages.ui.layout import bullet_list, practice_questions, show_error, show_figure
+from pages.ui.layout import bullet_list, practice_questions, show_diagram, show_error, show_figure
 from pages.ui.live import offer_downloads
 from pages.ui.page import Page, lesson_page
 from pages.ui.tables import editor_key
@@ -337,6 +338,7 @@ def lesson(page: Page, results: dict) -> None:
     pad_keys = padding_mask(lengths, T, queries=pad_queries)[b]  # (T, T) or (1, T)
     pad_m = np.broadcast_to(pad_keys, (T, T))
     causal = causal_mask(T)
+    model = st.container()  # the model's diagram, once the mask (perhaps ticked) is known
     st.header("1 · The masks, for this sentence")
     if not page.presenter:
         st.markdown("Rows are queries, columns are keys; ✓ means *may attend*. A mask is a "
@@ -350,6 +352,10 @@ def lesson(page: Page, results: dict) -> None:
         "none": np.ones((T, T), dtype=bool),
     }
     mask = chosen[kind]
+    with model:
+        show_diagram(masked_flow(batch, lengths, b, mask, kind, D_MODEL, page.font, pad=PAD,
+                                 radius=width if kind == "window" else None),
+                     key=page.key("diagram_flow"))
     shown = ["padding", "causal", "padding+causal", kind if kind not in
              ("padding", "causal", "padding+causal", "none") else "window"]
     masks = [chosen[name] for name in shown]

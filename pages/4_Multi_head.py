@@ -18,7 +18,7 @@ from pages.text.multi_head import (
     slice_alt,
     slice_text,
 )
-from pages.ui.choices import keep_offered
+from pages.ui.choices import keep_offered, offered_value
 from pages.ui.controls import URL, capped_tokens, seed_input
 from pages.ui.figures import (
     SERIES_COLOURS,
@@ -29,8 +29,15 @@ from pages.ui.figures import (
     heatmap_grid,
     matrix_heatmap,
 )
+from pages.ui.figures.models import multi_head_flow
 from pages.ui.glossary import term_link
-from pages.ui.layout import bullet_list, practice_questions, show_error, show_figure
+from pages.ui.layout import (
+    bullet_list,
+    practice_questions,
+    show_diagram,
+    show_error,
+    show_figure,
+)
 from pages.ui.live import offer_downloads
 from pages.ui.numbers import number_text
 from pages.ui.page import Page, lesson_page
@@ -65,21 +72,37 @@ def head_label(h: int) -> str:
     return f"head {h + 1}"
 
 
+def model_diagram(page: Page, T: int, params: mh.MultiHeadParams, head: int,
+                  causal: bool) -> None:
+    """The layer: X, Q, K and V split into H heads of d_k (``head`` highlighted), their
+    concatenation and W_O, with this sentence's shapes."""
+    show_diagram(multi_head_flow(T, params.d_model, params.n_heads, page.font, head=head,
+                                 causal=causal), key=page.key("diagram_heads"))
+
+
 @st.fragment
 def shapes_and_slices(page: Page, number: int, x: np.ndarray, trace: mh.MultiHeadTrace,
-                      causal: bool) -> None:
-    """Section: the shapes of every step, and one head's slices of W_Q, W_K, W_V.
+                      causal: bool, drawn: int | None) -> None:
+    """Section: the shapes of every step (the layer's diagram, off the projector, where it
+    is drawn at the top with head ``drawn``), and one head's slices of W_Q, W_K, W_V.
 
-    Its head and matrix pickers rerun this section only.
+    Its head and matrix pickers rerun this section only (and a new head the page, on a
+    projector, for the diagram at the top).
     """
     params = trace.params
     st.header(f"{number} · The shapes, with this configuration's numbers")
     st.markdown(sizes_text(len(x), params))
+    place = None if page.presenter else st.container()  # the diagram, for the head below
     if not page.presenter:
         st.markdown(shapes_table(len(x), params, causal))
     H = params.n_heads
     head = st.selectbox("Head to inspect", range(H), format_func=head_label, key="mha_head",
                         **URL, **keep_offered("mha_head", range(H), 0, head_label))
+    if place is None and head != drawn:
+        st.rerun()
+    if place is not None:
+        with place:
+            model_diagram(page, len(x), params, head, causal)
     part = mh.head_slice(x, trace, head)
     st.markdown(slice_text(part))
     # One matrix at a time: the three slices look alike (random numbers); what matters is
@@ -166,6 +189,8 @@ def cross_attention(H: int, seed: int, font: int) -> None:
         st.info("Type both a source and a target sentence.")
         return
     cross = cross_weights(tuple(src), tuple(tgt), d_model, H, seed)
+    show_diagram(multi_head_flow(len(tgt), d_model, H, font, head=h, Tk=len(src)),
+                 key="mha_diagram_cross")
     left, right = st.columns(2)
     with left:
         show_figure(matrix_heatmap(cross[h], tgt, src, title=f"Cross-attention, head {h + 1}",
@@ -270,9 +295,13 @@ def lesson(page: Page, results: dict) -> None:
     results |= {"tokens": tokens, "weights_kind": weights_kind, "x": x, "params": params,
                 "trace": trace}
 
-    # In presenter mode every head's weights come first, so that they show on the first screen.
-    if not page.presenter:
-        shapes_and_slices(page, 1, x, trace, causal)
+    # In presenter mode the layer's diagram and every head's weights come first, so that they
+    # show on the first screen; the diagram highlights the head that section 2 shows.
+    if page.presenter:
+        drawn = offered_value("mha_head", range(H), 0, head_label)
+        model_diagram(page, len(tokens), params, drawn, causal)
+    else:
+        shapes_and_slices(page, 1, x, trace, causal, None)
     st.header(f"{2 - page.presenter} · Every head's weights, and their average")
     patterns = mh.head_patterns(H) if weights_kind == "designed" else None
     shown = min(H, MAX_SHOWN_HEADS)
@@ -297,7 +326,7 @@ def lesson(page: Page, results: dict) -> None:
         st.table(pd.DataFrame(rows, columns=["head", "pattern", "largest weight there"])
                  .style.hide(axis="index"))
     if page.presenter:
-        shapes_and_slices(page, 2, x, trace, causal)
+        shapes_and_slices(page, 2, x, trace, causal, drawn)
 
     st.header("3 · What each head does, in numbers")
     if not page.presenter:

@@ -11,7 +11,8 @@ from attncore.text import SENTENCES, toy_embeddings
 from pages.text import positional_encoding as say
 from pages.ui.controls import URL, bounded_slider, capped_tokens, seed_input
 from pages.ui.figures import describe_lines, describe_matrix, line_chart, matrix_heatmap
-from pages.ui.layout import bullet_list, practice_questions, show_error, show_figure
+from pages.ui.figures.models import SCHEME_ENTRIES, positional_flow
+from pages.ui.layout import bullet_list, practice_questions, show_diagram, show_error, show_figure
 from pages.ui.live import keep, offer_downloads
 from pages.ui.page import Page, lesson_page
 
@@ -323,6 +324,15 @@ def alibi_scheme(page: Page, small: int, results: dict) -> None:
     keep(results, "alibi_slopes", slopes)
 
 
+@st.fragment
+def model_diagram(page: Page, T: int, d: int) -> None:
+    """Where each scheme enters attention, the one picked highlighted (its picker reruns
+    the diagram alone)."""
+    scheme = st.radio("Scheme shown in the diagram", list(SCHEME_ENTRIES), horizontal=True,
+                      key="pe_scheme", **URL)
+    show_diagram(positional_flow(T, d, scheme, page.font), key=page.key("diagram_flow"))
+
+
 DOWNLOADS = ["Sinusoidal table", "PE · PEᵀ", "Rotation R_k (k in the trace)",
              "Relative positions", "RoPE scores", "ALiBi bias (head shown)"]
 
@@ -332,18 +342,12 @@ def download_matrices(results: dict) -> dict:
 
     Each matrix's labels come from its own shape: a button clicked while the lesson
     reruns may find some sections' results already new and others not yet."""
-    positions = position_labels
-
-    def dims(n: int) -> list[str]:
-        return [f"{c}" for c in range(n)]
-
-    pe = results["pe"]
-    matrices = [(pe, positions(len(pe)), dims(pe.shape[1])),
-                (results["similarity"], positions(len(pe)), positions(len(pe))),
-                (results["rotation"], dims(len(results["rotation"])),
-                 dims(len(results["rotation"])))]
-    matrices += [(results[name], positions(len(results[name])),
-                  positions(len(results[name]))) for name in ("relative", "rope", "alibi")]
+    labels, pe, rotation = position_labels, results["pe"], results["rotation"]  # dimensions too
+    matrices = [(pe, labels(len(pe)), labels(pe.shape[1])),
+                (results["similarity"], labels(len(pe)), labels(len(pe))),
+                (rotation, labels(len(rotation)), labels(len(rotation)))]
+    matrices += [(results[name], labels(len(results[name])), labels(len(results[name])))
+                 for name in ("relative", "rope", "alibi")]
     return dict(zip(DOWNLOADS, matrices, strict=True))
 
 
@@ -388,6 +392,7 @@ def lesson(page: Page, results: dict) -> None:
                 "wavelengths": pos.wavelengths(d, base), "similarity": table.similarity}
 
     figures = table_figures(T, d, base, page.font)
+    model_diagram(page, T, d)
 
     st.header("1 · The sinusoidal table")
     formula = (r"PE_{p,\,2i} = \sin(p\,\omega_i),\qquad PE_{p,\,2i+1} = \cos(p\,\omega_i),"

@@ -10,6 +10,8 @@ from attncore.scores import SCORE_LABELS, SCORE_NAMES, score_parameter_count
 from attncore.softmax import softmax
 from attncore.text import SENTENCES
 from pages.text.scoring_and_seq2seq import (
+    DECODER_STATE_NOTE,
+    NOTICE_ITEMS,
     TRAINED_NAMES,
     alignment_text,
     bahdanau_text,
@@ -19,6 +21,7 @@ from pages.text.scoring_and_seq2seq import (
     local_text,
     luong_halves_text,
     luong_text,
+    model_text,
     next_word_intro,
     next_word_text,
     soft_and_hard_text,
@@ -35,12 +38,14 @@ from pages.ui.figures import (
     matrix_heatmap,
     spoken_token,
 )
+from pages.ui.figures.models import decoding_step
 from pages.ui.glossary import term_link
 from pages.ui.labels import md_escape, plotly_safe
 from pages.ui.layout import (
     bad_input_stops_page,
     bullet_list,
     practice_questions,
+    show_diagram,
     show_figure,
     stop_page,
 )
@@ -57,6 +62,7 @@ FORMULAS = {"dot": "qᵀk", "scaled_dot": "qᵀk / √d", "general": "qᵀW k",
 SCORE_TEX = {"dot": r"{q}^\top h_s", "general": r"{q}^\top W h_s",
              "additive": r"v^\top \tanh(W_q {q} + W_k h_s)"}
 TRAINED_STEPS = 100  # accuracy 1.0 by step ~40
+LOCAL = (2, 2, "monotonic")  # section 4's first step t, half-width D and window centre
 DOWNLOADS = ["Alignment (target × source)", "Scores", "Context vectors", "Encoder states",
              "Decoder states"]
 
@@ -132,19 +138,11 @@ def alignment_section(page: Page, h: np.ndarray, s: np.ndarray, params: s2s.Seq2
         t = bounded_slider(st, "Decoding step t (fills the alignment row by row)", 1, T, 2,
                            key="s2s_align_step") - 1
     if model == "Bahdanau":
-        align = s2s.bahdanau(h, s, params)
-        st.markdown("**Bahdanau**: additive score, asked with the *previous* decoder state "
-                    "sₜ₋₁: the decoder computes the context before its new state. Step 1 has "
-                    "no previous state; this app uses the mean of the encoder states there "
-                    r"(Bahdanau et al. start from $s_0 = \tanh(W_s \overleftarrow{h}_1)$, the "
-                    "backward encoder's state at the first source word).")
-        score_used, query = "additive", r"s_{t-1}"
+        align, score_used, query = s2s.bahdanau(h, s, params), "additive", r"s_{t-1}"
     else:
-        align = s2s.luong(h, s, params, luong_score)
-        concat = " (Luong et al.'s “concat”)" if luong_score == "additive" else ""
-        st.markdown(f"**Luong**: {luong_score} score{concat}, asked with the *current* decoder "
-                    "state sₜ (Luong et al. write hₜ for it and h̄ₛ for the encoder's states).")
-        score_used, query = luong_score, "s_t"
+        align, score_used, query = s2s.luong(h, s, params, luong_score), luong_score, "s_t"
+    step_diagram(page, h, s, params, src, align.weights[t], t + 1, model, score_used)
+    st.markdown(model_text(model, luong_score))
     filled = np.where(np.arange(T)[:, None] <= t, align.weights, np.nan)  # rows up to t
     left, right = st.columns(2)
     with left:
@@ -174,13 +172,7 @@ def alignment_section(page: Page, h: np.ndarray, s: np.ndarray, params: s2s.Seq2
                 f"the encoder states weighted by it. Move the step slider to fill the alignment "
                 "matrix row by row. " + alignment_text(found, score_used))
     if not page.presenter:
-        st.caption("This app's decoder state is not recurrent: sₜ = tanh(W_enc uₜ), with the "
-                   "encoder's W_enc (hₛ = tanh(W_enc xₛ)), is built from target word t itself: "
-                   "uₜ is the embedding of the word's English translation in a small lexicon "
-                   "(of the word itself when it has none) plus 0.3 times an embedding of its own, "
-                   "so that an untrained dot score has something to find. A real decoder's "
-                   "state at step t has read only the words before t, and it learns its "
-                   "alignment from the translation loss, as the trained models below do.")
+        st.caption(DECODER_STATE_NOTE)
     st.latex(rf"\alpha_{{ts}} = \frac{{\exp \mathrm{{score}}({query}, h_s)}}{{\sum_{{s'}} "
              rf"\exp \mathrm{{score}}({query}, h_{{s'}})}},\quad \mathrm{{score}}({query}, h_s) "
              rf"= {SCORE_TEX[score_used].format(q=query)},\quad c_t = \sum_s \alpha_{{ts}}\, "
@@ -189,6 +181,30 @@ def alignment_section(page: Page, h: np.ndarray, s: np.ndarray, params: s2s.Seq2
                         ("alignment", align.weights), ("scores", align.scores),
                         ("contexts", align.contexts)):
         keep(results, name, value)
+
+
+def local_window(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqParams, t: int, half: int,
+                 mode: str) -> tuple[np.ndarray, s2s.LocalAttention]:
+    """The dot scores of step t (from 0) and Luong's local attention over them, in a window
+    of half-width ``half`` round p_t: t (monotonic) or learned from sₜ (predictive)."""
+    dot_scores = s2s.score("dot", s[t:t + 1], h, params)[0]  # (S,)
+    p_t = (s2s.monotonic_position(t, len(h)) if mode == "monotonic"
+           else s2s.predictive_position(s[t], params, len(h)))
+    return dot_scores, s2s.local_attention(dot_scores, h, p_t, half)
+
+
+def step_diagram(page: Page, h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqParams,
+                 src: list[str], weights: np.ndarray, step: int, model: str,
+                 score: str) -> None:
+    """Section 2's decoding step, drawn with the local window section 4 shows now (its
+    first settings until it has run): section 4 reruns the page when they differ."""
+    t4, half, mode = st.session_state.get("s2s_window_shown", (LOCAL[0] - 1, *LOCAL[1:]))
+    t4 = min(t4, len(s) - 1)
+    st.session_state["s2s_window_drawn"] = (t4, half, mode)
+    local = local_window(h, s, params, t4, half, mode)[1]
+    show_diagram(decoding_step(src, weights, step, model, score, D, page.font,
+                               window=local.window, centre=local.p_t + 1, half=half,
+                               window_step=t4 + 1), key=page.key("diagram_step"))
 
 
 @st.cache_data(show_spinner="Training both scores on lesson 8's toy translation task (once "
@@ -304,7 +320,7 @@ def show_output(probs: np.ndarray, vocab: list[str], title: str, key: str, colou
                 key=key, alt=describe_bars(vocab, probs, what=f"{title}, random weights"))
 
 
-@st.fragment
+@st.fragment(key="s2s_local")
 def local_and_hard_sections(page: Page, h: np.ndarray, s: np.ndarray,
                             params: s2s.Seq2SeqParams, src: list[str], tgt: list[str],
                             results: dict) -> None:
@@ -315,14 +331,14 @@ def local_and_hard_sections(page: Page, h: np.ndarray, s: np.ndarray,
     c1, c2, c3 = st.columns([3, 2, 2])
     with c1:
         t = bounded_slider(st, "Decoding step t (the query of sections 4 and 5)", 1, len(s),
-                           2, key="s2s_local_step") - 1
-    half = c2.slider("Window half-width D", 1, MAX_TOKENS, 2, key="s2s_window", **URL)
+                           LOCAL[0], key="s2s_local_step") - 1
+    half = c2.slider("Window half-width D", 1, MAX_TOKENS, LOCAL[1], key="s2s_window", **URL)
     mode = c3.radio("Window centre p_t", ["monotonic", "predictive"], horizontal=True,
                     key="s2s_local_mode", **URL)
-    dot_scores = s2s.score("dot", s[t:t + 1], h, params)[0]  # (S,)
-    p_t = (s2s.monotonic_position(t, S) if mode == "monotonic"
-           else s2s.predictive_position(s[t], params, S))
-    local = s2s.local_attention(dot_scores, h, p_t, half)
+    st.session_state["s2s_window_shown"] = (t, half, mode)
+    if st.session_state.get("s2s_window_drawn") != (t, half, mode):
+        st.rerun()  # section 2's diagram draws this window: it runs again with it
+    dot_scores, local = local_window(h, s, params, t, half, mode)
     centre = local.p_t + 1  # the core counts source positions from 0, the page from 1
     if note := window_note(local, half, S):
         st.info(note)
@@ -375,18 +391,7 @@ def local_and_hard_sections(page: Page, h: np.ndarray, s: np.ndarray,
 
 def closing_notes(page: Page) -> None:
     """What to notice and, off the projector, things to try and questions."""
-    bullet_list("What to notice", [
-        "Dot and scaled dot have no parameters; general has d², additive d_a(2d + 1).",
-        "Bahdanau asks with the previous decoder state, Luong with the current one.",
-        "Bahdanau feeds cₜ into the new state sₜ (the GRU's gates and candidate all read it); "
-        "Luong combines cₜ with a state already computed, h̃ₜ = tanh(W_c [cₜ; sₜ]), and "
-        "predicts from h̃ₜ.",
-        "Each α_t is a distribution over the source; the context vector is the average of the "
-        "encoder states weighted by it.",
-        "Local attention's weights are exactly 0 outside its window; hard attention's choice "
-        "has zero gradient almost everywhere, while a sharp (low-temperature) softmax keeps "
-        "one.",
-    ])
+    bullet_list("What to notice", NOTICE_ITEMS)
     if page.presenter:
         return
     bullet_list("Try this", [

@@ -319,13 +319,7 @@ def induction_section(page: Page):
 def collapse_section(page: Page):
     """Model A under five settings, once trained: returns (runs or None, seed)."""
     st.header("4 · When attention goes wrong: collapse and over-sparsity")
-    st.markdown(
-        "Model A trained under settings that may break its attention. The "
-        f"{term_link('entropy', 'normalised entropy')} of its pooling weights is 1 for uniform "
-        "attention (collapse: nothing picked out) and 0 for "
-        f"{term_link('one-hot', 'one-hot')} attention (over-sparse: one word takes all, the "
-        f"softmax {term_link('saturation', 'saturates')} and its gradient all but vanishes). "
-        "Which settings it recovers from is read off the runs below.")
+    st.markdown(say.collapse_intro())
     with st.form("learn_collapse_form"):
         seed = int(seed_input(st, "learn_collapse_seed"))
         pressed = st.form_submit_button("Train the five settings (about 2–10 s)",
@@ -347,6 +341,7 @@ def collapse_section(page: Page):
                                    font_size=page.font, height=420), key=key,
                         alt=describe_lines(steps, lines, x_title="step", y_title=title))
     st.table(pd.DataFrame(say.collapse_rows(bad)).set_index("setting"))
+    st.markdown(say.sparsity_text(bad))
     if not page.presenter:
         st.caption(say.collapse_caption(seed))
     return bad, seed

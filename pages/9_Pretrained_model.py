@@ -424,8 +424,8 @@ def trace_downloads(trace: pt.PretrainedTrace) -> None:
 
 with lesson_page("pre") as page:
     model = loaded_model()
-    text, trace = read_sentence()
     top = st.container()  # one_head draws the encoder block here, following its pickers
+    text, trace = read_sentence()
     stats, layer_sink, even, sinking = model_view(page, trace)
     one_head(trace, text, stats, page, top)
     names, stream_norm = block_section(page, trace)

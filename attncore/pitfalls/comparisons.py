@@ -20,8 +20,15 @@ from .._checks import as_real_array, whole_number
 from ..attention import AttentionTrace, scaled_dot_product_attention
 from ..init import normal_weights
 from ..softmax import fully_masked_rows, softmax
-from .by_hand import _broadcast, plain_masked_softmax, read_mask, softmax_over_queries, stored_as
-from .by_hand import blocked_triangle
+from .by_hand import (
+    PlainSoftmax,
+    _broadcast,
+    blocked_triangle,
+    plain_masked_softmax,
+    read_mask,
+    softmax_over_queries,
+    stored_as,
+)
 
 #: A row sum within this of 1 is 1: float64 rounding of a handful of additions.
 SUMS_TO_ONE = 1e-12

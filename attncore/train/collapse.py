@@ -7,9 +7,11 @@ weights is followed over training:
 .. math:: \tilde H = -\frac{1}{\log T}\sum_t a_t \log a_t \in [0, 1]
 
 1 is uniform attention (collapse: every word weighs the same, nothing is picked
-out); 0 is one-hot attention (over-sparse: one word takes everything, and the
-softmax is saturated so its gradient all but vanishes). A sensible run starts near 1
-and falls as the weights move onto the sentiment words.
+out); 0 is one-hot attention (one word takes everything, and the softmax is saturated
+so its gradient all but vanishes). A sensible run starts near 1 and falls as the
+weights move onto the sentiment words, at seed 0 down to nearly one-hot on them: one-hot
+at the end is what it learnt. One-hot at the start is what harms: the weights sit on
+words chance chose and get almost no gradient to leave them.
 
 Which settings attention recovers from is measured, not assumed: :func:`outcome` says
 how a run started (nearly one-hot, nearly uniform, or in between) and whether its

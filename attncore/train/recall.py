@@ -106,15 +106,12 @@ def make_batch(rng: np.random.Generator, batch: int, pairs: int) -> dict:
 
 def symbol_sums(ids: np.ndarray, grad: np.ndarray, V: int) -> np.ndarray:
     """(V, k): row s sums the rows of ``grad`` (..., k) at the positions holding symbol s
-    (a table lookup's gradient; sorted sums, faster here than ``np.add.at``)."""
+    (a table lookup's gradient, as ``np.add.at`` gives it; one ``bincount`` over the
+    entries (s, j) is faster here)."""
     k = grad.shape[-1]
-    flat, g = ids.ravel(), grad.reshape(-1, k)
-    order = np.argsort(flat, kind="stable")
-    ordered = flat[order]
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-    out = np.zeros((V, k), dtype=grad.dtype)
-    out[ordered[starts]] = np.add.reduceat(g[order], starts, axis=0)
-    return out
+    cells = (ids.reshape(-1, 1) * k + np.arange(k)).ravel()  # entry (s, j) of the (V, k) sum
+    sums = np.bincount(cells, weights=grad.reshape(-1), minlength=V * k)
+    return sums.reshape(V, k).astype(grad.dtype, copy=False)
 
 
 def project_forward(batch: dict, p: dict, d_k: int):
@@ -231,17 +228,15 @@ def scores(p: dict, batch: dict, model: str) -> np.ndarray:
     return c_read[3] if model == "softmax" else (k @ q[:, :, None])[..., 0]
 
 
-def accuracy(p: dict, batch: dict, model: str) -> float:
-    """The share of queries whose most probable value is the stored one."""
+def evaluate(p: dict, batch: dict, model: str) -> tuple[float, float]:
+    """(accuracy, loss): the share of queries whose most probable value is the stored one,
+    and the mean cross-entropy."""
     logits, _ = forward(p, batch, model)
-    return float(np.mean(np.argmax(logits, axis=1) == batch["target"]))
+    loss, _ = cross_entropy_forward(logits, batch["target"])
+    return float(np.mean(np.argmax(logits, axis=1) == batch["target"])), loss
 
 
 # --- Training -----------------------------------------------------------------------------
-
-def _test_pairs(config: RecallConfig) -> tuple[int, ...]:
-    return tuple(n for n in TEST_PAIRS if n <= SYMBOLS)
-
 
 def train_model(config: RecallConfig, model: str, progress=None) -> TrainingRun:
     """Train one model. At each checkpoint: accuracy = mean over TEST_PAIRS of the held-out
@@ -251,7 +246,7 @@ def train_model(config: RecallConfig, model: str, progress=None) -> TrainingRun:
     if model not in MODELS:
         raise ValueError(f"model must be one of {MODELS}; got {model!r}")
     check_rng = np.random.default_rng([config.seed, 5])
-    held_out = {n: make_batch(check_rng, CHECK_SEQUENCES, n) for n in _test_pairs(config)}
+    held_out = {n: make_batch(check_rng, CHECK_SEQUENCES, n) for n in TEST_PAIRS}
     example = make_batch(np.random.default_rng([config.seed, 4]), 1, EXAMPLE_PAIRS)
     params = init_params(config, np.random.default_rng([config.seed, 2]))
 
@@ -260,11 +255,11 @@ def train_model(config: RecallConfig, model: str, progress=None) -> TrainingRun:
         return loss_and_gradients(p, make_batch(rng, config.batch, pairs), model)
 
     def measure(p):
-        right = {n: accuracy(p, b, model) for n, b in held_out.items()}
-        losses = [cross_entropy_forward(forward(p, b, model)[0], b["target"])[0]
-                  for b in held_out.values()]
+        found = {n: evaluate(p, b, model) for n, b in held_out.items()}
+        right = {n: a for n, (a, _) in found.items()}
         return Measure(accuracy=float(np.mean(list(right.values()))),
-                       loss=float(np.mean(losses)), score=right[max(right)],
+                       loss=float(np.mean([loss for _, loss in found.values()])),
+                       score=right[max(right)],
                        snapshots={"scores": scores(p, example, model)[0]},
                        extra={f"pairs_{n}": a for n, a in right.items()})
 
@@ -315,7 +310,7 @@ def train_recall(config: RecallConfig = RecallConfig(), progress=None) -> Recall
     the steps of both (total = 2 x steps)."""
     start = time.perf_counter()
     limit = threadpool_limits(1) if threadpool_limits is not None else nullcontext()
-    pairs = np.array(_test_pairs(config))
+    pairs = np.array(TEST_PAIRS)
     test_rng = np.random.default_rng([config.seed, 6])
     tests = [make_batch(test_rng, config.n_test, int(n)) for n in pairs]
     runs, right = {}, {}
@@ -324,7 +319,8 @@ def train_recall(config: RecallConfig = RecallConfig(), progress=None) -> Recall
             report = None if progress is None else (
                 lambda step, steps, i=i: progress(i * steps + step, len(MODELS) * steps))
             runs[model] = train_model(config, model, report)
-            right[model] = np.array([accuracy(runs[model].params, b, model) for b in tests])
+            right[model] = np.array([evaluate(runs[model].params, b, model)[0]
+                                     for b in tests])
     numbers = {"linear": np.full(pairs.size, config.d_model * config.d_k),
                "softmax": pairs * (config.d_k + config.d_model)}
     return RecallResult(config, runs, pairs, right, numbers, time.perf_counter() - start)

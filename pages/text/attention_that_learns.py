@@ -13,7 +13,8 @@ from attncore.analysis import NEARLY_ONE_HOT
 from attncore.train import collapse
 from attncore.train import sentiment as sa
 from attncore.train.induction import STEP_RATIO, loss_drop
-from pages.ui.numbers import number_text, percent_text, ratio_text
+from pages.ui.glossary import term_link
+from pages.ui.numbers import number_text, percent_text, probability_text, ratio_text
 
 NEGATED = sa.DISPLAY.index("the plot was not good")  # the negated example shown
 NOT_BAD = "the film was not bad"  # the sentence "Try this" asks for
@@ -27,8 +28,15 @@ def n2(x: float) -> str:
 
 def p_text(p: float) -> str:
     """A probability with three decimals, in scientific notation where that would read
-    0.000 (B's P(positive) can be 10⁻⁶): no student reads a false 0."""
-    return number_text(p, 3)
+    0.000 (B's P(positive) can be 10⁻⁶), and as 1 minus a power of ten where it would read
+    1.000 (0.9996 is "1 − 4.0×10⁻⁴"): no student reads a false 0 or a false 1."""
+    return probability_text(p, 3)
+
+
+def share(x: float, decimals: int = 2) -> str:
+    """A share of the weight, with two decimals by default, never a false 1.00 (0.9957 is
+    "1 − 4.3×10⁻³") nor a false 0.00."""
+    return probability_text(x, decimals)
 
 
 def state_meaning(state: str) -> str:
@@ -199,7 +207,7 @@ def collapse_rows(runs: dict) -> list[dict]:
         rows.append({"setting": name,
                      "at step 0": f"{o.start} (entropy {n2(o.entropy_start)})",
                      f"at step {run.steps}": f"{o.end} (entropy {n2(o.entropy_end)})",
-                     "weight on key words": f"{n2(o.key_start)} → {n2(o.key_end)}",
+                     "weight on key words": f"{share(o.key_start)} → {share(o.key_end)}",
                      "moved onto them": "yes" if o.moved else "no",
                      "held-out accuracy": f"{n2(o.accuracy)}"})
     return rows
@@ -221,7 +229,7 @@ def collapse_notice(runs: dict, seed: int) -> str:
     for name, run in runs.items():
         o = collapse.outcome(run)
         said[name] = (o.moved, f"*{name}* (starts {o.start}, ends {o.end}; weight on key "
-                               f"words {n2(o.key_start)} → {n2(o.key_end)}, accuracy "
+                               f"words {share(o.key_start)} → {share(o.key_end)}, accuracy "
                                f"{n2(o.accuracy)})")
     moved = [t for ok, t in said.values() if ok]
     stuck = [t for ok, t in said.values() if not ok]
@@ -231,3 +239,52 @@ def collapse_notice(runs: dict, seed: int) -> str:
     if stuck:
         text += ". They did not under " + "; ".join(stuck)
     return text + "."
+
+
+def collapse_intro() -> str:
+    """What section 4 measures, and why a one-hot softmax harms a run at its start (true of
+    every run: which settings start one-hot, and what follows, is read off the runs)."""
+    return (
+        "Model A trained under settings that may break its attention. The "
+        f"{term_link('entropy', 'normalised entropy')} of its pooling weights is 1 for uniform "
+        "attention (collapse: nothing picked out) and 0 for "
+        f"{term_link('one-hot', 'one-hot')} attention (one word takes all the weight). Ending "
+        "near 0 is no failure in itself: a model that has found the words that matter may "
+        "give them all the weight. Starting near 0 is the danger: a one-hot softmax is "
+        f"{term_link('saturation', 'saturated')}, its gradient all but vanishes, and the "
+        "weights can stay on the words chance gave them. Which settings it recovers from is "
+        "read off the runs below.")
+
+
+def sparsity_text(runs: dict) -> str:
+    """Where section 4's runs were one-hot: how the sensible run ends, and what became of
+    the runs that started nearly one-hot (collapse.outcome of each)."""
+    outcomes = {name: collapse.outcome(run) for name, run in runs.items()}
+    steps = next(iter(runs.values())).steps
+    good = outcomes[collapse.SENSIBLE]
+    best = max(o.accuracy for o in outcomes.values())
+    text = (f"The sensible run ends {good.end} (normalised entropy {n2(good.entropy_end)}), "
+            f"with {share(good.key_end, 3)} of its weight on the sentiment and negation words "
+            f"and a held-out accuracy of {n2(good.accuracy)}"
+            + (", the best of the five" if good.accuracy == best else
+               f" (the best: {n2(best)})") + ".")
+    if good.end == "nearly one-hot" and good.key_end > 0.5:
+        text += " Nearly one-hot at the end, on those words, is what it learnt."
+    started = {name: o for name, o in outcomes.items() if o.start == "nearly one-hot"}
+    if not started:
+        return text + " No setting starts nearly one-hot at this seed."
+    stuck = []
+    for name, o in started.items():
+        where = (f"The run *{name}* starts nearly one-hot (entropy {n2(o.entropy_start)}), "
+                 f"with {share(o.key_start, 3)} of its weight on those words")
+        if o.moved:
+            text += f" {where}, and moves onto them ({share(o.key_end, 3)} at step {steps})."
+        else:
+            stuck.append(o)
+            text += (f" {where}, and does not move onto them ({share(o.key_end, 3)} at step "
+                     f"{steps}; accuracy {n2(o.accuracy)}).")
+    if stuck and all(o.key_start < 0.5 for o in stuck):
+        text += (" What fails there is not one-hot attention but being one-hot from the "
+                 "start, mostly on other words: the saturated softmax passes almost no "
+                 "gradient, and the weights stay where chance put them.")
+    return text

@@ -14,10 +14,9 @@ import numpy as np
 from attncore import cost
 from attncore.lm import LMConfig
 from attncore.lm import inference as inf
-from pages.ui.figures.access import said_number
 from pages.ui.glossary import term_link
 from pages.ui.labels import md_escape
-from pages.ui.numbers import bytes_text, difference_text, number_text, percent_text
+from pages.ui.numbers import bytes_text, difference_text, number_text, percent_text, said_number
 
 #: Bytes of one number in the cache the model here keeps (float32).
 FLOAT32 = 4

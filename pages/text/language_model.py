@@ -16,10 +16,15 @@ from attncore.analysis import SINK_FACTOR
 from attncore.lm import InductionTest, LMConfig, Sampling
 from attncore.lm.worked import WorkedHead
 from pages.ui.arithmetic import num
-from pages.ui.figures.access import said_number
 from pages.ui.glossary import term_link
 from pages.ui.labels import md_escape
-from pages.ui.numbers import difference_text, number_text, percent_text, significant_text
+from pages.ui.numbers import (
+    difference_text,
+    number_text,
+    percent_text,
+    said_number,
+    significant_text,
+)
 
 #: How a token is drawn from the logits (said off the projector).
 SAMPLING = (

@@ -20,9 +20,8 @@ from attncore.pitfalls import (
     WrongAxis,
     stored_as,
 )
-from pages.ui.figures.access import said_number
 from pages.ui.labels import md_escape
-from pages.ui.numbers import difference_text, number_text, values_text, whole_text
+from pages.ui.numbers import difference_text, number_text, said_number, values_text, whole_text
 
 LOWEST_HALF = float(np.finfo(np.float16).min)  # float16's own lowest number
 

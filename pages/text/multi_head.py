@@ -10,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from attncore import multihead as mh
-from pages.ui.figures.access import said_number
-from pages.ui.numbers import difference_text
+from pages.ui.numbers import difference_text, said_number
 
 
 def sizes_text(T: int, params: mh.MultiHeadParams) -> str:

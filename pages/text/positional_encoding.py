@@ -13,9 +13,8 @@ import numpy as np
 
 from attncore import positional as pos
 from attncore.positional import PermutationTest, ShiftCheck, SinusoidalTable
-from pages.ui.figures.access import said_number
 from pages.ui.glossary import term_link
-from pages.ui.numbers import difference_text, number_text, subscript
+from pages.ui.numbers import difference_text, number_text, said_number, subscript
 
 # Above this, a difference is more than rounding (which is about 1e-16 here).
 ORDER_MATTERS = 1e-9

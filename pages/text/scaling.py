@@ -9,11 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from attncore import scaling as ex
-from attncore.analysis import effective_keys
+from attncore.analysis import NEARLY_ONE_HOT, effective_keys
 from attncore.scaling import weight_focus
-from pages.ui.figures.access import said_number
 from pages.ui.glossary import term_link
-from pages.ui.numbers import number_text, significant_text
+from pages.ui.numbers import number_text, probability_text, said_number, significant_text
 
 
 def samples_text(d_k: int, sigma2: float, n_samples: int) -> str:
@@ -56,15 +55,59 @@ def moments_caption(stats: ex.DotProductStats) -> tuple[str, str]:
     )
 
 
-def saturation_text(d_k: int, n_keys: int) -> str:
-    """What section 2 shows: one query against T_k keys under the three scalings."""
+def saturation_text(d_k: int, n_keys: int, typical: ex.TypicalQuery | None = None) -> str:
+    """What section 2 shows: one query against T_k keys under the three scalings, and,
+    given ``typical`` (attncore.scaling.typical_saturation), how that query was chosen."""
     differences = (
         "The softmax only sees differences between scores: the more they differ, the more of "
         f"the weight the largest takes, until the softmax {term_link('saturation', 'saturates')}."
         if n_keys > 1 else "With a single key there is no difference to see: its weight is 1.")
-    return (f"One query against {term_link('T', 'T_k')} = {n_keys} "
-            f"key{'s' if n_keys > 1 else ''} at d_k = {d_k}: the same dot products under the "
+    text = (f"One query against {term_link('T', 'T_k')} = {n_keys} "
+            f"key{'s' if n_keys > 1 else ''} at d_k = {d_k:,}: the same dot products under the "
             f"three scalings. {differences}")
+    if typical is None or n_keys == 1:
+        return text
+    return text + " " + typical_text(typical)
+
+
+def typical_text(typical: ex.TypicalQuery) -> str:
+    """How the query of section 2 was chosen, and how central it is among those drawn."""
+    n = typical.candidates
+    low, high = round(typical.lowest), round(typical.highest)
+    where = ("the median of every one" if low == high == 50 else
+             f"each between percentile {low} and {high} of the {n}")
+    return (f"The query shown is a typical one: of {n} queries drawn from the seed, each "
+            "against its own keys, the one whose measures in the table below (largest "
+            "weight, entropy and Jacobian norm under each scaling) lie nearest the middle: "
+            f"{where}. One query drawn at random can be far from typical; section 3 "
+            "averages many at every d_k.")
+
+
+def saturation_reading(rows: dict[str, ex.Saturation], d_k: int) -> str:
+    """What the unscaled row of section 2 shows against the 1/√d_k row, said from their
+    largest weights and Jacobian norms ("" with a single key: nothing to compare)."""
+    none, scaled = rows["none"], rows["sqrt_dk"]
+    if none.weights.size == 1:
+        return ""
+    if d_k == 1:
+        return (f"At d_k = 1 the three scalings are the same (1/d_k = 1/√d_k = 1): the "
+                f"largest weight is {probability_text(none.max_weight)} and the Jacobian "
+                f"norm {significant_text(none.jacobian_norm, 3)} under each. Move d_k up to "
+                "see them differ.")
+    said = (f"Without scaling the scores are √{d_k:,} = {significant_text(np.sqrt(d_k), 3)} "
+            "times as far apart as with 1/√d_k: the largest weight is "
+            f"{probability_text(none.max_weight)} against "
+            f"{probability_text(scaled.max_weight)}, and the Jacobian norm "
+            f"{significant_text(none.jacobian_norm, 3)} against "
+            f"{significant_text(scaled.jacobian_norm, 3)}. ")
+    if none.max_weight > NEARLY_ONE_HOT:
+        return said + (f"The unscaled row is {term_link('one-hot', 'nearly one-hot')}: the "
+                       "softmax is saturated, and little gradient gets through it.")
+    if none.jacobian_norm < scaled.jacobian_norm:
+        return said + ("The wider scores give the unscaled softmax less gradient to pass: it "
+                       "is on its way to saturation.")
+    return said + ("At this d_k the unscaled scores are not yet spread widely enough to "
+                   "saturate the softmax: its Jacobian norm is no smaller than with 1/√d_k.")
 
 
 def curves_sentence(cv: ex.ScalingCurves) -> str:

@@ -74,6 +74,45 @@ def trained_text(trained: dict[str, TrainedAlignment]) -> str:
         + crossing_text(trained) + " Lesson 8 trains it live.")
 
 
+#: What section 2's toy decoder state is, and how a real one differs.
+DECODER_STATE_NOTE = (
+    "This app's decoder state is not recurrent: sₜ = tanh(W_enc uₜ), with the "
+    "encoder's W_enc (hₛ = tanh(W_enc xₛ)), is built from target word t itself: "
+    "uₜ is the embedding of the word's English translation in a small lexicon "
+    "(of the word itself when it has none) plus 0.3 times an embedding of its own, "
+    "so that an untrained dot score has something to find. A real decoder's "
+    "state at step t has read only the words before t, and it learns its "
+    "alignment from the translation loss, as the trained models below do.")
+
+#: Section 6's closing points, true at every setting.
+NOTICE_ITEMS = [
+    "Dot and scaled dot have no parameters; general has d², additive d_a(2d + 1).",
+    "Bahdanau asks with the previous decoder state, Luong with the current one.",
+    "Bahdanau feeds cₜ into the new state sₜ (the GRU's gates and candidate all read it); "
+    "Luong combines cₜ with a state already computed, h̃ₜ = tanh(W_c [cₜ; sₜ]), and "
+    "predicts from h̃ₜ.",
+    "Each α_t is a distribution over the source; the context vector is the average of the "
+    "encoder states weighted by it.",
+    "Local attention's weights are exactly 0 outside its window; hard attention's choice "
+    "has zero gradient almost everywhere, while a sharp (low-temperature) softmax keeps "
+    "one.",
+]
+
+
+def model_text(model: str, luong_score: str) -> str:
+    """Which decoder state asks the score in the model chosen (section 2), and with which
+    score."""
+    if model == "Bahdanau":
+        return ("**Bahdanau**: additive score, asked with the *previous* decoder state "
+                "sₜ₋₁: the decoder computes the context before its new state. Step 1 has "
+                "no previous state; this app uses the mean of the encoder states there "
+                r"(Bahdanau et al. start from $s_0 = \tanh(W_s \overleftarrow{h}_1)$, the "
+                "backward encoder's state at the first source word).")
+    concat = " (Luong et al.'s “concat”)" if luong_score == "additive" else ""
+    return (f"**Luong**: {luong_score} score{concat}, asked with the *current* decoder "
+            "state sₜ (Luong et al. write hₜ for it and h̄ₛ for the encoder's states).")
+
+
 def next_word_intro(tgt: list[str], n: int) -> str:
     """What section 3 shows at step n: the decoder's use of c_n, with untrained weights."""
     return (

@@ -182,3 +182,72 @@ def longer_key_item(trace: AttentionTrace | None, names: list[str]) -> str:
         if which:
             said.append(f"{said_list(which)} {one if len(which) == 1 else many}")
     return f"{rule} Try it on the first key, {names[0]}: {'; '.join(said)}."
+
+
+# "What to notice": each holds for every example, setting and edit.
+NOTICE = [
+    "The weights in each row are at least 0 and sum to 1 (a key the mask hides gets "
+    "exactly 0): each output row is a weighted average of the value rows.",
+    "In each row, the largest score among the keys the query may see gets the largest "
+    "weight, and a dot product rewards length as well as direction "
+    "(q·k = |q| |k| cos θ): in the textbook example q₁ = [1, 0] scores k₁ = [1, 0] (same "
+    "direction) and k₃ = [1, 1] (45° away, but √2 times longer) equally, so without "
+    "the causal mask x1 gives them the same weight.",
+    "Adding the same number to every score of a row changes nothing: the softmax only "
+    "sees differences.",
+    "With the causal mask, token 1 can only see itself, so its output is exactly v₁.",
+]
+
+# The practice questions (their answers hold for the examples they name).
+PRACTICE = [
+    {"q": "In the textbook example (scaling on, τ = 1), which key does query x3 "
+          "attend to most, and why?",
+     "a": "x3 itself: q₃ = [1, 1] has the largest dot product with k₃ = [1, 1] "
+          "(1 + 1 = 2), against 1 for k₁ and k₂."},
+    {"q": "Every score in a row of 3 keys is 0. What is each weight?",
+     "value": 1 / 3, "tol": 1e-3,
+     "a": "e⁰ / (e⁰ + e⁰ + e⁰) = 1/3 ≈ 0.3333 each."},
+    {"q": "If you double every value vector v_j, what happens to the weights and to "
+          "the output?",
+     "a": "The weights do not depend on V, so they stay the same; the output, a "
+          "weighted sum of the values, doubles."},
+    {"q": "With the causal mask, what is the output of the first token?",
+     "a": "Its own value v₁: it may only attend to key 1, so w₁₁ = 1."},
+]
+
+
+# Above the inputs' editor (off the projector, where the model's diagram is drawn instead).
+INPUTS_TEXT = (
+    "Each row is a token. Its **query** q asks *what am I looking for?*, its **key** k "
+    "says *what do I contain?*, its **value** v is *what I pass on*. Edit any cell or "
+    "token name; everything below is recomputed."
+)
+
+
+# The temperature slider's help: what τ does, for every row.
+TAU_HELP = ("Below 1 it sharpens each row towards its largest scores, above 1 it flattens it "
+            "towards uniform weights; a row whose keys all score the same stays as it is.")
+
+
+# Step 2, with the causal mask on.
+CAUSAL_TEXT = (f"**{term_link('causal-mask', 'Causal mask')}:** query i may only look at keys "
+               "j ≤ i (itself and the tokens before it); the others become −∞ before the "
+               "softmax.")
+
+
+def given_text(tokens) -> str:
+    """What X and the W matrices of a preset built from toy embeddings are."""
+    return ("X holds a toy embedding per word, a row per token ("
+            + ", ".join(md_escape(t) for t in tokens) + "): the same word, whatever its case, "
+            "always gets the same vector. The W matrices are seeded projections.")
+
+
+# Step 3's definition (off the projector).
+SOFTMAX_TEXT = (f"The {term_link('softmax', 'softmax')} of each row, with τ the "
+                f"{term_link('tau', 'temperature')} (τ = 1: the plain softmax).")
+
+
+# Try this: the "Uniform" example, true for its every size and the mask.
+UNIFORM_ITEM = ("Pick the “Uniform” example: every query is 0, so every score is 0 and every "
+                "weight is 1/T (T tokens), whatever K is; with the causal mask, row i's weights "
+                "are 1/i on the keys it may see.")

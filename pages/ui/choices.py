@@ -32,3 +32,13 @@ def keep_offered(key: str, options: Sequence, default, format_func: Callable = s
         st.session_state[key] = default
         return {}
     return index
+
+
+def offered_value(key: str, options: Sequence, default, format_func: Callable = str):
+    """The value that the select widget ``key``, drawn later in this run, will show: its
+    kept value, else the one its link carries, else ``default`` (whatever is no longer
+    offered gives ``default``). For a part of the page drawn above the widget."""
+    if key in st.session_state:
+        return st.session_state[key] if st.session_state[key] in options else default
+    linked = st.query_params.get(key)
+    return next((o for o in options if format_func(o) == linked), default)

@@ -8,6 +8,8 @@ page cannot link to a definition that does not exist (``tests/pages/test_glossar
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
 
 from attncore.analysis import NEARLY_ONE_HOT
@@ -19,13 +21,17 @@ ANCHOR_PREFIX = "glossary-"
 
 @dataclass(frozen=True)
 class Term:
-    """One entry: ``key`` (its anchor), the name shown, what it means (markdown) and the
-    lesson that explains it (None when it belongs to no one lesson)."""
+    """One entry: ``key`` (its anchor), the name shown, what it means (markdown), the
+    lesson that explains it (None when it belongs to no one lesson), the other lessons that
+    use it (``also``), and how the pages write it (``forms``; by default the symbols before
+    the name's dash, or the name without its brackets: see :func:`written_forms`)."""
 
     key: str
     name: str
     meaning: str
     lesson: int | None = None
+    also: tuple[int, ...] = ()
+    forms: tuple[str, ...] = ()
 
 
 SYMBOLS = (
@@ -33,7 +39,7 @@ SYMBOLS = (
          "The number of tokens in a sequence; $T_q$ and $T_k$ when queries and keys come "
          "from sequences of different lengths (cross-attention). The lessons on cost write "
          "a sequence's length n, as the literature on cost does. Never a temperature: "
-         "that is τ.", 1),
+         "that is τ.", 1, forms=("T", "T_q", "T_k")),
     Term("B", "B — batch size",
          "The number of sequences processed together (lesson 3's padded batch).", 3),
     Term("tau", "τ — temperature",
@@ -68,9 +74,35 @@ SYMBOLS = (
     Term("n_KV", "n_KV — number of key/value heads",
          "In grouped-query attention several query heads share one key head and one value "
          "head: n_KV of them per layer (n_KV = H is multi-head, n_KV = 1 multi-query).", 10),
+    Term("g", "g — gain of a norm",
+         "The learned scale, one number per component, by which LayerNorm and RMSNorm "
+         "multiply the vector they have normalised: $\\hat x \\odot g$.", 10, also=(12,)),
+    Term("rms", "rms — root mean square",
+         "Of a vector x of d numbers: $\\sqrt{\\tfrac{1}{d}\\sum_c x_c^2}$. RMSNorm divides "
+         "each token's vector by it (with a small ε added under the root).", 12, also=(10,)),
+    Term("head-label", "L24 H5 — layer 24, head 5",
+         "How the lessons on real models name a head: L and the number of its layer, H and "
+         "its number within the layer, both counted from 1; L24 alone is layer 24. Not the "
+         "number of layers L nor the number of heads H.", 12, also=(9,),
+         forms=("L24 H5", "L24")),
 )
 
 TERMS = (
+    Term("gru", "GRU (gated recurrent unit)",
+         "A recurrent layer: at each step it mixes its previous state with the new input "
+         "through two gates, an update gate z (how much of the old state to keep) and a "
+         "reset gate r (how much of it the new candidate state reads). The encoders and "
+         "decoders of lesson 0, and lesson 6's decoding step, are built from it.", 0,
+         also=(6,), forms=("GRU",)),
+    Term("teacher-forcing", "Teacher forcing",
+         "Training a decoder by giving each step the correct previous token, not the one it "
+         "wrote itself; when it is tested it reads its own outputs instead (by greedy "
+         "decoding in lesson 0).", 0),
+    Term("bleu", "BLEU",
+         "A score of machine translation against a reference translation: how many of the "
+         "output's runs of 1 to 4 words also occur in the reference (a geometric mean of the "
+         "four shares), lowered for an output shorter than the reference; 0 to 1, often "
+         "written 0 to 100. Higher is better.", 0),
     Term("softmax", "Softmax",
          "$\\mathrm{softmax}(s)_j = e^{s_j} / \\sum_{j'} e^{s_{j'}}$: turns any real scores "
          "into weights that are positive and sum to 1, keeping their order.", 1),
@@ -95,14 +127,17 @@ TERMS = (
          "Written as a word here: H is the number of heads.", 2),
     Term("effective-keys", "Effective number of keys",
          "$e^{\\text{entropy}}$: how many keys a row's weight is spread over, as if "
-         "uniformly. 1 for a one-hot row, $T_k$ for a uniform one.", 2),
+         "uniformly. 1 for a one-hot row, $T_k$ for a uniform one.", 2,
+         forms=("effective number of keys", "effective keys")),
     Term("jacobian", "Jacobian norm of the softmax",
          "The softmax's Jacobian $\\mathrm{diag}(α) - αα^\\top$ says how the weights move "
          "when the scores move; its (Frobenius) norm bounds how much of the gradient on the "
-         "weights passes on to the scores. It tends to 0 when the softmax saturates.", 2),
+         "weights passes on to the scores. It tends to 0 when the softmax saturates.", 2,
+         forms=("Jacobian",)),
     Term("saturation", "Saturation",
          "A softmax whose largest weight is close to 1 because its scores are far apart: "
-         "its Jacobian is close to 0 and learning through it stalls.", 2),
+         "its Jacobian is close to 0 and learning through it stalls.", 2,
+         forms=("saturation", "saturate", "saturates", "saturated", "saturating")),
     Term("mask", "Mask",
          "A boolean matrix (queries × keys) that says which keys each query may attend to. "
          "Here True means “may attend”; libraries differ (lesson 3's pitfalls).", 3),
@@ -111,7 +146,13 @@ TERMS = (
          "never a later one. Used when predicting the next token.", 3),
     Term("padding", "Padding",
          "Filler tokens (`<pad>`) added so that sentences of different lengths fit in one "
-         "batch; a padding mask stops queries from attending to them.", 3),
+         "batch; a padding mask stops queries from attending to them.", 3,
+         forms=("padding", "padded")),
+    Term("projection", "Projection",
+         "A learned matrix that maps each token's vector to another space: in attention "
+         "W_Q, W_K and W_V make its query, key and value, and W_O maps the heads' joined "
+         "outputs back to the model's width. Lesson 8's output projection is one too.", 4,
+         also=(0, 7, 8)),
     Term("head", "Head",
          "One attention computation with its own W_Q, W_K, W_V; a layer runs H of them in "
          "parallel and mixes their outputs with W_O (in grouped-query attention, query "
@@ -119,7 +160,7 @@ TERMS = (
     Term("self-attention", "Self-attention and cross-attention",
          "Self-attention: queries, keys and values all come from one sequence. "
          "Cross-attention: queries from one sequence (a decoder), keys and values from "
-         "another (an encoder).", 4),
+         "another (an encoder).", 4, forms=("self-attention", "cross-attention")),
     Term("positional-encoding", "Positional encoding",
          "Information about each token's position, added to the token vectors before the "
          "first layer (sinusoidal, learned) or put into each attention score (relative, "
@@ -128,19 +169,21 @@ TERMS = (
     Term("rope", "RoPE (rotary position embedding)",
          "Rotates pairs of a query's and a key's components by angles proportional to "
          "their positions, so that the score of a query at position p and a key at "
-         "position p′ depends on the positions only through the offset p − p′.", 5),
+         "position p′ depends on the positions only through the offset p − p′.", 5,
+         forms=("RoPE",)),
     Term("alibi", "ALiBi",
          "Adds $-m \\cdot |i - j|$ to each score, with a fixed slope m per head: nearby "
          "keys are favoured, more steeply in some heads than in others. The paper uses it "
          "with a causal mask (only $j ≤ i$).", 5),
     Term("context-vector", "Context vector c_t",
          "In an encoder-decoder, the weighted average of the encoder states that the "
-         "decoder uses at output step t: $c_t = \\sum_s α_{ts} h_s$.", 6),
+         "decoder uses at output step t: $c_t = \\sum_s α_{ts} h_s$.", 6,
+         forms=("context vector", "c_t")),
     Term("decoder-state", "Decoder state s_t, encoder state h_s",
          "In the encoder-decoders of lessons 0 (recurrent) and 6 (a toy, not recurrent), "
          "$h_s$ is the encoder's state at source position s and $s_t$ the decoder's state "
          "at output step t (Bahdanau et al.'s names; Luong et al. write the decoder's "
-         "$h_t$).", 6),
+         "$h_t$).", 6, forms=("decoder state", "encoder state", "s_t", "h_s")),
     Term("multiply-add", "Multiply-add",
          "One multiplication and one addition, the unit in which this app counts the cost "
          "of matrix products: an (a × b) by (b × c) product takes $a·b·c$ of them.", 7),
@@ -153,10 +196,11 @@ TERMS = (
          "LayerNorm subtracts the mean of each token's vector and divides by "
          "$\\sqrt{\\text{variance} + ε}$ (ε a small constant, so the variance comes out "
          "just under 1), then applies a learned scale and shift; RMSNorm divides by "
-         "$\\sqrt{\\text{mean of squares} + ε}$ and applies a learned scale.", 9),
+         "$\\sqrt{\\text{mean of squares} + ε}$ and applies a learned scale (the gain "
+         "g).", 9, forms=("LayerNorm", "RMSNorm")),
     Term("ffn", "Feed-forward network (FFN)",
          "The two-layer network applied to each token on its own after attention (GELU in "
-         "MiniLM, SwiGLU in SmolLM2).", 9),
+         "MiniLM, SwiGLU in SmolLM2).", 9, forms=("feed-forward network", "FFN")),
     Term("attention-sink", "Attention sink",
          "A token (often the first) that many heads give much of their weight to, "
          "whatever the query; often read as a place to park attention when nothing else "
@@ -169,9 +213,11 @@ TERMS = (
          "the k most likely tokens; top-p keeps the smallest set of tokens whose "
          "probabilities (after the temperature τ, and after top-k among the kept tokens, "
          "renormalised) add up to at least p. The rest get probability 0 and the kept "
-         "ones are renormalised.", 10),
+         "ones are renormalised.", 10, forms=("top-k", "top-p")),
     Term("greedy", "Greedy decoding",
-         "Always taking the most likely next token (sampling in the limit τ → 0).", 10),
+         "Always taking the most likely next token (sampling in the limit τ → 0). Lesson "
+         "0's decoders write every letter so when they are tested.", 10, also=(0,),
+         forms=("greedy decoding", "greedy")),
     Term("induction-head", "Induction head",
          "A head that finds an earlier occurrence of the current token and attends to the "
          "token that followed it, so that the model can continue a repeated sequence.", 8),
@@ -191,15 +237,19 @@ TERMS = (
          "those of every token again.", 11),
     Term("gqa", "Grouped-query attention (GQA), MQA",
          "Several query heads share one key/value head (n_KV < H), which shrinks the KV "
-         "cache; multi-query attention (MQA) is the case n_KV = 1.", 11),
+         "cache; multi-query attention (MQA) is the case n_KV = 1.", 11,
+         forms=("grouped-query attention", "GQA", "multi-query attention", "MQA")),
     Term("sliding-window", "Sliding window",
          "Each token attends only to the W most recent tokens, itself included (lesson "
          "11, causal); lesson 3's local window is symmetric instead: radius r, the r "
          "tokens on each side and itself.", 11),
     Term("logit-difference", "Logit difference (LD)",
          "logit(answer) − logit(wrong answer) at the last position: how much the model "
-         "prefers one next token to another. It does not depend on the other tokens' "
-         "logits, unlike a probability.", 12),
+         "prefers one next token to another. The softmax makes the ratio of two "
+         "probabilities $e$ to the power of their logits' difference, so the model's odds "
+         "of the answer against the wrong one are $e^{LD}$ : 1 (LD = 2: "
+         f"{math.exp(2):.1f} to 1; LD = 0: even). It does not depend on the other tokens' "
+         "logits, unlike a probability.", 12, forms=("logit difference", "LD")),
     Term("activation-patching", "Activation patching",
          "Run a corrupted prompt, put back one activation (the stream at a position, a "
          "head's output) from the clean run, and measure the share of the clean logit "
@@ -216,9 +266,51 @@ TERMS = (
          "The stream after an intermediate layer, put through the final norm and the "
          "output matrix as if the model stopped there: each layer's guess, a rough "
          "reading in small models.", 12),
+    Term("recurrent-state", "State (of a recurrent layer)",
+         "What a layer keeps between tokens when it does not keep every token: a vector in "
+         "lesson 0's recurrent encoder, one matrix S of d_v × d_k numbers per head in linear "
+         "attention and its successors. Its size does not grow with the text, unlike a KV "
+         "cache.", 13),
+    Term("linear-attention", "Linear attention",
+         "Attention with the softmax taken out (Katharopoulos et al. 2020): the state "
+         "$S_t = S_{t-1} + v_t k_t^\\top$ adds every pair's outer product, and a query reads "
+         "$S q = \\sum_t (k_t \\cdot q)\\, v_t$. Its memory is fixed and its cost per token "
+         "does not grow with the text; a read takes in every value whose key overlaps the "
+         "query.", 13),
+    Term("delta-rule", "Delta rule (DeltaNet)",
+         "A write that corrects what the state already says about the key (Schlag et al. "
+         "2021; Yang et al. 2024): $S_t = S_{t-1} + \\beta_t (v_t - S_{t-1} k_t) k_t^\\top$, "
+         "with a write strength β in [0, 1]. With a unit key and β = 1 the new value "
+         "replaces the old one.", 13),
+    Term("gated-deltanet", "Gated DeltaNet",
+         "The delta rule with a decay α in [0, 1] that multiplies the whole state before "
+         "each write, so that old pairs fade (Yang, Kautz and Hatamizadeh 2025): "
+         "$S_t = \\alpha_t S_{t-1} + \\beta_t (v_t - \\alpha_t S_{t-1} k_t) k_t^\\top$.", 13),
+    Term("hybrid", "Hybrid model",
+         "A model that mixes layers of fixed-size memory (Gated DeltaNet, say) with some "
+         "layers of full attention: Qwen3-Next has one full-attention layer in four "
+         "(full_attention_interval = 4), Kimi Linear too (3:1).", 13),
+    Term("associative-recall", "Associative recall",
+         "A task: a sequence of (key, value) pairs, then a key; answer the value stored with "
+         "it. Its multi-query form (Arora et al. 2023, Zoology) separates models that keep "
+         "every pair from those with a state of fixed size.", 13),
 )
 
 ALL = {entry.key: entry for entry in SYMBOLS + TERMS}
+
+
+def written_forms(entry: Term) -> tuple[str, ...]:
+    """How the pages write an entry, case as given: its ``forms``, or else a symbol's
+    symbols before the name's dash ("d_k, d_v — ..." -> d_k, d_v) or a term's name without
+    its brackets, its first letter in lower case unless the name starts with two capitals
+    ("Entropy (in nats)" -> entropy; "KV cache" stays). A digit in a form stands for any
+    number (L24 H5 is also L3 H1)."""
+    if entry.forms:
+        return entry.forms
+    if entry in SYMBOLS:
+        return tuple(entry.name.split(" — ")[0].split(", "))
+    name = " ".join(re.sub(r"\([^)]*\)", " ", entry.name).split())
+    return (name if name[1:2].isupper() else name[:1].lower() + name[1:],)
 
 
 def anchor(key: str) -> str:
@@ -234,6 +326,19 @@ def term_link(key: str, text: str | None = None) -> str:
     return f"[{shown}]({HOME_HREF}#{anchor(key)})"
 
 
+def lessons_note(entry: Term) -> str:
+    """The lesson that explains an entry and the others that use it: " *(Lesson 10; also
+    lesson 0.)*", or "" for an entry of no one lesson."""
+    if entry.lesson is None:
+        return ""
+    also = sorted(entry.also)
+    if not also:
+        return f" *(Lesson {entry.lesson}.)*"
+    others = " and ".join([", ".join(str(n) for n in also[:-1]), str(also[-1])] if len(also) > 1
+                          else [str(also[0])])
+    return f" *(Lesson {entry.lesson}; also lesson{'s' if len(also) > 1 else ''} {others}.)*"
+
+
 def show_glossary() -> None:
     """The glossary on the home page: symbols first, then terms in the order the lessons
     introduce them, each a heading with its own anchor (a lesson's link scrolls to it)."""
@@ -247,8 +352,7 @@ def show_glossary() -> None:
     with st.container(key="glossary_entries"):
         for entry in entries:
             st.subheader(entry.name, anchor=anchor(entry.key))
-            where = f" *(Lesson {entry.lesson}.)*" if entry.lesson is not None else ""
-            st.markdown(entry.meaning + where)
+            st.markdown(entry.meaning + lessons_note(entry))
 
 
 # Entries as a compact list: a heading each (so that a link can reach it), smaller than a

@@ -88,6 +88,10 @@ _PRESENTER_CSS = """
 #   the border) and on the boxes that scroll, made focusable by _SCROLLERS_JS.
 # Constant CSS, no user text.
 CAPTION_GREY = "#62605d"
+# A page link in the page itself (the home page's list of lessons) is drawn in the size of
+# body text and bold, never smaller than the grey caption under it (Streamlit draws both
+# at 0.875rem, the link in a thinner, darker line).
+PAGE_LINK_REM = 1.0
 FOCUS_BLUE = "#1c5fb8"  # 6.1:1 on white: a focus ring is seen on any background here
 _ACCESSIBLE_CSS = f"""
 <style>
@@ -101,6 +105,8 @@ _ACCESSIBLE_CSS = f"""
   outline: 2px solid {FOCUS_BLUE} !important; outline-offset: 2px; }}
 [class*="st-key-diagram_"] svg a:focus-visible rect {{
   stroke: {FOCUS_BLUE} !important; stroke-width: 5px !important; }}
+[data-testid="stMain"] [data-testid="stPageLink"] p {{
+  font-size: {PAGE_LINK_REM}rem; font-weight: 600; }}
 </style>
 """
 # A box that scrolls (a long table in a box of fixed height, a formula wider than its
@@ -454,9 +460,10 @@ def show_figure(fig, *, key: str, alt: str) -> None:
                 icon=":material/download:", width="content")
 
 
-def show_diagram(diagram, *, key: str, alt: str | None = None) -> None:
+def show_diagram(diagram, *, key: str, alt: str | None = None, download: bool = True) -> None:
     """Draw a diagram of pages.ui.figures.diagrams (inline SVG) with its text alternative
-    and, off the projector, a download of it as an SVG file.
+    and, off the projector, a download of it as an SVG file (``download=False``: none, for a
+    small copy of a diagram the page already offers).
 
     Inline SVG through ``st.markdown``: the only way Streamlit draws it as text a screen
     reader can read and a link a keyboard can reach (``st.html`` drops it; ``st.image``
@@ -469,7 +476,7 @@ def show_diagram(diagram, *, key: str, alt: str | None = None) -> None:
         st.markdown(markup, unsafe_allow_html=True)
     with st.container(key=f"{ALT_KEY_PREFIX}{key}"):
         st.caption(md_escape(alt or diagram.describe()))
-        if not presenter_mode():
+        if download and not presenter_mode():
             st.download_button(
                 "This diagram (SVG)", markup, file_name=f"{key}.svg", mime="image/svg+xml",
                 key=f"{key}_svg", on_click="ignore", type="tertiary",

@@ -40,7 +40,9 @@ class Lesson:
     parameter of its link. ``goal`` is the page's one-line goal, ``summary`` its line on
     the home page and in the README. ``slow_controls`` names the buttons that start work
     taking seconds by design (key without the prefix -> what it does): the fuzz test
-    never presses them, and the page's own tests do, at small settings.
+    never presses them, and the page's own tests do, at small settings. ``needs`` says
+    what to know first: the numbers of the lessons it builds on, and/or a short text
+    (shown on the home page; the glossary's terms of those lessons are taken as known).
     """
 
     number: int
@@ -51,6 +53,7 @@ class Lesson:
     goal: str
     summary: str
     slow_controls: tuple[tuple[str, str], ...] = ()
+    needs: tuple[int | str, ...] = ()
 
     def __post_init__(self) -> None:
         match = _SCRIPT.match(self.script)
@@ -60,6 +63,13 @@ class Lesson:
         if not _PREFIX.match(self.prefix):
             raise ValueError(f"lesson {self.number}: key prefix {self.prefix!r} must be "
                              "lower-case letters and digits")
+        for need in self.needs:
+            if isinstance(need, int) and not 0 <= need < self.number:
+                raise ValueError(f"lesson {self.number} can only need a lesson before it; "
+                                 f"got {need}")
+            if not isinstance(need, int) and not (isinstance(need, str) and need.strip()):
+                raise ValueError(f"lesson {self.number}: a need is a lesson's number or a "
+                                 f"short text; got {need!r}")
 
     @property
     def url_name(self) -> str:
@@ -70,6 +80,22 @@ class Lesson:
     def page_path(self) -> str:
         """The script as ``st.page_link`` wants it: ``pages/7_Cost.py``."""
         return f"pages/{self.script}"
+
+    @property
+    def needed_lessons(self) -> tuple[int, ...]:
+        """The numbers of the lessons it builds on, in order."""
+        return tuple(sorted(n for n in self.needs if isinstance(n, int)))
+
+    @property
+    def needs_text(self) -> str:
+        """What to know first, as the home page says it: "Needs first: lessons 9 and 10."
+        ("" when it needs nothing)."""
+        numbers = self.needed_lessons
+        parts = [f"lesson{'s' if len(numbers) > 1 else ''} "
+                 + " and ".join(filter(None, [", ".join(map(str, numbers[:-1])),
+                                              str(numbers[-1])]))] if numbers else []
+        parts += [n for n in self.needs if isinstance(n, str)]
+        return f"Needs first: {' and '.join(parts)}." if parts else ""
 
     @property
     def label(self) -> str:
@@ -87,13 +113,15 @@ LESSONS: tuple[Lesson, ...] = (
         summary="the problem attention was invented for: a recurrent encoder-decoder "
                 "squeezes a string into one vector and fails as it grows; with attention "
                 "it holds. Both trained live.",
-        slow_controls=(("train", "trains two models"),)),
+        slow_controls=(("train", "trains two models"),),
+        needs=("a little about recurrent networks",)),
     Lesson(
         1, "1_Worked_example.py", "Worked example", "we", "✏️",
         goal="compute softmax(QKᵀ/√d_k)·V for a few tokens, one step at a time, and check "
              "every number yourself.",
         summary="attention for 3 tokens computed step by step, with every number written "
-                "out; check your own hand calculation."),
+                "out; check your own hand calculation.",
+        needs=("vectors and matrix products",)),
     Lesson(
         2, "2_Scaling.py", "Why divide by √d_k", "sc", "📏",
         goal="see that dot products spread out as d_k grows, that unscaled they saturate "
@@ -101,7 +129,8 @@ LESSONS: tuple[Lesson, ...] = (
              "1/√d_k (not 1/d_k) keeps them in a useful range.",
         summary="the spread of dot products grows with d_k; unscaled, a large d_k "
                 "saturates the softmax, which then passes little gradient back; 1/d_k "
-                "flattens it towards uniform; 1/√d_k keeps the scores in a useful range."),
+                "flattens it towards uniform; 1/√d_k keeps the scores in a useful range.",
+        needs=(1,)),
     Lesson(
         3, "3_Masks.py", "Causal and padding masks", "mk", "🎭",
         goal="build a batch {padding:padded} to one length, see which keys each query may "
@@ -109,35 +138,40 @@ LESSONS: tuple[Lesson, ...] = (
              "0 while every row that keeps a key still sums to 1.",
         summary="a padded batch, masks as matrices, the fully masked row, a test that the "
                 "causal mask leaks nothing from the future, and common pitfalls shown "
-                "live."),
+                "live.",
+        needs=(1,)),
     Lesson(
         4, "4_Multi_head.py", "Multi-head attention", "mha", "🧠",
         goal="follow the shapes from X to the output, see that each {head:head} has its "
              "own slice of W_Q, W_K, W_V and its own weights, and compare "
              "{self-attention:self- with cross-attention}.",
         summary="the shapes step by step, each head's own slice of the weights, designed "
-                "heads, statistics per head, and cross-attention between two sentences."),
+                "heads, statistics per head, and cross-attention between two sentences.",
+        needs=(1,)),
     Lesson(
         5, "5_Positional_encoding.py", "Positional encodings", "pe", "📍",
         goal="see how sines and cosines of many wavelengths give every position its own "
              "vector, why attention needs them, and how other schemes encode order.",
         summary="the sinusoidal table, similarity by offset, the shift rotation, why "
                 "attention needs positions, and learned, relative, RoPE and ALiBi side by "
-                "side."),
+                "side.",
+        needs=(3, 4)),
     Lesson(
         6, "6_Scoring_and_seq2seq.py", "Scoring and seq2seq", "s2s", "🔤",
         goal="compare the four ways to score a query against keys, then watch a "
              "translation model attend over its source one decoding step at a time: "
              "Bahdanau, Luong, local and hard.",
         summary="dot, scaled dot, general and additive scores; Bahdanau and Luong step by "
-                "step; local and hard attention."),
+                "step; local and hard attention.",
+        needs=(0, 1, 2)),
     Lesson(
         7, "7_Cost.py", "The cost of attention", "cost", "⏱️",
         goal="measure on this machine how time and memory grow with the sequence length "
              "n, and see two ways to pay less: computing in chunks and vectorising over "
              "heads.",
         summary="time and memory against n measured live on this machine, chunked "
-                "queries, and vectorised heads against a loop."),
+                "queries, and vectorised heads against a loop.",
+        needs=(1, 4)),
     Lesson(
         8, "8_Attention_that_learns.py", "Attention that learns", "learn", "🌱",
         goal="train three small models live (NumPy, hand-written gradients) and watch "
@@ -150,7 +184,8 @@ LESSONS: tuple[Lesson, ...] = (
         slow_controls=(*((f"{task}_{button}", "trains a model")
                          for task in ("sentiment", "alignment", "induction")
                          for button in ("train", "again")),
-                       ("collapse_train", "trains five models"))),
+                       ("collapse_train", "trains five models")),
+        needs=(2, 4, 6)),
     Lesson(
         9, "9_Pretrained_model.py", "A real pretrained model", "pre", "🛰️",
         goal="open up all-MiniLM-L6-v2, a real 6-layer, 12-head model, on your own "
@@ -158,7 +193,8 @@ LESSONS: tuple[Lesson, ...] = (
              "whether attention explains.",
         summary="all-MiniLM-L6-v2's 72 heads run by our own NumPy code on your sentence, "
                 "one head by hand, the block around attention, heads switched off, "
-                "sentence similarity."),
+                "sentence similarity.",
+        needs=(2, 4, 5)),
     Lesson(
         10, "10_Language_model.py", "A real language model writes", "lm", "✍️",
         goal="run {model}, a real decoder, on your own prompt: the next token and how it "
@@ -168,7 +204,8 @@ LESSONS: tuple[Lesson, ...] = (
                 "token and how it is drawn, its 270 heads, the causal mask checked, "
                 "induction heads found and switched off, one head by hand.",
         slow_controls=(("generate", "writes up to 32 tokens"),
-                       ("ind_run", "six passes through the model"))),
+                       ("ind_run", "six passes through the model")),
+        needs=(3, 8, 9)),
     Lesson(
         11, "11_Inference.py", "Attention at inference", "inf", "⚡",
         goal="measure on lesson 10's model what attention costs when it writes, and how "
@@ -179,7 +216,8 @@ LESSONS: tuple[Lesson, ...] = (
                 "softmax.",
         slow_controls=tuple((button, "runs the model over hundreds of tokens or times it")
                             for button in ("measure_times", "measure_merge",
-                                           "measure_window", "curve", "measure_memory"))),
+                                           "measure_window", "curve", "measure_memory")),
+        needs=(7, 10)),
     Lesson(
         12, "12_Attention_for_the_answer.py", "What attention does for the answer", "ans",
         "🎯",
@@ -190,7 +228,20 @@ LESSONS: tuple[Lesson, ...] = (
         summary="change one word and find, causally, which layers and heads carry the "
                 "answer: the logit lens, the answer split into every head's part, "
                 "activation patching, attention knockout.",
-        slow_controls=(("run", "patches every head and position of a pair"),)),
+        slow_controls=(("run", "patches every head and position of a pair"),),
+        needs=(9, 10)),
+    Lesson(
+        13, "13_Fixed_size_memory.py", "Attention with a fixed-size memory", "mem", "🧮",
+        goal="write pairs into a state of fixed size and read them back: "
+             "{linear-attention:linear attention}, the {delta-rule:delta rule} and "
+             "{gated-deltanet:Gated DeltaNet}, against softmax attention's growing cache, and "
+             "see why released {hybrid:hybrids} keep some full attention.",
+        summary="linear attention, the delta rule and Gated DeltaNet keep a state of fixed "
+                "size: the KV cache against it, a released hybrid's memory from its config, "
+                "three pairs by hand, recall against the pairs stored, and softmax against "
+                "linear attention trained live.",
+        slow_controls=(("train", "trains two models"),),
+        needs=(0, 11)),
 )
 
 BY_PREFIX = {lesson.prefix: lesson for lesson in LESSONS}

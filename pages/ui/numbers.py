@@ -259,3 +259,21 @@ def bytes_text(n_bytes: float) -> str:
         if float(f"{amount:.3g}") < 1000:
             return f"{significant_text(amount, 3)} {unit}"
     return f"{amount:,.0f} GB"
+
+
+def said_number(x: float) -> str:
+    """A number in a text alternative: 3 significant digits (whole numbers from 100 on,
+    with thousands separated: 1,024), a real minus sign, and scientific notation below
+    0.001 and from a million on (never a false 0). A rounded number keeps its trailing
+    zeros, so that a weight of 0.99996 is said "1.00", not an exact-sounding "1"."""
+    x = float(x) + 0.0  # −0.0 becomes 0.0: zero is never said with a sign
+    if not math.isfinite(x):
+        return number_text(x, 0)
+    if 100 <= abs(x) < 1e6:
+        return f"{x:,.0f}".replace("-", "−")
+    if x == 0 or 1e-3 <= abs(x) < 100:
+        short = f"{x:.3g}"
+        exact = abs(float(short) - x) <= 1e-12 * abs(x)  # 6.8 / 8 is 0.85 to the last bits
+        said = short if exact else f"{x:#.3g}".rstrip(".")  # 99.999: "100"
+        return said.replace("-", "−")
+    return number_text(x, 2).replace("-", "−")

@@ -99,6 +99,12 @@ def test_a_config_of_another_architecture_is_refused():
                                    "layer_norm_eps": 1e-12}).encode())
 
 
+def test_the_config_s_sizes_and_activation_are_read_from_config_json():
+    cfg = pf.read_config(json.dumps({**pf.EXPECTED_CONFIG, "layer_norm_eps": 1e-12}).encode())
+    assert (cfg.n_layers, cfg.n_heads, cfg.d_model, cfg.d_ff) == (6, 12, 384, 1536)
+    assert cfg.d_k == 32 and cfg.activation == "gelu"  # 384 / 12; lesson 9's diagram says it
+
+
 @needs_minilm
 def test_a_tampered_copy_of_the_real_weights_is_refused(tmp_path):
     tampered = tmp_path / "model.zip"

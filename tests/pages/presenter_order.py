@@ -21,11 +21,19 @@ def _walk(node):
         yield from _walk(kids[k])
 
 
+def is_figure(node) -> bool:
+    """A Plotly chart, or a diagram of the lesson's model (the inline SVG of
+    pages.ui.layout.show_diagram)."""
+    return node.type == "plotly_chart" or (
+        node.type == "markdown" and str(getattr(node, "value", "")).startswith("<svg"))
+
+
 def above_first_figure(at: AppTest) -> list:
-    """The elements of the main area before its first Plotly chart, in page order."""
+    """The elements of the main area before its first figure (a Plotly chart or a
+    diagram), in page order."""
     above = []
     for node in _walk(at.main):
-        if node.type == "plotly_chart":
+        if is_figure(node):
             return above
         above.append(node)
     raise AssertionError("the page draws no figure")

@@ -179,11 +179,27 @@ def test_heads_rows_and_columns_are_counted_from_one():
     assert chart_spec(at, "mha_fig_stat")["data"][0]["x"] == ["h1", "h2", "h3", "h4"]
 
 
+def _main_in_order(node):
+    kids = getattr(node, "children", None)
+    if kids is None:
+        yield node
+        return
+    for k in sorted(kids) if isinstance(kids, dict) else range(len(kids)):
+        yield from _main_in_order(kids[k])
+
+
 def test_presenter_mode_puts_every_heads_weights_first_and_hides_the_tables():
     at = run(presenter="true")
     assert not_allowed_above(at) == []  # the goal, the controls, headings
-    above = above_first_figure(at)
-    assert [n.value for n in above if n.type == "header"] == [
+    # The layer's diagram is the first figure; then come every head's weights, with no
+    # section but theirs in between.
+    assert above_first_figure(at)[-1].type != "header"
+    nodes = list(_main_in_order(at.main))
+    charts_at = [n for n, node in enumerate(nodes) if node.type == "plotly_chart"]
+    diagram_at = next(n for n, node in enumerate(nodes)
+                      if node.type == "markdown" and node.value.startswith("<svg"))
+    assert diagram_at < charts_at[0]
+    assert [node.value for node in nodes[:charts_at[0]] if node.type == "header"] == [
         "1 · Every head's weights, and their average"]
     assert "| step | operation | shape |" not in markdown(at)  # the shapes table: hidden
     tables = [*at.dataframe, *at.table]

@@ -140,3 +140,11 @@ def test_the_block_and_its_sizes_are_said_from_the_numbers():
     notice = say.stream_notice(["embeddings", "L1 attn", "L1 FFN"], np.array([9.3, 10.04, 11.26]))
     assert "stays between 9.3 and 11.3 across all 3 steps." in notice
     assert say.scale_notice(32) == "d_k = 32 here, so scores are divided by √32 ≈ 5.66."
+
+
+def test_the_practice_answers_come_from_the_model_s_sizes():
+    cfg = SimpleNamespace(n_layers=6, n_heads=12, d_k=32, d_model=384)
+    scale, maps, _ = say.practice(cfg)
+    assert scale["value"] == pytest.approx(5.656854, abs=1e-6)  # √32 = 4√2
+    assert scale["a"] == "√d_k = √(384 / 12) = √32 ≈ 5.6569."
+    assert maps["value"] == 72 and maps["a"] == "6 layers × 12 heads = 72."

@@ -132,3 +132,12 @@ def test_the_soft_and_hard_sentences_follow_the_measured_gradient():
     assert "The hard one moves only where a nudge flips the choice (here at “love”, “cats”" in \
         flipped and "does not move at all" not in flipped
     assert flipped.endswith("sampling estimators such as REINFORCE instead.")
+
+
+def test_the_model_sentence_names_which_state_asks_and_luongs_concat():
+    assert text.model_text("Bahdanau", "dot").startswith(
+        "**Bahdanau**: additive score, asked with the *previous* decoder state sₜ₋₁")
+    assert text.model_text("Luong", "dot").startswith(
+        "**Luong**: dot score, asked with the *current* decoder state sₜ")
+    assert "“concat”" in text.model_text("Luong", "additive")
+    assert "“concat”" not in text.model_text("Luong", "general")

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..labels import split_occurrence, unique_labels
-from ..numbers import number_text
+from ..numbers import said_number
 
 # Tokens read as words: special tokens of MiniLM and of GPT-style tokenizers, padding,
 # and punctuation that screen readers skip or read as a symbol's name.
@@ -66,24 +66,6 @@ def spoken_token(token: str) -> str:
     if plain in _SAID:
         return _SAID[plain] + mark
     return f"“{plain}{mark}”"
-
-
-def said_number(x: float) -> str:
-    """A number in a text alternative: 3 significant digits (whole numbers from 100 on,
-    with thousands separated: 1,024), a real minus sign, and scientific notation below
-    0.001 and from a million on (never a false 0). A rounded number keeps its trailing
-    zeros, so that a weight of 0.99996 is said "1.00", not an exact-sounding "1"."""
-    x = float(x) + 0.0  # −0.0 becomes 0.0: zero is never said with a sign
-    if not np.isfinite(x):
-        return number_text(x, 0)
-    if 100 <= abs(x) < 1e6:
-        return f"{x:,.0f}".replace("-", "−")
-    if x == 0 or 1e-3 <= abs(x) < 100:
-        short = f"{x:.3g}"
-        exact = abs(float(short) - x) <= 1e-12 * abs(x)  # 6.8 / 8 is 0.85 to the last bits
-        said = short if exact else f"{x:#.3g}".rstrip(".")  # 99.999: "100"
-        return said.replace("-", "−")
-    return number_text(x, 2).replace("-", "−")
 
 
 def _share(x: float) -> str:
