@@ -66,9 +66,8 @@ def home() -> None:
     show_diagram(course_map(figure_font(presenter)), key="home_diagram_map")
     for lesson in LESSONS:
         st.page_link(lesson.page_path, label=lesson.label)
-        st.caption(fill(lesson.summary))
-        if lesson.needs_text:
-            st.caption(lesson.needs_text)
+        # what the lesson needs first, on its own line under the summary
+        st.caption("  \n".join(filter(None, [fill(lesson.summary), lesson.needs_text])))
 
     if not presenter:  # for the teacher preparing a class, not for the screen
         st.header("Using it in class")

@@ -363,8 +363,9 @@ def head_by_hand(page: Page, trace: lm.LMTrace, m: lm.LanguageModel, top: DeltaG
     with c2:
         key = bounded_slider(st, "Key token (column)", 1, query, 1, key="lm_hand_key")
     with top:  # the model this lesson runs, from its config, on the prompt's T tokens
-        show_diagram(decoder_block(cfg, T, layer, head, page.font),
-                     key=page.key("diagram_block"))
+        diagram = decoder_block(cfg, T, layer, head, page.font)
+        show_diagram(diagram, key=page.key("diagram_block"), alt=f"Layer {layer} and head "
+                     f"{head} are those worked by hand in section 5. " + diagram.describe())
     w = worked_head(trace, m.weights, layer - 1, head - 1, query - 1, key - 1, pair)
     for said, formula in say.worked_steps(w, cfg, tokens[w.query],
                                           md_escape(lm_ui.model_name(m))):

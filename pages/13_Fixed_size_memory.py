@@ -50,7 +50,8 @@ def introduction() -> None:
         "2024) writes by correcting what S already says about a key; "
         f"{term_link('gated-deltanet', 'Gated DeltaNet')} (Yang, Kautz and Hatamizadeh 2025) "
         "also forgets. Released models mix these layers with full attention: why not linear "
-        "everywhere? Because a state of fixed size cannot recall what it had no room to keep "
+        f"everywhere? Because a {term_link('recurrent-state', 'state of fixed size')} cannot "
+        "recall what it had no room to keep "
         f"({term_link('associative-recall', 'associative recall')}: Arora et al. 2023, "
         "Zoology; Jelassi et al. 2024, “Repeat after me”): lesson 0's bottleneck again.")
 
@@ -123,8 +124,10 @@ def by_hand_section(page: Page, results: dict) -> None:
     with bad_input_stops_page():
         w = by_hand.worked_memory(j, float(scale))
     if not page.presenter:
-        st.markdown("Three pairs, keys of d_k = 3 numbers and values of d_v = 2: each write "
-                    "adds the outer product v kᵀ, a 2 × 3 matrix, to the state S (S₀ = 0).")
+        (n, d_k), d_v = w.keys.shape, w.values.shape[1]
+        st.markdown(f"{n} pairs, keys of d_k = {d_k} numbers and values of d_v = {d_v}: each "
+                    f"write adds the outer product v kᵀ, a {d_v} × {d_k} matrix, to the state "
+                    "S (S₀ = 0).")
     for t in range(len(w.keys)):
         st.latex(say.write_latex(w, t))
     st.markdown("**Linear attention** reads S q: each value weighted by its key's dot product "
@@ -201,7 +204,7 @@ def twice_section(page: Page, results: dict) -> None:
                     "then the same key again, (k, v_new). Each read written as a mix of the "
                     "three values:")
     st.table(pd.DataFrame(
-        [[f"{x:.2f}" for x in (*r.at_twice[1:], r.at_other[0])] for r in w.values()],
+        [[say.mix(x) for x in (*r.at_twice[1:], r.at_other[0])] for r in w.values()],
         index=[RULE_LABELS[r] for r in w],
         columns=["read at k: v_old", "read at k: v_new", "read at k_other: v_other"]))
     st.markdown(say.twice_text(w, float(alpha)))
@@ -249,10 +252,11 @@ def trained_section(page: Page, results: dict) -> rc.RecallResult | None:
     st.header("5 · Trained: recall needs the softmax")
     if not page.presenter:
         st.markdown(
-            "One attention layer and a read-out, trained on recall: a sequence of 2 to 64 "
-            "pairs (key symbol, value symbol; 128 of each), then a query naming one key: "
-            "answer its value. The two models start from the same weights and see the same "
-            "batches; only the read differs, softmax over the pairs or S q.")
+            f"One attention layer and a read-out, trained on recall: a sequence of "
+            f"{DEFAULT.min_pairs} to {DEFAULT.max_pairs} pairs (key symbol, value symbol; "
+            f"{rc.SYMBOLS} of each), then a query naming one key: answer its value. The two "
+            "models start from the same weights and see the same batches; only the read "
+            "differs, softmax over the pairs or S q.")
     result = trained_result(page)
     if result is None:  # the button and its note are shown; the closing notes still follow
         return None

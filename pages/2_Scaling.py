@@ -8,6 +8,7 @@ from attncore import scaling as ex
 from attncore.analysis import effective_keys, max_weight
 from pages.text.scaling import (
     curves_sentence,
+    max_weight_text,
     moments_caption,
     samples_text,
     saturation_reading,
@@ -29,7 +30,7 @@ from pages.ui.figures import (
 from pages.ui.glossary import term_link
 from pages.ui.layout import bad_input_stops_page, bullet_list, practice_questions, show_figure
 from pages.ui.live import offer_downloads
-from pages.ui.numbers import number_text, probability_text, significant_text
+from pages.ui.numbers import number_text, significant_text
 from pages.ui.page import Page, lesson_page
 from pages.ui.panels import side_by_side
 
@@ -117,7 +118,7 @@ def keys_and_curves(page: Page, d_k: int, sigma2: float, seed: int, results: dic
     n_keys = st.slider("Keys T_k", 1, 64, 16, key="sc_nkeys", **URL)
     typical = typical_query(d_k, n_keys, sigma2, seed)
     sat = typical.rows
-    st.markdown(saturation_text(d_k, n_keys, typical))
+    st.markdown(saturation_text(d_k, n_keys))
     keys = [f"k{j + 1}" for j in range(n_keys)]
     # Three panels of one figure: T_k and d_k change all three, drawn once.
     show_figure(side_by_side([
@@ -139,7 +140,7 @@ def keys_and_curves(page: Page, d_k: int, sigma2: float, seed: int, results: dic
             f"norm of the softmax's {term_link('jacobian', 'Jacobian')}.")
     summary = pd.DataFrame(
         # number_text: a saturated entropy of 1e-10 reads 1.000×10⁻¹⁰, never "0.000"
-        {LABEL[name]: [probability_text(sat[name].max_weight, 3),  # never a false 1.000
+        {LABEL[name]: [max_weight_text(sat[name]),  # never a false 1.000
                        f"{number_text(sat[name].entropy, 3)} of "
                        f"{number_text(sat[name].max_entropy, 3)}",
                        f"{number_text(sat[name].effective_keys, 2)} of {n_keys}",
@@ -149,7 +150,7 @@ def keys_and_curves(page: Page, d_k: int, sigma2: float, seed: int, results: dic
                "‖softmax Jacobian‖"],
     )
     st.table(summary)  # static: cheap to redraw
-    if reading := saturation_reading(sat, d_k):
+    if reading := saturation_reading(sat, d_k, typical):
         st.markdown(reading)
     if not page.presenter:
         st.caption("The Jacobian norm measures how much the weights move when the scores move. "
@@ -275,9 +276,11 @@ def closing_notes(page: Page) -> None:
         "with 2 keys or more the 1/√d_k panel of section 2 is sharper than at σ² = 1 (the same "
         "draws, every score 4 times larger): dividing by √d_k corrects for d_k, not for σ². "
         "The scaled scores have variance about 1 only when the components of q and k have "
-        "variance about 1. In a Transformer q = x W_Q and k = x W_K: LayerNorm normalises the "
-        "token vector x, not q and k, whose variance comes from W_Q and W_K. Weights of "
-        "variance 1/d_model, applied to a normalised x, make it about 1 at initialisation "
+        "variance about 1. In a Transformer q = x W_Q and k = x W_K: "
+        f"{term_link('layer-norm', 'LayerNorm')} normalises the token vector x, not q and k, "
+        "whose variance comes from W_Q and W_K. Weights of variance "
+        f"1/{term_link('d_model', 'd_model')}, applied to a normalised x, make it about 1 at "
+        "initialisation "
         "(PyTorch's default for a linear layer makes it about 1/3), and nothing keeps it so "
         "during training.",
         f"Set τ to {TEMPERATURES[0]:g}, then {TEMPERATURES[-1]:g}: a "

@@ -364,9 +364,11 @@ def closing_notes(page: Page, runs: dict, align_run, ind_run, bad, seed: int) ->
     st.latex(r"\text{pooling: } a = \mathrm{softmax}\!\left(\frac{(X W_k)\, q}{\sqrt{d}\,\tau}"
              r"\right),\quad y = \sum_t a_t h_t \qquad \text{Adam: } \theta \leftarrow \theta "
              r"- \eta\,\frac{\hat m}{\sqrt{\hat v} + \epsilon}")
-    st.latex(r"\frac{\partial L}{\partial s_j} = a_j\Big(\frac{\partial L}{\partial a_j} - "
-             r"\sum_i a_i \frac{\partial L}{\partial a_i}\Big)\quad"
-             r"\text{(the softmax's backward pass, used by every attention layer here)}")
+    # ℒ, the loss: L is the number of layers (the glossary's one meaning)
+    st.latex(r"\frac{\partial \mathcal{L}}{\partial s_j} = a_j\Big(\frac{\partial \mathcal{L}}"
+             r"{\partial a_j} - \sum_i a_i \frac{\partial \mathcal{L}}{\partial a_i}\Big)\quad"
+             r"\text{(the softmax's backward pass for a loss }\mathcal{L}\text{, used by every "
+             r"attention layer here)}")
     if page.presenter:
         return
     bullet_list("Try this", [

@@ -266,7 +266,7 @@ def sparsity_text(runs: dict) -> str:
     text = (f"The sensible run ends {good.end} (normalised entropy {n2(good.entropy_end)}), "
             f"with {share(good.key_end, 3)} of its weight on the sentiment and negation words "
             f"and a held-out accuracy of {n2(good.accuracy)}"
-            + (", the best of the five" if good.accuracy == best else
+            + (f", the best of the {len(runs)} settings" if good.accuracy == best else
                f" (the best: {n2(best)})") + ".")
     if good.end == "nearly one-hot" and good.key_end > 0.5:
         text += " Nearly one-hot at the end, on those words, is what it learnt."

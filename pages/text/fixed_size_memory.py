@@ -16,7 +16,13 @@ from attncore.memory.leak import LeakCurve
 from attncore.memory.rules import Crosstalk
 from pages.ui.arithmetic import equals, num, shown, sign
 from pages.ui.glossary import term_link
-from pages.ui.numbers import bytes_text, percent_text, ratio_text, significant_text
+from pages.ui.numbers import (
+    bytes_text,
+    number_text,
+    percent_text,
+    ratio_text,
+    significant_text,
+)
 
 GOOD = 0.9  # a recall of at least 90% counts as holding the pairs
 NAMES = {"softmax": "softmax attention", "linear": "linear attention",
@@ -202,7 +208,26 @@ def recall_text(curves: dict) -> str:
     return (f"At d_k = {first.d_k} (a state of {first.d_v} × {first.d_k} = "
             f"{first.d_v * first.d_k:,} numbers), " + "; ".join(said) + ". Softmax attention's "
             f"cache keeps every pair: n ({first.d_k} + {first.d_v}) numbers, "
-            f"{last * (first.d_k + first.d_v):,} at {last} pairs.")
+            f"{last * (first.d_k + first.d_v):,} at {last} pairs." + delta_text(curves))
+
+
+def delta_text(curves: dict) -> str:
+    """The delta rule against linear attention at n = d_k pairs, if both were measured
+    there: why correcting can recall less (its writes clear along overlapping keys)."""
+    linear, delta = curves.get("linear"), curves.get("delta")
+    if linear is None or delta is None or linear.d_k not in linear.pair_counts:
+        return ""
+    at = int(np.flatnonzero(linear.pair_counts == linear.d_k)[0])
+    lin, dlt = float(linear.mean_recall[at]), float(delta.mean_recall[at])
+    said = (f" At n = d_k = {linear.d_k} pairs the delta rule (β = {delta.beta:g}) recalls "
+            f"{percent_text(dlt)} against linear attention's {percent_text(lin)}")
+    if delta.beta == 0:
+        return said + ": with β = 0 it writes nothing at all."
+    if dlt < lin:
+        return said + (": each of its writes first clears what the state held along the new "
+                       "key (β of it), and random keys overlap, so it also clears part of the "
+                       "earlier pairs. Correcting pays where a key comes back (section 4).")
+    return said + "."
 
 
 def leak_text(leak: LeakCurve, read: Crosstalk, n: int) -> str:
@@ -227,27 +252,38 @@ def leak_text(leak: LeakCurve, read: Crosstalk, n: int) -> str:
 
 # --- 4 · Replace, don't add ----------------------------------------------------------------------
 
+#: The reads of a key written twice are combinations of the three values, found by least
+#: squares: exact to about 1e-16, rounded to this many decimals before they are shown.
+MIX_DECIMALS = 12
+
+
+def mix(x: float) -> str:
+    """A coefficient of a read on one value, to 2 decimals, least squares' last bits dropped
+    (never "-0.00" for a coefficient that is 0)."""
+    return number_text(float(np.round(x, MIX_DECIMALS)) + 0.0, 2)
+
+
 def twice_text(w: dict, alpha: float) -> str:
     """What each rule reads at the key written twice, from the coefficients."""
-    two = lambda x: f"{x:.2f}"  # noqa: E731
     lin, delta, gated = w["linear"].at_twice, w["delta"].at_twice, w["gated_delta"].at_twice
     soft = w["softmax"].at_twice
     other = w["gated_delta"].at_other[0]
-    text = (f"At k, linear attention reads {two(lin[1])} v_old + {two(lin[2])} v_new: it adds, "
+    text = (f"At k, linear attention reads {mix(lin[1])} v_old + {mix(lin[2])} v_new: it adds, "
             f"and the old value stays. The {term_link('delta-rule', 'delta rule')} (β = 1) "
-            f"reads {two(delta[1])} v_old + {two(delta[2])} v_new: before writing, it asks the "
+            f"reads {mix(delta[1])} v_old + {mix(delta[2])} v_new: before writing, it asks the "
             "state what k holds (v_old) and writes only the difference v_new − v_old, so the "
-            f"new value replaces the old. Softmax attention reads {two(soft[1])} v_old + "
-            f"{two(soft[2])} v_new: the two copies of k score the same, so it averages them. ")
+            f"new value replaces the old. Softmax attention reads {mix(soft[1])} v_old + "
+            f"{mix(soft[2])} v_new: the two copies of k score the same, so it averages them. ")
     if alpha == 1:
         return text + ("With α = 1 gated delta is the delta rule: it reads "
-                       f"{two(gated[2])} v_new, and the other pair is kept whole "
-                       f"({two(other)} v_other).")
-    fade = ("forgotten altogether" if other == 0 else
+                       f"{mix(gated[2])} v_new, and the other pair is kept whole "
+                       f"({mix(other)} v_other).")
+    fade = ("forgotten altogether: α = 0 multiplied the state by 0 before each later write"
+            if alpha == 0 else
             f"kept at {significant_text(other, 2)} = α² of it: each of the two later writes "
             "multiplied the state by α first")
     return text + (f"{term_link('gated-deltanet', 'Gated delta')} with α = {alpha:g} reads "
-                   f"{two(gated[2])} v_new at k, and the pair written before the two copies is "
+                   f"{mix(gated[2])} v_new at k, and the pair written before the two copies is "
                    f"{fade}.")
 
 

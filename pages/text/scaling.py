@@ -12,7 +12,13 @@ from attncore import scaling as ex
 from attncore.analysis import NEARLY_ONE_HOT, effective_keys
 from attncore.scaling import weight_focus
 from pages.ui.glossary import term_link
-from pages.ui.numbers import number_text, probability_text, said_number, significant_text
+from pages.ui.numbers import (
+    difference_text,
+    number_text,
+    probability_text,
+    said_number,
+    significant_text,
+)
 
 
 def samples_text(d_k: int, sigma2: float, n_samples: int) -> str:
@@ -55,19 +61,31 @@ def moments_caption(stats: ex.DotProductStats) -> tuple[str, str]:
     )
 
 
-def saturation_text(d_k: int, n_keys: int, typical: ex.TypicalQuery | None = None) -> str:
-    """What section 2 shows: one query against T_k keys under the three scalings, and,
-    given ``typical`` (attncore.scaling.typical_saturation), how that query was chosen."""
+def saturation_text(d_k: int, n_keys: int) -> str:
+    """What section 2 shows: one query against T_k keys under the three scalings."""
     differences = (
         "The softmax only sees differences between scores: the more they differ, the more of "
         f"the weight the largest takes, until the softmax {term_link('saturation', 'saturates')}."
         if n_keys > 1 else "With a single key there is no difference to see: its weight is 1.")
-    text = (f"One query against {term_link('T', 'T_k')} = {n_keys} "
-            f"key{'s' if n_keys > 1 else ''} at d_k = {d_k:,}: the same dot products under the "
-            f"three scalings. {differences}")
-    if typical is None or n_keys == 1:
-        return text
-    return text + " " + typical_text(typical)
+    return (f"One query against {term_link('T', 'T_k')} = {n_keys} "
+            f"key{'s' if n_keys > 1 else ''} at d_k = {d_k:,}: the same dot products under "
+            f"the three scalings. {differences}")
+
+
+def max_weight_text(row: ex.Saturation) -> str:
+    """A row's largest weight with three decimals, never a false 1: near 1 it is 1 minus
+    the sum of the other weights, which float64 keeps even when 1 − w rounds to 0
+    (1 − 2.6×10⁻²⁴); "exactly 1" only for a single key."""
+    w = row.weights
+    if w.size == 1:
+        return "exactly 1"
+    said = probability_text(row.max_weight)
+    if not said.startswith(("1 ", "exactly")):
+        return said
+    others = float(np.sum(np.delete(w, np.argmax(w))))
+    if others == 0:  # every other weight underflowed: 1 to float64's last digit
+        return "1 (the other weights underflow to 0 in float64)"
+    return f"1 − {difference_text(others)}"
 
 
 def typical_text(typical: ex.TypicalQuery) -> str:
@@ -77,27 +95,35 @@ def typical_text(typical: ex.TypicalQuery) -> str:
     where = ("the median of every one" if low == high == 50 else
              f"each between percentile {low} and {high} of the {n}")
     return (f"The query shown is a typical one: of {n} queries drawn from the seed, each "
-            "against its own keys, the one whose measures in the table below (largest "
-            "weight, entropy and Jacobian norm under each scaling) lie nearest the middle: "
+            "against its own keys, the one whose measures in the table (largest weight, "
+            "entropy and Jacobian norm under each scaling) lie nearest the middle: "
             f"{where}. One query drawn at random can be far from typical; section 3 "
             "averages many at every d_k.")
 
 
-def saturation_reading(rows: dict[str, ex.Saturation], d_k: int) -> str:
+def saturation_reading(rows: dict[str, ex.Saturation], d_k: int,
+                       typical: ex.TypicalQuery | None = None) -> str:
     """What the unscaled row of section 2 shows against the 1/√d_k row, said from their
-    largest weights and Jacobian norms ("" with a single key: nothing to compare)."""
-    none, scaled = rows["none"], rows["sqrt_dk"]
-    if none.weights.size == 1:
+    largest weights and Jacobian norms, then, given ``typical``
+    (attncore.scaling.typical_saturation), how the query was chosen ("" with a single
+    key: nothing to compare)."""
+    if rows["none"].weights.size == 1:
         return ""
+    reading = _reading(rows, d_k)
+    return reading if typical is None else f"{reading} {typical_text(typical)}"
+
+
+def _reading(rows: dict[str, ex.Saturation], d_k: int) -> str:
+    none, scaled = rows["none"], rows["sqrt_dk"]
     if d_k == 1:
         return (f"At d_k = 1 the three scalings are the same (1/d_k = 1/√d_k = 1): the "
-                f"largest weight is {probability_text(none.max_weight)} and the Jacobian "
+                f"largest weight is {max_weight_text(none)} and the Jacobian "
                 f"norm {significant_text(none.jacobian_norm, 3)} under each. Move d_k up to "
                 "see them differ.")
     said = (f"Without scaling the scores are √{d_k:,} = {significant_text(np.sqrt(d_k), 3)} "
             "times as far apart as with 1/√d_k: the largest weight is "
-            f"{probability_text(none.max_weight)} against "
-            f"{probability_text(scaled.max_weight)}, and the Jacobian norm "
+            f"{max_weight_text(none)} against {max_weight_text(scaled)}, and the Jacobian "
+            "norm "
             f"{significant_text(none.jacobian_norm, 3)} against "
             f"{significant_text(scaled.jacobian_norm, 3)}. ")
     if none.max_weight > NEARLY_ONE_HOT:

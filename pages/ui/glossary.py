@@ -74,7 +74,7 @@ SYMBOLS = (
     Term("n_KV", "n_KV — number of key/value heads",
          "In grouped-query attention several query heads share one key head and one value "
          "head: n_KV of them per layer (n_KV = H is multi-head, n_KV = 1 multi-query).", 10),
-    Term("g", "g — gain of a norm",
+    Term("g", "g — gain (of a norm)",
          "The learned scale, one number per component, by which LayerNorm and RMSNorm "
          "multiply the vector they have normalised: $\\hat x \\odot g$.", 10, also=(12,)),
     Term("rms", "rms — root mean square",
@@ -270,7 +270,7 @@ TERMS = (
          "What a layer keeps between tokens when it does not keep every token: a vector in "
          "lesson 0's recurrent encoder, one matrix S of d_v × d_k numbers per head in linear "
          "attention and its successors. Its size does not grow with the text, unlike a KV "
-         "cache.", 13),
+         "cache.", 13, forms=("state of fixed size", "fixed-size state")),
     Term("linear-attention", "Linear attention",
          "Attention with the softmax taken out (Katharopoulos et al. 2020): the state "
          "$S_t = S_{t-1} + v_t k_t^\\top$ adds every pair's outer product, and a query reads "

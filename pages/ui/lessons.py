@@ -147,7 +147,7 @@ LESSONS: tuple[Lesson, ...] = (
              "{self-attention:self- with cross-attention}.",
         summary="the shapes step by step, each head's own slice of the weights, designed "
                 "heads, statistics per head, and cross-attention between two sentences.",
-        needs=(1,)),
+        needs=(1, 3)),
     Lesson(
         5, "5_Positional_encoding.py", "Positional encodings", "pe", "📍",
         goal="see how sines and cosines of many wavelengths give every position its own "

@@ -8,8 +8,9 @@ anyone measuring by hand (``python tests/e2e/presenter_metrics.py``).
   "true", or it lies left of the window), and its visible width in px;
 - ``smallest``: the visible text elements of the main area with the smallest computed
   font size, smallest first (size, tag, a selector-ish path and the text);
-- ``first_figure_top``: the top of the first Plotly figure, in px from the top of the
-  page (None if the page has no Plotly figure), and ``height``, the page's height.
+- ``first_figure_top``: the top of the first figure, a Plotly chart or a diagram of the
+  model (inline SVG), in px from the top of the page (None if the page has neither),
+  and ``height``, the page's height.
 
 What counts as text a student reads, in the main area (``stMain``) only:
 
@@ -107,7 +108,8 @@ MEASURE_JS = r"""
   // The main area scrolls, not the window: positions are taken from the top of its content.
   const scroller = main || document.documentElement;
   const origin = scroller.getBoundingClientRect().top - scroller.scrollTop;
-  const figs = [...(main ? main.querySelectorAll('[data-testid="stPlotlyChart"]') : [])]
+  const figs = [...(main ? main.querySelectorAll(
+      '[data-testid="stPlotlyChart"], [class*="st-key-diagram_"] svg') : [])]
     .filter(shown).map((e) => e.getBoundingClientRect().top - origin);
   return {
     sidebar: {collapsed: !bar || bar.getAttribute('data-collapsed') === 'true'
@@ -134,8 +136,8 @@ MIN_TEXT_PX = 18
 
 def projector_problems(measured: dict, height: int) -> list[str]:
     """What keeps a page in presenter mode from fitting a projector ``height`` px tall: the
-    sidebar open, no text found, text a student reads below 18 px, or no Plotly figure
-    starting on the first screen."""
+    sidebar open, no text found, text a student reads below 18 px, or no figure (a chart
+    or a diagram) starting on the first screen."""
     problems = []
     if not measured["sidebar"]["collapsed"]:
         problems.append(f"the sidebar is open ({measured['sidebar']['width']} px wide)")
@@ -147,7 +149,7 @@ def projector_problems(measured: dict, height: int) -> list[str]:
             f"{s['size']} px in {s['path']} ({s['text']!r})" for s in small))
     top = measured["first_figure_top"]
     if top is None:
-        problems.append("no Plotly figure on the page")
+        problems.append("no figure on the page")
     elif top >= height:
         problems.append(f"the first figure starts at {top} px, below the first screen "
                         f"({height} px)")

@@ -7,6 +7,7 @@ import math
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import chart_array, chart_spec, open_page
 from streamlit.testing.v1 import AppTest
@@ -52,20 +53,34 @@ def test_sigma_changes_the_theory_to_d_k_sigma4():
     assert moments(at).loc["qᵀk", "theory variance"] == 64 * 2.0**2
 
 
+def weight(text: str) -> float:
+    """A largest weight as the table writes it: 0.634, "1 − 9.6×10⁻⁹" (never a rounded
+    "1.000"), "exactly 1" for a single key."""
+    if text == "exactly 1" or text.startswith("1 (the other weights underflow"):
+        return 1.0
+    if text.startswith("1 − "):
+        return 1.0 - as_float(text.removeprefix("1 − "))
+    assert text != "1.000", "a rounded weight reads as a false 1"
+    return as_float(text)
+
+
 def test_large_d_k_without_scaling_saturates():
     at = run(sc_dk="1024", sc_nkeys="8")
     table = summary(at)
-    assert float(table.loc["max weight", "no scaling"]) > 0.99
+    shown = table.loc["max weight", "no scaling"]
+    assert shown.startswith("1 − ") and weight(shown) > 0.99
     # 1/d_k: almost uniform over 8 keys, e^entropy close to 8.
     assert float(table.loc["effective keys e^entropy", "1/d_k"].split(" of ")[0]) > 7.5
 
 
 def test_a_saturated_entropy_is_not_shown_as_zero():
-    # d_k = 1024, σ² = 4, seed 0: the unscaled softmax puts all but about 5e-12 of the
-    # weight on one key, so its entropy is tiny but not 0 (1.3e-10 computed in float64).
+    # d_k = 1024, σ² = 4, seed 0: the unscaled softmax of the query shown puts all but
+    # about 1e-25 of the weight on one key, so its entropy is tiny but not 0 (2.6e-24
+    # computed in float64), and its largest weight, 1.0 in float64, is not exactly 1.
     at = run(sc_dk="1024", sc_sigma2="4.0")
     entropy = summary(at).loc["entropy (of ln T_k)", "no scaling"].split(" of ")[0]
     assert "×10⁻" in entropy, entropy
+    assert summary(at).loc["max weight", "no scaling"].startswith("1 − ")
 
 
 @pytest.mark.parametrize("query", [
@@ -272,3 +287,59 @@ def test_one_symbol_for_keys_and_one_for_samples(presenter):
     assert "ln T_k (uniform)" in text and "effective keys / T_k" in text
     if presenter == "false":
         assert "at N = 1,000 samples" in text and "ln T_k when it is spread evenly" in text
+
+
+def saturation_panels(at: AppTest) -> dict[str, np.ndarray]:
+    """Section 2's three rows of weights, as its figure draws them."""
+    return {name: chart_array(at, "sc_fig_saturation", "y", i)
+            for i, name in enumerate(("none", "sqrt_dk", "dk"))}
+
+
+def jacobian(w: np.ndarray) -> float:
+    """‖diag(w) − w wᵀ‖_F, from the weights the figure draws (a second way to the table's)."""
+    return float(np.linalg.norm(np.diag(w) - np.outer(w, w)))
+
+
+@pytest.mark.parametrize("query", [
+    {},  # the defaults: d_k = 64, 16 keys, σ² = 1, seed 0
+    {"sc_dk": "1024", "sc_nkeys": "64", "sc_sigma2": "4.0"},  # the widest scores
+    {"sc_dk": "2", "sc_sigma2": "0.25"},  # the narrowest that still differ
+    {"sc_dk": "1"},  # the three scalings the same
+])
+def test_section_2_says_what_its_query_shows_and_that_it_is_typical(query):
+    """The heading says widely spread scores saturate the softmax: the sentence under the
+    table says, from the two rows drawn, whether this query's do, and how it was chosen."""
+    at = run(**query)
+    rows = saturation_panels(at)
+    said = markdown_with(at, "At d_k = 1 the three" if query.get("sc_dk") == "1"
+                         else "Without scaling the scores are")
+    none, scaled = rows["none"], rows["sqrt_dk"]
+    if query.get("sc_dk") == "1":
+        np.testing.assert_allclose(none, scaled)
+        assert "the three scalings are the same" in said
+    elif none.max() > 0.99:
+        assert "The unscaled row is nearly one-hot: the softmax is saturated" in said
+    elif jacobian(none) < jacobian(scaled):
+        assert "less gradient to pass: it is on its way to saturation" in said
+    else:
+        assert "not yet spread widely enough to saturate the softmax" in said
+    percentiles = re.search(r"each between percentile (\d+) and (\d+) of the 101", said)
+    assert percentiles or "the median of every one" in said, said
+    if percentiles:
+        assert 30 <= int(percentiles[1]) <= 50 <= int(percentiles[2]) <= 70
+    assert "section 3 averages many at every d_k" in said
+
+
+def test_at_the_defaults_the_query_shown_saturates_as_the_averages_do():
+    # Seed 0's first query gave the unscaled softmax a largest weight of 0.634 and the
+    # largest Jacobian norm of the three, as about 3 draws in 10 do; the typical query
+    # shown passes less gradient unscaled than with 1/√d_k, as section 3's means at
+    # d_k = 64 do.
+    at = run()
+    rows = saturation_panels(at)
+    assert jacobian(rows["none"]) < jacobian(rows["sqrt_dk"])
+    assert rows["none"].max() > 0.634
+    # the curves' traces: 0-2 max weight, 3-6 entropy, 7-9 Jacobian norm
+    means = {name: curve(at, 7 + i) for i, name in enumerate(("none", "sqrt_dk", "dk"))}
+    d_k_64 = 6  # the 7th stop: 1, 2, 4, ..., 64
+    assert means["none"][d_k_64] < means["sqrt_dk"][d_k_64]

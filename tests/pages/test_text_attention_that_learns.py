@@ -190,3 +190,62 @@ def test_what_each_model_says_of_not_bad_is_its_own_prediction():
         side = "positive" if p >= 0.5 else "negative"
         assert f"model {letter} gives P(positive) = {say.p_text(p)} ({side}" in text
     assert text.startswith("Type *the film was not bad*: model A gives")
+
+
+def test_a_probability_never_reads_a_false_one_or_zero():
+    # 1 − 0.9996 = 4.0×10⁻⁴: three decimals would say 1.000
+    assert say.p_text(0.9996) == "1 − 4.0×10⁻⁴"
+    assert say.p_text(0.5) == "0.500"
+    assert say.p_text(2e-6) == "2.000×10⁻⁶"
+    assert say.share(0.9957) == "1 − 4.3×10⁻³" and say.share(0.9957, 3) == "0.996"
+
+
+def collapse_run(entropy, one_hot, key, accuracy) -> SimpleNamespace:
+    """A pooling run of 200 steps with two checkpoints (start, end): its mean normalised
+    entropy, share of nearly one-hot rows and weight on the key words at each, and its
+    final held-out accuracy (what attncore.train.collapse.outcome reads)."""
+    return SimpleNamespace(steps=200, scores=np.array(key), accuracy=np.array([0.5, accuracy]),
+                           curves={"pool_entropy": np.array(entropy),
+                                   "one_hot_share": np.array(one_hot)})
+
+
+SENSIBLE = "sensible (lr 0.01, scale 1, τ 1)"
+LARGE = "large initial scale (× 8)"
+
+
+def test_one_hot_at_the_end_is_learnt_and_one_hot_from_the_start_is_what_fails():
+    # Seed 0's numbers, rounded: the sensible run ends one-hot on the key words (0.996)
+    # with the best accuracy; the ×8 run starts one-hot (98% of rows) on other words
+    # (0.193 on the key words) and stays there (0.185).
+    runs = {SENSIBLE: collapse_run([0.98, 0.0145], [0.0, 0.866], [0.218, 0.9957], 0.81),
+            "high temperature τ = 20": collapse_run([1.0, 0.99], [0, 0], [0.22, 0.25], 0.61),
+            LARGE: collapse_run([0.0048, 0.0085], [0.98, 0.958], [0.193, 0.185], 0.466)}
+    text = say.sparsity_text(runs)
+    assert text.startswith(
+        "The sensible run ends nearly one-hot (normalised entropy 0.01), with 0.996 of its "
+        "weight on the sentiment and negation words and a held-out accuracy of 0.81, the "
+        "best of the 3 settings. Nearly one-hot at the end, on those words, is what it "
+        "learnt.")
+    # 0.0048 is said 4.80×10⁻³, not a false 0.00
+    assert (f"The run *{LARGE}* starts nearly one-hot (entropy 4.80×10⁻³), with 0.193 of its "
+            "weight on those words, and does not move onto them (0.185 at step 200; "
+            "accuracy 0.47).") in text
+    assert text.endswith("What fails there is not one-hot attention but being one-hot from "
+                         "the start, mostly on other words: the saturated softmax passes "
+                         "almost no gradient, and the weights stay where chance put them.")
+    assert "over-sparse" not in say.collapse_intro()
+
+
+def test_without_a_one_hot_start_nothing_is_blamed_on_it():
+    runs = {SENSIBLE: collapse_run([0.98, 0.6], [0.0, 0.0], [0.22, 0.4], 0.7),
+            "other": collapse_run([0.9, 0.5], [0.0, 0.0], [0.2, 0.3], 0.75)}
+    text = say.sparsity_text(runs)
+    # the sensible run ends spread (entropy 0.60), not the best (0.75)
+    assert "ends spread (normalised entropy 0.60)" in text and "(the best: 0.75)" in text
+    assert "is what it learnt" not in text
+    assert text.endswith("No setting starts nearly one-hot at this seed.")
+    # one that starts one-hot and moves onto the key words (a rise of 0.5 ≥ 0.25)
+    runs["other"] = collapse_run([0.01, 0.02], [0.9, 0.9], [0.3, 0.8], 0.75)
+    text = say.sparsity_text(runs)
+    assert "and moves onto them (0.800 at step 200)." in text
+    assert "What fails there" not in text

@@ -107,3 +107,49 @@ def test_the_temperature_ends_by_hand(scores, limit):
     if scores == [2.0, 1.0, 0.0]:
         # τ = 20: e^0.1, e^0.05, 1 = 1.10517, 1.05127, 1 over 3.15644: 0.317 to 0.350.
         assert "at τ = 20 they lie between 0.317 and 0.350, around 1/3 = 0.333" in said
+
+
+def row(scaling: str, weights) -> ex.Saturation:
+    """A row of weights as section 2 holds it (only the fields the sentences read)."""
+    w = np.asarray(weights, dtype=float)
+    jacobian = float(np.linalg.norm(np.diag(w) - np.outer(w, w)))  # ‖diag(w) − wwᵀ‖_F
+    return ex.Saturation(scaling=scaling, scores=np.log(w), weights=w,
+                         max_weight=float(w.max()), entropy=0.0, effective_keys=1.0,
+                         jacobian_norm=jacobian, max_entropy=float(np.log(w.size)))
+
+
+@pytest.mark.parametrize("d_k, none, scaled, said", [
+    # w = (0.5, 0.5): ‖J‖ = ‖[[.25, −.25], [−.25, .25]]‖ = 0.5, the largest a pair can have
+    (1, [0.5, 0.5], [0.5, 0.5], "At d_k = 1 the three scalings are the same"),
+    # (0.995, 0.005): nearly one-hot, above 0.99
+    (64, [0.995, 0.005], [0.6, 0.4], "The unscaled row is nearly one-hot: the softmax is "
+                                     "saturated"),
+    # (0.9, 0.1): ‖J‖ = √2·0.09 + … = 0.18 < (0.6, 0.4)'s 0.34: less gradient unscaled
+    (64, [0.9, 0.1], [0.6, 0.4], "The wider scores give the unscaled softmax less gradient"),
+    # the same weights both ways: the unscaled norm is no smaller
+    (4, [0.5, 0.5], [0.5, 0.5], "not yet spread widely enough to saturate the softmax"),
+])
+def test_the_reading_of_section_2_follows_its_two_rows(d_k, none, scaled, said):
+    rows = {"none": row("none", none), "sqrt_dk": row("sqrt_dk", scaled),
+            "dk": row("dk", scaled)}
+    said_here = plain(text.saturation_reading(rows, d_k))
+    assert said in said_here, said_here
+    if d_k > 1:  # the unscaled scores are √d_k times as far apart
+        assert f"√{d_k} = {np.sqrt(d_k):g} times as far apart" in said_here
+
+
+def test_a_single_key_has_no_reading_and_no_typical_sentence():
+    rows = {name: row(name, [1.0]) for name in ex.SCALINGS}
+    assert text.saturation_reading(rows, 64) == ""
+    typical = ex.TypicalQuery(rows=rows, chosen=0, candidates=101, lowest=50.0, highest=50.0)
+    assert text.saturation_reading(rows, 64, typical) == ""
+
+
+def test_the_typical_sentence_gives_the_percentiles_of_the_query_shown():
+    rows = {name: row(name, [0.5, 0.5]) for name in ex.SCALINGS}
+    middle = ex.TypicalQuery(rows=rows, chosen=7, candidates=101, lowest=50.0, highest=50.0)
+    assert "the median of every one" in text.typical_text(middle)
+    spread = ex.TypicalQuery(rows=rows, chosen=7, candidates=101, lowest=44.6, highest=55.4)
+    assert "each between percentile 45 and 55 of the 101" in text.typical_text(spread)
+    reading = text.saturation_reading(rows, 64, spread)
+    assert reading.endswith("section 3 averages many at every d_k.")

@@ -31,6 +31,10 @@ WEIGHT_COLOUR = SERIES_COLOURS[0]  # arrows whose width is a weight: Okabe-Ito's
 # averages about 0.55 em a character for mixed text; 0.6 keeps a margin.
 CHAR_EM = 0.6
 LINE_EM = 1.3
+# On a projector (a font of 18 px or more) no text is smaller than this, in px: a smaller
+# label (an arrow's, at 0.85 em) is drawn at this size instead, and laid out so.
+PROJECTOR_MIN_PX = 19.0
+ARROW_LABEL_EM = 0.85
 
 
 def text_width(text: str) -> float:
@@ -184,6 +188,13 @@ class Diagram:
 
     # ---- reading it -------------------------------------------------------------------
 
+    def em(self, size: float) -> float:
+        """A text's size in em of the font: ``size``, but never under PROJECTOR_MIN_PX on
+        a projector."""
+        if self.font >= 18:
+            return max(size, PROJECTOR_MIN_PX / self.font)
+        return size
+
     def size(self) -> tuple[float, float]:
         """The width and height in em that hold every part, with a margin."""
         parts = self.boxes + self.frames
@@ -202,14 +213,15 @@ class Diagram:
                 w = text_width(text)
                 found.append((text, (x - w / 2, y - 0.8, x + w / 2, y + 0.25)))
         for label in self.labels:
-            w = text_width(label.text) * label.size
+            size = self.em(label.size)
+            w = text_width(label.text) * size
             x0 = {"start": label.x, "middle": label.x - w / 2, "end": label.x - w}[label.anchor]
-            found.append((label.text, (x0, label.y - 0.8 * label.size, x0 + w,
-                                       label.y + 0.25 * label.size)))
+            found.append((label.text, (x0, label.y - 0.8 * size, x0 + w,
+                                       label.y + 0.25 * size)))
         for arrow in self.arrows:
             if arrow.label:
-                x, y = _arrow_label_at(arrow)
-                w = text_width(arrow.label) * 0.85
+                x, y = _arrow_label_at(arrow, self.em(ARROW_LABEL_EM))
+                w = text_width(arrow.label) * self.em(ARROW_LABEL_EM)
                 found.append((arrow.label, (x - w / 2, y - 0.7, x + w / 2, y + 0.2)))
         return found
 
@@ -252,7 +264,7 @@ class Diagram:
             parts.append(f'<polyline points="{path}" fill="none" stroke="{ARROW_COLOUR}" '
                          f'stroke-width="{width:.2f}"/>')
         for arrow in self.arrows:
-            parts.append(_arrow_svg(arrow, f))
+            parts.append(_arrow_svg(arrow, f, self.em(ARROW_LABEL_EM)))
         for box in self.boxes:
             parts.append(_box_svg(box, f))
         for x, y, w, h, fill, stroke in self.rects:
@@ -263,7 +275,7 @@ class Diagram:
             weight = ' font-weight="700"' if label.bold else ""
             parts.append(
                 f'<text x="{px(label.x)}" y="{px(label.y)}" text-anchor="{label.anchor}" '
-                f'font-size="{f * label.size:.1f}" fill="{colour}"{weight}>'
+                f'font-size="{f * self.em(label.size):.1f}" fill="{colour}"{weight}>'
                 f"{_esc(label.text)}</text>")
         parts.append("</svg>")
         return "".join(parts)
@@ -281,15 +293,15 @@ def _line_positions(box: Box) -> list[tuple[float, float]]:
     return [(cx, top + i * LINE_EM + 0.35) for i in range(n)]
 
 
-def _arrow_label_at(arrow: Arrow) -> tuple[float, float]:
+def _arrow_label_at(arrow: Arrow, size: float = ARROW_LABEL_EM) -> tuple[float, float]:
     (x0, y0), (x1, y1) = arrow.start, arrow.end
     mx, my = (x0 + x1) / 2, (y0 + y1) / 2
     # beside a vertical arrow, above a horizontal or slanted one
-    return (mx + 0.4 + text_width(arrow.label or "") * 0.85 / 2, my + 0.3) \
+    return (mx + 0.4 + text_width(arrow.label or "") * size / 2, my + 0.3) \
         if abs(x1 - x0) < 0.3 * abs(y1 - y0) else (mx, my - 0.35)
 
 
-def _arrow_svg(arrow: Arrow, f: int) -> str:
+def _arrow_svg(arrow: Arrow, f: int, label_em: float) -> str:
     (x0, y0), (x1, y1) = arrow.start, arrow.end
     if arrow.weight is not None:
         colour, marker = WEIGHT_COLOUR, "arrow-w"
@@ -303,9 +315,10 @@ def _arrow_svg(arrow: Arrow, f: int) -> str:
             f'stroke="{colour}" stroke-width="{width:.2f}"{dash} marker-end="url(#{marker})"/>')
     if not arrow.label:
         return line
-    lx, ly = _arrow_label_at(arrow)
+    lx, ly = _arrow_label_at(arrow, label_em)
     return line + (f'<text x="{lx * f:.1f}" y="{ly * f:.1f}" text-anchor="middle" '
-                   f'font-size="{f * 0.85:.1f}" fill="{TEXT_COLOUR}">{_esc(arrow.label)}</text>')
+                   f'font-size="{f * label_em:.1f}" fill="{TEXT_COLOUR}">'
+                   f"{_esc(arrow.label)}</text>")
 
 
 def _box_svg(box: Box, f: int) -> str:

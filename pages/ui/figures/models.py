@@ -1103,9 +1103,10 @@ def fixed_state(d_k: int, d_v: int, n: int, overlaps, leak_ratio: float, font: i
                          f"d_k = {d_k}, d_v = {d_v}")
     d = Diagram(f"{n} pair{'s' * (n > 1)} written into one state of {d_v} × {d_k} numbers, "
                 "then the first key read back", font)
-    state = d.box(15.0, 2.6, 16.0, 5.2, ["state S", f"d_v × d_k = {d_v} × {d_k}",
+    state = d.box(15.0, 2.6, 18.0, 5.2, ["state S", f"d_v × d_k = {d_v} × {d_k}",
                                          f"{d_v * d_k:,} numbers, whatever n",
-                                         f"n = {n} pairs, {d_k} key directions"], highlight=True,
+                                         f"{n} pair{'s' * (n > 1)}, {d_k} key directions"],
+                  highlight=True,
                   name=f"one state S of d_v × d_k = {d_v} × {d_k} = {d_v * d_k:,} numbers")
     drawn = list(range(n)) if n <= 4 else [0, 1, 2, n - 1]
     for row, t in enumerate(drawn):
@@ -1118,13 +1119,13 @@ def fixed_state(d_k: int, d_v: int, n: int, overlaps, leak_ratio: float, font: i
     d.order.append(f"{n} pair{'s' * (n > 1)} written in, each as v kᵀ"
                    + (f"; the other keys' overlaps with k₁ reach {others.max():.2f}"
                       if others.size else ""))
-    query = d.box(37.0, 0.6, 12.0, 2.0, "query q = k₁", name="read with q = k₁")
-    read = d.box(37.0, 5.2, 12.0, 3.9, ["read S k₁", "= v₁ + leak", f"‖leak‖ = {leak_ratio:.2f}"
+    query = d.box(38.0, 0.6, 12.0, 2.0, "query q = k₁", name="read with q = k₁")
+    read = d.box(38.0, 5.2, 12.0, 3.9, ["read S k₁", "= v₁ + leak", f"‖leak‖ = {leak_ratio:.2f}"
                                         " ‖v₁‖"],
                  name=f"the read S k₁ = v₁ + leak, the leak {leak_ratio:.2f} times as long as v₁")
     d.arrow(query, state, said="")
     d.arrow(state, read, said="")
-    cache = d.box(15.0, 10.0, 34.0, 2.0, ["softmax attention keeps every pair instead:",
+    cache = d.box(15.0, 10.0, 35.0, 2.0, ["softmax attention keeps every pair instead:",
                                           f"n (d_k + d_v) = {n * (d_k + d_v):,} numbers, "
                                           "growing with n"], dim=True,
                   name=f"softmax attention would keep all {n} pairs, {n * (d_k + d_v):,} "
@@ -1184,7 +1185,7 @@ def decoder_block(cfg, T: int, layer: int, head: int, font: int) -> Diagram:
              (["to", f"layer {layer + 1}" if layer < L else "logits", shape],
               (f"on to layer {layer + 1}" if layer < L else "to the final norm and the "
                "logits") + f", {shape}")]
-    y, gap, x, boxes = 2.1, 0.7, 0.5, []
+    y, gap, x, boxes = 2.1, 0.6, 0.5, []
     for lines, name in parts:
         w = max(text_width(t) for t in lines) + 1.0
         boxes.append(d.box(x, y, w, 4.4, lines, name=name))
