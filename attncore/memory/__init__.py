@@ -11,7 +11,10 @@ every token); linear attention, the delta rule and gated delta keep one matrix
 The modules, one idea each: ``rules`` (the four rules, each returning every state, and
 the crosstalk of a linear-attention read), ``chunked`` (causal linear attention step by
 step and chunk by chunk, as it is trained), ``stored_pairs`` (recall against the number
-of stored pairs; a key written twice). ``python -m attncore.memory --in FILE.npz --rule
+of stored pairs; a key written twice), ``leak`` (what a linear read takes in from the
+other pairs), ``by_hand`` (three pairs written and read, small enough to check by hand)
+and ``hybrid`` (a KV cache against a fixed-size state; a released hybrid's memory from
+its config). ``python -m attncore.memory --in FILE.npz --rule
 RULE --out OUT.npz`` runs one rule on arrays from a file.
 """
 

@@ -69,11 +69,18 @@ def test_the_defaults_tell_the_story_with_the_numbers_shown():
 
 
 def test_section_2_follows_the_query_and_the_sharpness():
-    text = text_of(run(mem_query="k₂", mem_scale="8.0"))
-    assert "Linear attention reads v₂ = (0, 2) exactly" in text
-    text = text_of(run(mem_query="k₃", mem_scale="1.0"))
+    # the sharpness is linked as the slider shows it: mem_scale=8, not 8.0
+    at = run(mem_query="k₂", mem_scale="8")
+    assert "Linear attention reads v₂ = (0, 2) exactly" in text_of(at)
+    # c = 8: scores (0, 8, 0), weights e⁸ / (e⁸ + 2) = 0.99933 on k₂
+    assert "with c = 8 its weight on k₂ is 0.999" in text_of(at)
+    at = run(mem_query="k₃", mem_scale="1")
+    text = text_of(at)
     # S₃ k₃ = 0.6 v₁ + 0 v₂ + 1 v₃ = (2.2, 1): a leak of 0.6 v₁, of length 1.2
     assert "plus a leak of 0.6 v₁, of length 1.2" in text
+    # c = 1: weights (e^0.6, 1, e) / (e^0.6 + 1 + e) = (0.329, 0.180, 0.491)
+    assert "with c = 1 its weight on k₃ is 0.491" in text
+    assert any(r"w \approx (0.329, 0.180, 0.491)" in x.value for x in at.latex)
 
 
 def test_section_3_follows_its_controls():
@@ -96,11 +103,13 @@ def test_section_3_follows_its_controls():
 
 def test_an_extreme_setting_draws_every_section():
     at = run(mem_dk="4", mem_pairs="256", mem_beta="0.0", mem_alpha="0.0",
-             mem_twice_alpha="0.0", mem_scale="8.0", mem_query="k₃")
+             mem_twice_alpha="0.0", mem_scale="8", mem_query="k₃")
     assert len(at.header) >= 5
     text = text_of(at)
     assert "is forgotten altogether" in text
     assert "Reading k₁ after n = 256 pairs" in text
+    assert "with c = 8 its weight on k₃" in text
+    assert not at.info  # every value of the link was used
 
 
 def test_section_4_follows_alpha():
