@@ -3,9 +3,11 @@
 Lesson 0 trains a recurrent encoder-decoder that sees the source only through its last
 state (the "fixed" model) and one with attention (:mod:`attncore.train.bottleneck`),
 then tests both at every length. These functions read those tests where the lesson reads
-them: the ends of the trained range, the positions the fixed model forgets, where the
-attention model looks, and one decoding step's context computed again from its weights.
-Each takes plain arrays and returns a frozen result; the page only lays them out.
+them: the ends of the trained range, the positions the fixed model forgets (decoding its
+own letters and with teacher forcing), how many test strings training had drawn too,
+where the attention model looks, and one decoding step's context computed again from its
+weights and its arithmetic written out. Each takes plain arrays (or a traced step) and
+returns a frozen result; the page only lays them out.
 """
 
 from __future__ import annotations
@@ -228,3 +230,191 @@ def step_reading(weights, encoder_states, context, update) -> StepReading:
                        difference=float(np.abs(rebuilt - np.asarray(context)).max()),
                        best=int(np.argmax(weights)) + 1,
                        mean_update=float(np.mean(update)))
+
+
+@dataclass(frozen=True)
+class ForcedReading:
+    """The fixed model's accuracy at each output position of strings of ``length``
+    symbols, decoding greedily (``greedy``: each step reads the model's own last output)
+    and with teacher forcing (``forced``: each step reads the correct previous symbol), on
+    the same strings. Both read BOS at position 1, so they agree there. ``widest`` is the
+    position, counted from 1, where forced is furthest above greedy (the first such),
+    ``lowest`` where forced is lowest.
+    """
+
+    length: int
+    greedy: np.ndarray
+    forced: np.ndarray
+    widest: int
+    lowest: int
+
+    @property
+    def gap(self) -> np.ndarray:
+        """Forced minus greedy accuracy at each position: what errors compounding cost."""
+        return self.forced - self.greedy
+
+
+def forced_reading(lengths, greedy_by_position, forced_by_position, length: int) -> ForcedReading:
+    """Read both (L, longest length) accuracies by position (NaN past each length) at
+    ``length``, one of the ``lengths`` tested.
+
+    >>> r = forced_reading([2, 3], [[1, .5, np.nan], [.9, .4, .2]],
+    ...                    [[1, .6, np.nan], [.9, .7, .6]], 3)
+    >>> r.widest, r.lowest, np.round(r.gap, 2).tolist()
+    (3, 3, [0.0, 0.3, 0.4])
+    """
+    greedy = position_reading(lengths, greedy_by_position, length).accuracy
+    forced = position_reading(lengths, forced_by_position, length).accuracy
+    gap = forced - greedy
+    return ForcedReading(length=int(length), greedy=greedy, forced=forced,
+                         widest=int(np.argmax(gap)) + 1, lowest=int(np.argmin(forced)) + 1)
+
+
+@dataclass(frozen=True)
+class TrainingCoverage:
+    """How many of the test strings training had drawn too.
+
+    Each training step draws ``batch`` strings of one length, uniform over the
+    ``trained`` lengths, so training draws about ``drawn`` = steps × batch / trained
+    strings of each (expected). A length n has ``possible`` = symbols^n strings; a test
+    string, uniform over them, was also drawn in training with probability ``share`` =
+    1 − (1 − 1/possible)^drawn (0 for a length not trained): the expected share of the
+    test strings of that length that were training strings. One entry per tested length
+    in ``lengths``.
+    """
+
+    steps: int
+    batch: int
+    min_length: int
+    max_length: int
+    drawn: float
+    lengths: tuple[int, ...]
+    possible: tuple[int, ...]
+    share: np.ndarray
+
+    @property
+    def trained(self) -> int:
+        return self.max_length - self.min_length + 1
+
+
+def training_coverage(lengths, min_length: int, max_length: int, steps: int, batch: int,
+                      symbols: int) -> TrainingCoverage:
+    """The :class:`TrainingCoverage` of a run trained on ``min_length`` to ``max_length``
+    for ``steps`` steps of ``batch`` strings of ``symbols`` symbols, tested at ``lengths``.
+
+    >>> c = training_coverage([2, 3], 2, 3, 10, 4, 2)  # 20 strings of each length drawn
+    >>> c.drawn, c.possible, np.round(c.share, 4).tolist()
+    (20.0, (4, 8), [0.9968, 0.9308])
+    """
+    lengths = _lengths(lengths)
+    low = whole_number(min_length, "min_length", 1)
+    high = whole_number(max_length, "max_length", low)
+    steps = whole_number(steps, "steps", 1)
+    batch = whole_number(batch, "batch", 1)
+    symbols = whole_number(symbols, "symbols", 2)
+    drawn = steps * batch / (high - low + 1)
+    possible = tuple(symbols ** int(n) for n in lengths)
+    trained = (lengths >= low) & (lengths <= high)
+    # 1 − (1 − 1/N)^k, written so that a huge N (12^20) keeps its digits
+    share = np.where(trained, -np.expm1(drawn * np.log1p(-1.0 / np.array(possible, float))),
+                     0.0)
+    return TrainingCoverage(steps=steps, batch=batch, min_length=low, max_length=high,
+                            drawn=float(drawn), lengths=tuple(int(n) for n in lengths),
+                            possible=possible, share=share)
+
+
+@dataclass(frozen=True)
+class StepArithmetic:
+    """One step t of the attention model's decoding, with every number its arithmetic
+    shows (from :func:`attncore.train.bottleneck.trace_step`).
+
+    Score: ``position`` b, counted from 1, is the source position with the largest weight;
+    its score e_tb = Σ_a v_a tanh(q_a + u_a) adds ``score_terms`` (A,), from ``v``,
+    ``q`` = W s_(t−1) and ``u`` = U h_b (A,) each; ``scores`` e_ts (S,) are every
+    position's. Softmax: ``shift`` m = max_s e_ts, ``exps`` e^(e_ts − m) (S,), ``total``
+    Z their sum, ``weights`` = exps / Z (S,). Context: ``top`` the positions of the
+    largest weights (largest first), ``top_states`` (len(top), d) their h_s, ``rest``
+    (d,) Σ α_ts h_s over the other positions; ``context`` c_t = Σ_top α_ts h_s + rest.
+    Output: ``token`` the symbol written (the largest logit) and ``runner_up`` the next;
+    logits = ``from_state`` + ``from_context`` + ``bias`` (V,); ``out_shift`` their
+    largest, ``out_exps`` e^(logit − out_shift) (V,), ``out_total`` their sum and
+    ``probabilities`` = out_exps / out_total.
+    """
+
+    t: int
+    position: int
+    v: np.ndarray
+    q: np.ndarray
+    u: np.ndarray
+    score_terms: np.ndarray
+    scores: np.ndarray
+    shift: float
+    exps: np.ndarray
+    total: float
+    weights: np.ndarray
+    top: tuple[int, ...]
+    top_states: np.ndarray
+    rest: np.ndarray
+    context: np.ndarray
+    token: int
+    runner_up: int
+    from_state: np.ndarray
+    from_context: np.ndarray
+    bias: np.ndarray
+    logits: np.ndarray
+    out_shift: float
+    out_exps: np.ndarray
+    out_total: float
+    probabilities: np.ndarray
+
+
+def step_arithmetic(step, encoder_states, shown: int = 3) -> StepArithmetic:
+    """The arithmetic of one traced step ``step`` (a DecodingStep: its scores, the score's
+    v, W s_(t−1) and U h_s, the output layer's parts) over ``encoder_states`` (S, d),
+    with the ``shown`` largest weights written out in the context (in float64, from the
+    model's own numbers).
+
+    >>> from types import SimpleNamespace as N
+    >>> # scores 0 and 2 ln 2 · tanh(artanh 1/2) = ln 2: weights 1/3 and 2/3
+    >>> s = N(t=1, score_weights=np.array([2 * np.log(2)]), projected_state=np.array([0.0]),
+    ...       projected_sources=np.array([[0.0], [np.arctanh(0.5)]]),
+    ...       from_state=np.array([1.0, 0.0]), from_context=np.array([0.0, 0.0]),
+    ...       output_bias=np.array([0.0, 0.0]))
+    >>> a = step_arithmetic(s, [[1.0, 0.0], [0.0, 1.0]], shown=1)
+    >>> a.position, a.top, np.round(a.rest, 12).tolist(), a.token, a.runner_up
+    (2, (2,), [0.333333333333, 0.0], 0, 1)
+    """
+    states = as_real_array(encoder_states, "encoder_states", min_ndim=2).astype(np.float64)
+    v = np.asarray(step.score_weights, dtype=np.float64)
+    q = np.asarray(step.projected_state, dtype=np.float64)
+    sources = np.asarray(step.projected_sources, dtype=np.float64)  # (S, A)
+    if states.ndim != 2 or sources.ndim != 2 or sources.shape[0] != states.shape[0]:
+        raise ValueError(f"the step's U h_s (S, A) and the encoder states (S, d) must have "
+                         f"one row per source position; got {sources.shape} and {states.shape}")
+    shown = whole_number(shown, "shown", 1)
+    every = np.tanh(q + sources) * v  # (S, A): v_a tanh(q_a + u_sa)
+    scores = every.sum(axis=1)
+    shift = float(scores.max())
+    exps = np.exp(scores - shift)
+    total = float(exps.sum())
+    weights = exps / total
+    order = np.argsort(-weights, kind="stable")
+    top = order[:shown]
+    others = order[shown:]
+    rest = weights[others] @ states[others] if others.size else np.zeros(states.shape[1])
+    context = weights @ states
+    parts = [np.asarray(x, dtype=np.float64) for x in
+             (step.from_state, step.from_context, step.output_bias)]
+    logits = parts[0] + parts[1] + parts[2]
+    ranked = np.argsort(-logits, kind="stable")
+    out_shift = float(logits.max())
+    out_exps = np.exp(logits - out_shift)
+    b = int(order[0])
+    return StepArithmetic(
+        t=int(step.t), position=b + 1, v=v, q=q, u=sources[b], score_terms=every[b],
+        scores=scores, shift=shift, exps=exps, total=total, weights=weights,
+        top=tuple(int(i) + 1 for i in top), top_states=states[top], rest=rest,
+        context=context, token=int(ranked[0]), runner_up=int(ranked[1]),
+        from_state=parts[0], from_context=parts[1], bias=parts[2], logits=logits,
+        out_shift=out_shift, out_exps=out_exps, out_total=float(out_exps.sum()),
+        probabilities=out_exps / out_exps.sum())

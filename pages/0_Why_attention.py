@@ -13,14 +13,30 @@ from attncore.train import bottleneck as bn
 from pages.text.why_attention import (
     LETTERS,
     alignment_text,
+    bahdanau_text,
+    comparison_text,
+    coverage_text,
+    forced_text,
+    introduction_text,
+    layers_lead,
     layers_text,
     length_text,
     notice_items,
     position_text,
+    predict_text,
+    progress_text,
     step_text,
     symbol,
 )
 from pages.ui.controls import URL, bounded_slider, seed_input
+from pages.ui.copying_view import (
+    WRONG,
+    context_line,
+    example_table,
+    output_line,
+    score_lines,
+    softmax_line,
+)
 from pages.ui.figures import (
     bar_chart,
     describe_bars,
@@ -30,7 +46,6 @@ from pages.ui.figures import (
     matrix_heatmap,
 )
 from pages.ui.figures.models import bottleneck_models
-from pages.ui.glossary import term_link
 from pages.ui.layout import (
     bullet_list,
     practice_questions,
@@ -45,23 +60,9 @@ from pages.ui.shared import measured
 DEFAULT = bn.BottleneckConfig()
 WIDTHS = [8, 16, 24, 32, 48, 64]
 DOWNLOADS = ["accuracy by length", "fixed model: accuracy by position",
-             "alignment of the example"]
+             "fixed model: teacher-forced accuracy by position", "alignment of the example"]
 STEP = 3  # the output step taken apart at first (or the last, in a shorter string)
-
-
-def introduction() -> None:
-    st.markdown(
-        "Before Transformers, translation was done by two recurrent networks: an "
-        "**encoder** reads the source one token at a time, updating a state vector, and a "
-        "**decoder** writes the output one token at a time from its own state "
-        f"({term_link('decoder-state', 'the states hₛ and sₜ')}). In the first such models "
-        "(Sutskever et al. 2014, Cho et al. 2014) the decoder saw the source only through "
-        "the encoder's **last** state: one vector of d numbers, whatever the sentence's "
-        "length. Bahdanau, Cho and Bengio (2015) let the decoder look back at **every** "
-        "encoder state at each step, with weights from a softmax: attention. Here both "
-        "models learn the simplest task that needs the whole source, copying a random "
-        "string of the 12 letters A to L, so that nothing but memory can help."
-    )
+BLANK_BELOW = 0.05  # the alignment's cells print their weight from this value on
 
 
 def training_settings(page: Page) -> bn.BottleneckConfig:
@@ -69,8 +70,9 @@ def training_settings(page: Page) -> bn.BottleneckConfig:
     steps capped to what trains within the time budget."""
     with st.expander("Training settings") if page.presenter else st.container():
         cols = st.columns(5)
-        d_model = cols[0].select_slider("Width d (numbers per state)", WIDTHS,
-                                        value=DEFAULT.d_model, key="why_width", **URL)
+        d_model = cols[0].select_slider("Width d", WIDTHS, value=DEFAULT.d_model,
+                                        key="why_width", help="Numbers per state vector.",
+                                        **URL)
         lo = cols[1].slider("Shortest training string", 1, bn.MAX_LENGTH, DEFAULT.min_length,
                             key="why_shortest", **URL)
         hi = bounded_slider(cols[2], "Longest training string", lo, bn.MAX_LENGTH,
@@ -93,8 +95,7 @@ def train_both(config: bn.BottleneckConfig) -> bn.BottleneckResult:
     bar = st.progress(0.0, text="Training the two models")
 
     def progress(done: int, total: int) -> None:
-        model = "fixed-context" if done <= total // 2 else "attention"
-        bar.progress(done / total, text=f"Training the {model} model: step {done} of {total}")
+        bar.progress(done / total, text=progress_text(done, total))
 
     result = bn.train_bottleneck(config, progress)
     bar.empty()
@@ -134,18 +135,22 @@ def trained_models(page: Page, config: bn.BottleneckConfig, slot) -> bn.Bottlene
     models untrained in ``slot`` and stops."""
     settings = (config.seed, config.d_model, config.min_length, config.max_length,
                 config.steps)
-    result = measured(
-        "bottleneck", settings, lambda: train_or_read(config),
-        automatic=config == DEFAULT,
-        label="Train both models", key="why_train",
-        note="These settings have not been trained on this server yet: press the button to "
-             "train both models (a progress bar shows how far; up to about half a minute at "
-             "the largest settings). A result is kept for every student of this server.",
-    )
+    holder = st.empty()  # the button and its note, cleared once the models are trained
+    with holder.container():
+        result = measured(
+            "bottleneck", settings, lambda: train_or_read(config),
+            automatic=config == DEFAULT,
+            label="Train both models", key="why_train",
+            note="These settings have not been trained on this server yet: press the button "
+                 "to train both models (a progress bar shows how far; up to about half a "
+                 "minute at the largest settings). A result is kept for every student of "
+                 "this server.",
+        )
     if result is None:
         source = bn.example_string(config.seed)
         draw_models(slot, page, source, linked_step(len(source)), None)
         stop_page()
+    holder.empty()
     return result
 
 
@@ -159,6 +164,8 @@ def accuracy_section(page: Page, config: bn.BottleneckConfig, result: bn.Bottlen
     st.header("1 · Accuracy against length")
     lengths, acc = result.lengths, result.accuracy
     reading = copying.length_reading(lengths, acc, config.min_length, config.max_length)
+    st.markdown(comparison_text(result.config.n_test, int(lengths[0]), int(lengths[-1]),
+                                bn.SYMBOLS))
     left, right = two_columns(page)
     with left:
         chance = f"chance (1/{bn.SYMBOLS})"
@@ -176,13 +183,7 @@ def accuracy_section(page: Page, config: bn.BottleneckConfig, result: bn.Bottlen
     with right:
         st.markdown(length_text(reading, result.chance))
         if not page.presenter:
-            st.markdown(
-                "Compare Bahdanau et al.'s figure 2: their models without attention lose BLEU "
-                "steadily as sentences grow; the one with attention trained on sentences of "
-                "up to 50 words holds (the one trained on up to 30 falls too, later). A "
-                "vector of d numbers can hold only so much of a string; attention reads the "
-                "encoder's states again at every step instead."
-            )
+            st.markdown(bahdanau_text())
     results[DOWNLOADS[0]] = (np.column_stack([acc["attention"], acc["fixed"]]),
                              [str(int(n)) for n in lengths], ["attention", "fixed"])
     return reading
@@ -191,12 +192,12 @@ def accuracy_section(page: Page, config: bn.BottleneckConfig, result: bn.Bottlen
 def positions_section(page: Page, config: bn.BottleneckConfig, result: bn.BottleneckResult,
                       longest: int, results: dict) -> None:
     st.header("2 · What the fixed context forgets")
-    reading = copying.position_reading(result.lengths, result.position_accuracy["fixed"],
-                                       longest)
+    greedy, forced = result.position_accuracy["fixed"], result.forced_position_accuracy["fixed"]
+    reading = copying.position_reading(result.lengths, greedy, longest)
     shown, grid = reading.shown_lengths, reading.grid
     rows = [f"length {n}" for n in shown]
     positions = [str(p) for p in range(1, grid.shape[1] + 1)]
-    said = position_text(reading, config.d_model)
+    st.markdown(predict_text(longest))
     left, right = two_columns(page)
     with left:
         show_figure(matrix_heatmap(grid, rows, positions,
@@ -205,11 +206,27 @@ def positions_section(page: Page, config: bn.BottleneckConfig, result: bn.Bottle
                                    y_title="string length", font_size=page.font, height=520),
                     key="why_fig_positions",
                     alt="Fixed-context model, the fraction of right letters at each output "
-                        f"position (rows: string lengths {shown[0]} to {shown[-1]}, columns: "
-                        "positions; blank past each length). " + said)
+                        "position, greedy decoding (blank past each length). "
+                        + describe_matrix(grid, rows, positions, kind="values",
+                                          rows="string length", cols="output position"))
     with right:
-        st.markdown(said)
+        st.markdown(position_text(reading, config.d_model))
+    both = copying.forced_reading(result.lengths, greedy, forced, longest)
+    left, right = two_columns(page)
+    with left:
+        at = np.arange(1, longest + 1)
+        series = {"teacher forcing": both.forced, "greedy": both.greedy}
+        show_figure(line_chart(at, series, title=f"Fixed context at length {longest}: "
+                               "two ways to decode", x_title="output position",
+                               y_title="token accuracy", font_size=page.font, height=380),
+                    key="why_fig_forced",
+                    alt=describe_lines(at, series, x_title="output position",
+                                       y_title="Token accuracy"))
+    with right:
+        st.markdown(forced_text(both))
     results[DOWNLOADS[1]] = (grid, rows, positions)
+    results[DOWNLOADS[2]] = (copying.position_reading(result.lengths, forced, longest).grid,
+                             rows, positions)
 
 
 def alignment_section(page: Page, config: bn.BottleneckConfig, result: bn.BottleneckResult,
@@ -224,22 +241,26 @@ def alignment_section(page: Page, config: bn.BottleneckConfig, result: bn.Bottle
     reading = copying.alignment_reading(weights, result.offset_weights, bn.OFFSETS)
     left, right = two_columns(page)
     with left:
-        show_figure(matrix_heatmap(weights, out_labels, src_labels, decimals=2,
+        show_figure(matrix_heatmap(weights, out_labels, src_labels, decimals=1,
+                                   blank_below=BLANK_BELOW,
                                    title=f"Attention weights α_ts while copying {T} letters",
                                    x_title="source position s (letter)",
                                    y_title="output step t (letter written)",
                                    font_size=page.font, height=520),
                     key="why_fig_alignment",
                     alt=f"Alignment of the attention model on one string of {T} letters "
-                        "(rows: output step, columns: source position). "
+                        f"(rows: output step, columns: source position; weights of "
+                        f"{BLANK_BELOW} or more printed to 1 decimal). "
                         + describe_matrix(weights, out_labels, src_labels, rows="output step",
                                           cols="source position"))
     with right:
-        st.markdown(alignment_text(reading, result.config.n_test, config.max_length))
-        st.caption(f"This string: {' '.join(symbol(x) for x in source)}; the attention model "
-                   f"copied {int(example.correct.sum())} of {T} letters right, the "
-                   f"fixed-context model {int(result.example['fixed'].correct.sum())} of {T}.")
-    results[DOWNLOADS[2]] = (weights, out_labels, src_labels)
+        st.markdown(alignment_text(reading, result.earlier, result.config.n_test,
+                                   config.max_length))
+    written = {name: [symbol(int(y)) for y in result.example[model].tokens[0]]
+               for name, model in (("fixed context", "fixed"), ("attention", "attention"))}
+    st.markdown(f"This string as both models wrote it ({WRONG}: a wrong letter):")
+    st.table(example_table([symbol(x) for x in source], written))
+    results[DOWNLOADS[3]] = (weights, out_labels, src_labels)
     return reading
 
 
@@ -252,18 +273,32 @@ def one_step(page: Page, config: bn.BottleneckConfig, result: bn.BottleneckResul
     st.subheader("One decoding step by hand")
     example = result.example["attention"]
     source = [int(i) for i in example.source[0]]
-    src_labels = [f"{s + 1}·{symbol(x)}" for s, x in enumerate(source)]
+    letters = [symbol(x) for x in source]
+    src_labels = [f"{s + 1}·{letter}" for s, letter in enumerate(letters)]
     T = len(source)
     t = st.slider("Output step t", 1, T, min(STEP, T), key="why_step", **URL)
     draw_models(slot, page, source, t, example.weights[0][t - 1])  # the alignment's row t
     step = bn.trace_step(result.runs["attention"].params, example.source[0], t)
     check = copying.step_reading(step.weights, example.encoder_states[0], step.context,
                                  step.update)
+    by_hand = copying.step_arithmetic(step, example.encoder_states[0])
     st.latex(r"e_{ts} = v^\top \tanh(W s_{t-1} + U h_s),\quad "
              r"\alpha_{ts} = \frac{\exp(e_{ts})}{\sum_{s'} \exp(e_{ts'})},\quad "
              r"c_t = \sum_s \alpha_{ts} h_s")
     st.latex(r"s_t = \mathrm{GRU}\big([\,E y_{t-1};\ c_t\,],\ s_{t-1}\big),\quad "
              r"p(y_t) = \mathrm{softmax}\big(W_o [\,s_t;\ c_t\,] + b_o\big)")
+    st.markdown(f"**Scores** at step {t}, written out for position {by_hand.position} (the "
+                "largest weight), then for every position with the softmax's terms:")
+    for line in score_lines(by_hand, letters):
+        st.latex(line)
+    st.markdown("**Weights**: subtract the largest score m (the weights stay the same), "
+                "exponentiate, divide by the sum Z:")
+    st.latex(softmax_line(by_hand))
+    st.markdown("**Context**: the encoder states weighted by α, the largest written out:")
+    st.latex(context_line(by_hand))
+    st.markdown("**Output**: W_o's rows that read s_t and those that read c_t, plus b_o, give "
+                "each letter's score z; the letter written and the runner-up:")
+    st.latex(output_line(by_hand, LETTERS))
     left, right = st.columns(2)
     with left:
         show_figure(bar_chart(src_labels, step.weights, title=f"Weights α_t at step {t}",
@@ -286,6 +321,7 @@ def one_step(page: Page, config: bn.BottleneckConfig, result: bn.BottleneckResul
 def layers_section(config: bn.BottleneckConfig) -> None:
     st.header("4 · From recurrence to self-attention")
     compared = compare_layers(int(config.max_length), int(config.d_model))
+    st.markdown(layers_lead(compared))
     st.table(pd.DataFrame({
         "recurrent layer (GRU)": [f"{compared.rnn_steps:,}", f"{compared.rnn_path:,}",
                                   f"{compared.gru_multiply_adds:,} (6·n·d², input width d)"],
@@ -308,16 +344,18 @@ def closing_notes(page: Page, config: bn.BottleneckConfig, result: bn.Bottleneck
              r"\text{attention: } c_t = \sum_s \alpha_{ts} h_s,\ "
              r"\alpha_t = \mathrm{softmax}_s\big(v^\top \tanh(W s_{t-1} + U h_s)\big)")
     if not page.presenter:
+        run = result.config  # the steps trained, after any cap
+        seen = copying.training_coverage(result.lengths, run.min_length, run.max_length,
+                                         run.steps, run.batch, bn.SYMBOLS)
         st.caption(
             "Both decoders start from the encoder's last state h_n and write one letter per "
             "source letter; the fixed one also reads h_n at every step, as Cho et al. (2014) "
             "did (Sutskever et al. 2014 only started the decoder from it). In training each "
             "step reads the correct previous letter (teacher forcing), in the test its own "
             "previous output (greedy decoding). Accuracy is the fraction of letters right "
-            f"over {result.config.n_test} newly drawn strings per length (at short lengths "
-            f"most of them were also in training: there are only {bn.SYMBOLS}² = "
-            f"{bn.SYMBOLS**2} strings of 2 letters). "
-            "Bahdanau et al.'s encoder read in both directions; this one reads left to right."
+            f"over {run.n_test} newly drawn strings per length, new to the test but not always "
+            f"to the models. {coverage_text(seen, bn.SYMBOLS)} Bahdanau et al.'s encoder read "
+            "in both directions; this one reads left to right."
         )
     bullet_list("Try this", [
         "Raise the width d to 64: does the fixed-context model copy longer strings with more "
@@ -344,7 +382,7 @@ def closing_notes(page: Page, config: bn.BottleneckConfig, result: bn.Bottleneck
 
 
 def download_matrices(results: dict) -> dict:
-    """The three matrices the sections show: name -> (matrix, row labels, column labels)."""
+    """The matrices the sections show: name -> (matrix, row labels, column labels)."""
     return {name: results[name] for name in DOWNLOADS}
 
 
@@ -355,7 +393,7 @@ def download_trace(results: dict) -> dict:
 
 with lesson_page("why") as page:
     if not page.presenter:
-        introduction()
+        st.markdown(introduction_text(bn.SYMBOLS))
     models = st.container()  # the two models, drawn once a step is chosen (one_step)
     config = training_settings(page)
     result = trained_models(page, config, models)
@@ -365,8 +403,11 @@ with lesson_page("why") as page:
         st.caption(
             f"Both models: width d = {config.d_model}, trained for {config.steps} steps of "
             f"{DEFAULT.batch} strings of {config.min_length} to {config.max_length} letters "
-            f"(seed {config.seed}); {result.parameters['fixed']:,} and "
-            f"{result.parameters['attention']:,} trained numbers. Training both and testing "
+            f"(seed {config.seed}); {result.parameters['fixed']:,} trained numbers in the "
+            f"fixed model, {result.parameters['attention']:,} in the attention model (its "
+            f"score's W, U and v add "
+            f"{result.parameters['attention'] - result.parameters['fixed']:,}). Training both "
+            "and testing "
             f"took {result.seconds:.1f} s when this machine first computed them (the result "
             "is kept and shared by every student).")
     lengths = accuracy_section(page, config, result, results)

@@ -26,7 +26,7 @@ from pages.ui.layout import (
     stop_page,
 )
 from pages.ui.lm_view import trace_downloads
-from pages.ui.numbers import number_text, percent_text
+from pages.ui.numbers import number_text
 from pages.ui.page import Page, lesson_page, write_header
 from pages.ui.shared import measured
 from pages.ui.tables import scrolled_table
@@ -295,7 +295,7 @@ def induction_section(page: Page, m: lm.LanguageModel) -> lm.InductionTest | Non
     if test is None:
         return None
     st.markdown(say.sequences_text(P, IND_SEQUENCES, lm.pieces(m, test.ids[0])))
-    (bl, bh), best = test.top_heads[0], test.scores[test.top_heads[0]]
+    bl, bh = test.top_heads[0]
     show_head_map(page, test.scores, "Induction score of every head", "Induction score",
                   "lm_fig_ind_scores")
     left, right = st.columns(2)
@@ -305,9 +305,7 @@ def induction_section(page: Page, m: lm.LanguageModel) -> lm.InductionTest | Non
                                        title=f"Layer {bl + 1}, head {bh + 1} on the first "
                                              "sequence", font_size=page.font, height=620),
                     key="lm_fig_ind_map",
-                    alt=f"Layer {bl + 1}, head {bh + 1} on the first sequence: on average "
-                        f"{percent_text(best)} of a second-copy token's weight goes to the "
-                        "token that followed its first occurrence. "
+                    alt=say.induction_map_text(test)
                         + fig.describe_matrix(test.best_attention, labels, labels))
     with left:
         st.markdown(say.stripe_text(P))

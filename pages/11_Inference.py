@@ -138,10 +138,11 @@ def grouped_query(m: lm.LanguageModel) -> None:
     context = c1.select_slider("Context length (tokens)", CONTEXTS, value=8192, key="inf_ctx",
                                **URL)
     batch = c2.slider("Batch (conversations at once)", 1, 64, SERVED, key="inf_batch", **URL)
+    # The sentence first: it links grouped-query attention, which the table's rows name.
+    st.markdown(say.sharing_text(m.config, context, batch))
     table = pd.DataFrame(say.cache_rows(m.config, lm_ui.model_name(m), context, batch))
     st.table(table.style.format({"bytes a token (fp16)": "{:,}"}).hide(axis="index"))
-    st.markdown(say.sharing_text(m.config, context, batch)
-                + say.published_note(m.config, context))
+    st.markdown(say.published_note(m.config, context))
     st.subheader(f"Sharing must be trained in: merge the {KV} KV heads into 1" if KV > 1 else
                  "Sharing must be trained in")
 

@@ -12,32 +12,43 @@ from attncore.results_cache import is_kept, kept
 from pages.text.attention_for_the_answer import (
     HALF,
     LENS_CAVEAT,
+    WINDOW_REASON,
     agreement_text,
+    attribution_intro,
     attribution_sum_text,
     carrier_lines,
     carrier_runs,
     changed_names,
     components,
     embedding_back_text,
+    first_row_text,
+    formula_terms,
     gap_warning,
     heads_text,
+    knockout_alt,
+    knockout_definition,
     knockout_text,
+    labelled_heads,
+    labelled_text,
     largest_part_caption,
+    ld_text,
+    lens_alt,
     lens_text,
     looks_lines,
+    move_layers,
     moved_into,
     moved_text,
     moving_text,
     pair_text,
     patching_note,
     position_labels,
-    said_heads,
     seconds_caption,
 )
 from pages.ui.answer_view import (
     carrier_cell,
     closing_notes,
     handoff_cell,
+    looks_figure,
     practice,
     show_runs,
 )
@@ -45,12 +56,9 @@ from pages.ui.controls import URL, bounded_slider
 from pages.ui.figures import (
     bar_chart,
     describe_bars,
-    describe_lines,
     describe_matrix,
     line_chart,
     matrix_heatmap,
-    said_number,
-    scatter_chart,
     spoken_token,
 )
 from pages.ui.glossary import term_link
@@ -58,7 +66,7 @@ from pages.ui.labels import md_escape, token_code
 from pages.ui.layout import show_error, show_figure, stop_page
 from pages.ui.live import offer_downloads
 from pages.ui.lm import load_language_model, model_name, model_note
-from pages.ui.numbers import number_text, significant_text
+from pages.ui.numbers import number_text, probability_text, significant_text
 from pages.ui.page import Page, lesson_page
 from pages.ui.shared import measured
 from pages.ui.tables import scrolled_table
@@ -69,9 +77,9 @@ STUDY = "lesson12-study"  # the kept presets' name beside the model's cache
 
 
 def default_window(n_layers: int) -> int:
-    """The knockout window's default: 9 of SmolLM2's 30 layers, and the same share of
-    another model's."""
-    return max(1, round(n_layers * answer.KNOCKOUT_WINDOW / 30))
+    """The knockout window's default, answer.KNOCKOUT_WINDOW layers (1: why is
+    WINDOW_REASON), within the model's layers."""
+    return min(answer.KNOCKOUT_WINDOW, n_layers)
 
 
 def introduction() -> None:
@@ -81,9 +89,10 @@ def introduction() -> None:
         "is\") and a **corrupted** one that differs in one word (\"... Italy is\"). Measure "
         "how much the model prefers the clean answer by the "
         f"{term_link('logit-difference', 'logit difference')} "
-        "LD = logit(answer) − logit(wrong answer) at the last position. Then run the "
-        "corrupted prompt again with one piece of the clean run put back, and see how much "
-        "of the clean LD returns.")
+        "LD = logit(answer) − logit(wrong answer) at the last position: the model's odds "
+        "of the answer against the wrong one are $e^{LD}$ : 1 (below, for the pair chosen). "
+        "Then run the corrupted prompt again with one piece of the clean run put back, and "
+        "see how much of the clean LD returns.")
 
 
 def choose_texts(page: Page) -> tuple[str, tuple[str, str, str, str]]:
@@ -161,9 +170,7 @@ def headline(page: Page, study: answer.AnswerStudy) -> None:
     ans, wrong = study.pair.answer_token, study.pair.wrong_token
     if not page.presenter:
         st.caption(seconds_caption(study.seconds))
-    else:  # the token strips are not shown: say what LD compares
-        st.markdown(f"LD = logit({token_code(ans)}) − logit({token_code(wrong)}) at the last "
-                    "position.")
+    st.markdown(ld_text(study.ld_clean, study.ld_corrupt, ans, wrong))
     c1, c2, c3 = st.columns(3)
     c1.metric("LD, clean prompt", number_text(study.ld_clean, 2))
     c2.metric("LD, corrupted prompt", number_text(study.ld_corrupt, 2))
@@ -189,44 +196,32 @@ def lens_section(page: Page, m: lm.LanguageModel, study: answer.AnswerStudy) -> 
     show_figure(line_chart(layers_axis, {f"rank of {ans}": rank}, title=f"Rank of {ans} "
                            "after each layer (1 = the top guess)", x_title="after layer",
                            y_title="rank", log_y=True, font_size=page.font),
-                key="ans_fig_lens",
-                alt=describe_lines(layers_axis, {f"rank of {spoken_token(ans)}": rank},
-                                   x_title="after layer", y_title="rank"))
+                key="ans_fig_lens", alt=lens_alt(rank, spoken_token(ans)))
     st.markdown(lens_text(rank, ans) + ("" if page.presenter else " " + LENS_CAVEAT))
     if not page.presenter:
+        shown = [probability_text(p, 3) for p in study.lens.p_top]
         scrolled_table(pd.DataFrame({
             "after layer": layers_axis, "top token": lm.pieces(m, study.lens.top),
-            "p(top)": study.lens.p_top, f"rank of {ans}": rank,
-            f"p({ans})": study.lens.p_answer}), height=260)
+            "p(top)": shown, f"rank of {ans}": rank,
+            f"p({ans})": [probability_text(p, 3) for p in study.lens.p_answer]}), height=260)
+        st.caption(first_row_text(answer.first_guess(m, study.runs), study.lens.p_top[0],
+                                  m.config.positions == "learned"))
 
 
 def attribution_section(page: Page, m: lm.LanguageModel, study: answer.AnswerStudy) -> None:
     st.header("2 · The answer, split exactly")
     cfg, dla = m.config, study.attribution
-    L, H = cfg.n_layers, cfg.n_heads
     has_biases = cfg.biases  # GPT-2: the attention layers' b_O and the final norm's bias
     names, parts = components(dla, has_biases)
     order = np.argsort(-np.abs(parts), kind="stable")[:LARGEST]
     if not page.presenter:
-        embedding = ("the token's embedding plus its position's (learned positions)"
-                     if cfg.positions == "learned" else "the token's embedding")
-        biases_said = (", and the attention layers' output biases, which no one head writes"
-                       if has_biases else "")
-        frozen = ("Freeze the final RMSNorm's scale at the clean run's value, and everything "
-                  "after the sum is linear" if cfg.norm == "rms" else
-                  "Freeze the final LayerNorm's scale σ at the clean run's value (its centring, "
-                  "subtracting the mean, is linear already), and everything after the sum is "
-                  "linear; the norm's own bias adds a part of its own, counted with the biases")
-        st.markdown(
-            f"The clean stream at the last position after layer {L} is a sum: {embedding}, "
-            f"what each of the {L * H} heads wrote (its output times its slice of "
-            f"W_O) and what each of the {L} FFNs wrote{biases_said}. {frozen}, so LD splits "
-            "exactly into one part per component "
-            f"({term_link('direct-attribution', 'direct logit attribution')}):")
+        st.markdown(attribution_intro(dla, cfg.positions == "learned", has_biases,
+                                      cfg.norm == "rms"))
         u = r"\big(W_U[\text{answer}] - W_U[\text{wrong}]\big)"
         st.latex(rf"LD = \sum_c \frac{{c}}{{\mathrm{{rms}}}} \odot g \cdot {u}"
                  if cfg.norm == "rms" else
                  rf"LD = \sum_c \frac{{c - \bar c}}{{\sigma}} \odot g \cdot {u} + b \cdot {u}")
+        st.markdown(formula_terms(cfg.norm == "rms"))
     show_runs(page, study, "attribution", "split", biases=has_biases)
     shown = [names[k] for k in order]
     show_figure(bar_chart(shown, parts[order],
@@ -242,9 +237,9 @@ def attribution_section(page: Page, m: lm.LanguageModel, study: answer.AnswerStu
         st.caption(largest_part_caption(names, parts))
 
 
-def residual_section(page: Page, study: answer.AnswerStudy) -> int | None:
-    """Section 3's residual grid and where the answer sits; the layer (from 1) inside
-    which it moves to the last token, if it does."""
+def residual_section(page: Page, study: answer.AnswerStudy) -> tuple[int, int] | None:
+    """Section 3's residual grid and where the answer sits; the layers (first, last, from 1)
+    inside which it moves to the last token, if it does."""
     st.header("3 · Activation patching: where the answer travels")
     if not page.presenter:
         st.markdown(
@@ -282,12 +277,15 @@ def residual_section(page: Page, study: answer.AnswerStudy) -> int | None:
                    "check), so putting it back changes nothing.")
     if len(changed) == 1 and not page.presenter:
         st.caption(embedding_back_text(residual[0, changed[0]]))
-    if into is not None:
-        st.markdown(moved_text(the_pair, into))
-    return into
+    if into is None:
+        return None
+    layers = move_layers(residual, the_pair, into)
+    st.markdown(moved_text(the_pair, layers, residual[:, -1]))
+    return layers
 
 
-def heads_section(page: Page, study: answer.AnswerStudy, into: int | None) -> None:
+def heads_section(page: Page, study: answer.AnswerStudy, layers: tuple[int, int] | None
+                  ) -> None:
     heads, (layer, head, _) = study.heads, study.top_heads(1)[0]
     show_runs(page, study, "head", "heads", layer=layer, head=head)
     rows = [f"H{h + 1}" for h in range(heads.shape[1])]
@@ -300,7 +298,7 @@ def heads_section(page: Page, study: answer.AnswerStudy, into: int | None) -> No
                     heads.T, rows, cols, kind="values", rows="head", cols="layer"))
     top = study.top_heads(5)
     st.markdown(heads_text(heads, top))
-    agreement = agreement_text(top, into)
+    agreement = agreement_text(top, layers)
     if agreement:
         st.success(agreement)
 
@@ -311,14 +309,11 @@ def knockout_section(page: Page, m: lm.LanguageModel, study: answer.AnswerStudy,
     """Section 4: the window slider reruns this section only."""
     ans, cut = study.pair.answer_token, changed_names(study.pair)
     L = m.config.n_layers
-    if not page.presenter:
-        st.markdown(
-            f"{term_link('knockout', 'Attention knockout')}: run the clean prompt, but "
-            f"forbid the last token to read {cut} in a window of consecutive layers (in "
-            "every head: that one entry of the mask is closed), and watch "
-            f"p({token_code(ans)}).")
+    st.markdown(knockout_definition(cut, ans))  # on the projector too, beside its chart
     window = bounded_slider(st, "Layers in each window", 1, L, default_window(L),
                             key="ans_window")
+    if not page.presenter:
+        st.caption(WINDOW_REASON)
     windows, probs, p_none = measured(
         "knockout", (m.sha256, texts, int(window)),
         lambda: patching.knockout(m, study.runs, int(window)), automatic=True,
@@ -334,32 +329,18 @@ def knockout_section(page: Page, m: lm.LanguageModel, study: answer.AnswerStudy,
                            x_title="first layer of the window", y_title=f"p({ans})",
                            dashed=("nothing cut",), font_size=page.font),
                 key="ans_fig_knockout",
-                alt=describe_lines(firsts, {f"p of {spoken_token(ans)}, edge cut": probs},
-                                   x_title="first layer of the window",
-                                   y_title=f"p of {spoken_token(ans)}"))
+                alt=knockout_alt(windows, probs, p_none, spoken_token(ans)))
     st.markdown(knockout_text(windows, probs, p_none, ans))
 
 
 def looks_section(page: Page, study: answer.AnswerStudy) -> None:
     st.header("5 · Is attention an explanation?")
     looks, heads = study.looks, study.heads
-    L, H = heads.shape
     first_token = study.runs.clean["weights"][:, :, -1, 0].astype(np.float64)  # (L, H)
     top = study.top_heads(5)
-    labels = np.array([f"L{layer + 1} H{head + 1}" for layer in range(L) for head in range(H)])
-    is_top = np.zeros((L, H), dtype=bool)
-    for layer, head, _ in top:
-        is_top[layer, head] = True
-    show_figure(scatter_chart(
-        {"other heads": (looks[~is_top], heads[~is_top], labels[~is_top.ravel()].tolist()),
-         "the 5 heads that restore most": (looks[is_top], heads[is_top],
-                                           labels[is_top.ravel()].tolist())},
-        title=f"Where each head looks against what patching it does ({L * H} heads)",
-        x_title=f"attention from the last token to {changed_names(study.pair)}",
-        y_title="recovery", font_size=page.font), key="ans_fig_looks",
-        alt=(f"{L * H} heads: attention from the last token to the changed token against "
-             f"head patching recovery. The head that restores most, {said_heads(top)[0]}, "
-             f"puts {said_number(looks[top[0][0], top[0][1]])} of its attention there."))
+    strong, idle = labelled_heads(looks, heads, top)
+    looks_figure(page, study, top, strong + idle, changed_names(study.pair))
+    st.caption(labelled_text(len(top), len(strong) > len(top), idle, study.pair))
     lines = looks_lines(looks, heads, first_token, top, study.pair)
     st.markdown("\n".join(f"- {line}" for line in lines))
     if not page.presenter:
@@ -415,8 +396,8 @@ with lesson_page("ans") as page:
     headline(page, study)
     lens_section(page, m, study)
     attribution_section(page, m, study)
-    into = residual_section(page, study)
-    heads_section(page, study, into)
+    layers = residual_section(page, study)
+    heads_section(page, study, layers)
     st.header("4 · Attention knockout: cut one edge in a window of layers")
     knockout_section(page, m, study, texts)
     looks_section(page, study)

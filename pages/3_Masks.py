@@ -27,8 +27,10 @@ DROPOUT_SEED = 1  # which weights section 5's one draw of dropout drops
 DEFAULT_TEXT = "The cat sat on the mat\nA dog barked\nBirds sing at dawn"
 MASKS = {  # short label (kept in the link) -> what it does
     "padding": "no query may attend to a <pad> key",
-    "causal": "query i may attend to keys j ≤ i only",
-    "padding+causal": "padding and causal combined (logical AND)",
+    "causal": "query i may attend to keys j ≤ i only: the "
+              f"{term_link('causal-mask', 'causal mask')}",
+    "padding+causal": f"the padding and {term_link('causal-mask', 'causal masks')} combined "
+                      "(logical AND)",
     "window": "query i may attend to keys with |i − j| ≤ r: symmetric, r on each side",
     "custom": "tick the cells yourself",
     "none": "every query attends to every key",
@@ -305,7 +307,7 @@ def lesson(page: Page, results: dict) -> None:
     offer_downloads(results, None if page.presenter else DOWNLOADS)
     B, T = len(batch), len(batch[0])
     if not page.presenter:
-        st.markdown(say.batch_text(batch, PAD))
+        st.markdown(say.batch_text(batch, PAD, D_MODEL))
         st.dataframe(pd.DataFrame(batch, index=[f"sentence {b + 1}" for b in range(B)],
                                   columns=[f"{t + 1}" for t in range(T)]), width="stretch")
         c1, c2, c3 = st.columns([2, 3, 2])

@@ -172,7 +172,7 @@ def shift_section(page: Page, pe: np.ndarray, base: float, results: dict) -> Non
 @st.fragment
 def shuffle_section(d: int, base: float, results: dict) -> None:
     """Self-attention with and without positions, on a sentence and its shuffle."""
-    st.header("4 · Without positions, attention ignores word order")
+    st.header("4 · Without positions or a mask, attention ignores word order")
     sentence = st.text_input("Sentence", SENTENCES["cat"], key="pe_sentence", max_chars=400,
                              **URL)
     seed = seed_input(st, "pe_seed", "Shuffle seed")
@@ -196,7 +196,8 @@ def shuffle_section(d: int, base: float, results: dict) -> None:
                           columns=position_labels(n)))
     st.markdown(say.shuffle_text(n, perm_test))
     keep(results, "permutation", {"perm": perm_test.perm, "diff_without": perm_test.diff_without,
-                                  "diff_with": perm_test.diff_with})
+                                  "diff_with": perm_test.diff_with,
+                                  "diff_causal": perm_test.diff_causal})
 
 
 def learned_scheme(page: Page, small: int, d: int) -> None:
@@ -263,13 +264,9 @@ def rope_scheme(page: Page, small: int, d: int, results: dict) -> None:
                                    kind="scores", decimals=1, x_title="key position n",
                                    y_title="query position m", font_size=page.font - 2),
                     key="pe_fig_rope",
-                    alt="RoPE scores of one query vector q placed at every position m and one "
-                        "key vector k at every n: "
-                        + describe_matrix(rope_scores, labels, labels, kind="scores",
-                                          rows="query position", cols="key position")
-                        + " Each diagonal holds one value, up to rounding: the score "
-                          "depends on n − m only. Largest spread along a diagonal: "
-                          f"{say.rope_spread(rope_scores)}.")
+                    alt=say.rope_alt(rope_scores, describe_matrix(
+                        rope_scores, labels, labels, kind="scores", rows="query position",
+                        cols="key position")))
     with right:
         st.latex(r"R(\alpha) = \begin{pmatrix}\cos\alpha & -\sin\alpha\\ \sin\alpha & "
                  r"\cos\alpha\end{pmatrix},\qquad \theta_i = b^{-2i/d_k}")

@@ -18,6 +18,7 @@ from pages.text.scoring_and_seq2seq import (
     gate_text,
     hard_gradient_text,
     illustrative_items,
+    local_formula,
     local_text,
     luong_halves_text,
     luong_text,
@@ -190,7 +191,7 @@ def local_window(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqParams, t: int
     dot_scores = s2s.score("dot", s[t:t + 1], h, params)[0]  # (S,)
     p_t = (s2s.monotonic_position(t, len(h)) if mode == "monotonic"
            else s2s.predictive_position(s[t], params, len(h)))
-    return dot_scores, s2s.local_attention(dot_scores, h, p_t, half)
+    return dot_scores, s2s.local_attention(dot_scores, h, p_t, half, mode=mode)
 
 
 def step_diagram(page: Page, h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqParams,
@@ -361,8 +362,7 @@ def local_and_hard_sections(page: Page, h: np.ndarray, s: np.ndarray,
                                       what=f"Local weights around p_t = {centre:.2f}, D = "
                                            f"{half}"))
     st.markdown(local_text(local, mode, tgt[t], t + 1, half))
-    st.latex(r"a_t(s) = \mathrm{softmax}_{s \in [p_t - D,\, p_t + D]}\big(\mathrm{score}(s_t, h_s)"
-             r"\big)\, \exp\!\left(-\frac{(s - p_t)^2}{2\sigma^2}\right),\quad \sigma = D/2")
+    st.latex(local_formula(mode))
     keep(results, "local", {"step": t + 1, "p_t_from_1": centre, "D": half,
                             "weights": local.weights})
 

@@ -117,11 +117,12 @@ def model_view(page: Page, trace: pt.PretrainedTrace) -> tuple[dict, np.ndarray,
         "mass on [SEP]": sinks[..., 1],
         "mass on [CLS] + [SEP]": sinks.sum(axis=-1),
     }
+    st.caption(say.grid_caption(L, H, T, GRID_CELLS))  # above: it names the rows L1, L2…
     show_figure(head_thumbnails(trace.attentions, tokens, font_size=page.font,
                                 max_cells=GRID_CELLS), key="pre_fig_grid",
                 alt="Every head's weights on your sentence. " + describe_heads(trace.attentions,
                                                                               tokens))
-    st.caption(say.grid_caption(L, H, T, GRID_CELLS))
+    st.markdown(say.SINK_TEXT)
     layer_sink = sinks.mean(axis=1)  # (L, 2), averaged over heads
     left, right = st.columns(2)
     with left:
@@ -424,6 +425,8 @@ def trace_downloads(trace: pt.PretrainedTrace) -> None:
 
 with lesson_page("pre") as page:
     model = loaded_model()
+    if not page.presenter:  # what the encoder block drawn next does
+        st.markdown(say.block_intro(model.config.n_layers))
     top = st.container()  # one_head draws the encoder block here, following its pickers
     text, trace = read_sentence()
     stats, layer_sink, even, sinking = model_view(page, trace)

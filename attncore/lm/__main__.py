@@ -194,8 +194,7 @@ def parser() -> argparse.ArgumentParser:
                      'leading space (" Paris")')
     pat.add_argument("--wrong", required=True, help='the corrupted answer, one token (" Rome")')
     pat.add_argument("--window", type=int, help=f"consecutive layers in each knockout "
-                     f"window (default {answer.KNOCKOUT_WINDOW}, or every layer of a smaller "
-                     "model)")
+                     f"window (default {answer.KNOCKOUT_WINDOW}, at most the model's layers)")
     tr = task("trace", help="one forward pass saved as .npz (ids, logits, attentions)")
     tr.add_argument("--prompt", required=True, help="the text (the BOS token is put first "
                     "when the model adds one)")

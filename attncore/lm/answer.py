@@ -14,12 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .decoder import forward
+from .decoder import forward, norm
 from .files import LanguageModel
 from .generation import model_probs
 from .lens import Attribution, Lens, direct_attribution, logit_lens
 from .pair import Pair, PairRuns, make_pair, run_pair
 from .patching import attention_to_changed, head_patching, knockout, residual_patching
+from .tokens import pieces
 
 #: The page's presets: (clean prompt, corrupted prompt, answer, wrong answer). The capital
 #: cities differ in one token; the landmark in three; the last is indirect-object
@@ -36,8 +37,10 @@ PRESETS: dict[str, tuple[str, str, str, str]] = {
         "When Mary and John went to the store, Mary gave a drink to", " Mary", " John"),
 }
 
-#: Layers a knockout window spans by default: the prototype's 9 of 30.
-KNOCKOUT_WINDOW = 9
+#: Layers a knockout window spans by default: 1, the narrowest, so that each point of the
+#: curve is one layer's edge and a dip names that layer (a wider window blurs one layer's
+#: dip over every window that holds it).
+KNOCKOUT_WINDOW = 1
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,6 +78,40 @@ class AnswerStudy:
         order = np.argsort(-self.heads, axis=None, kind="stable")[:n]
         H = self.heads.shape[1]
         return [(int(i) // H, int(i) % H, float(self.heads.flat[i])) for i in order]
+
+
+@dataclass(frozen=True)
+class FirstGuess:
+    """The logit lens's first row: the stream before any layer (the last token's embedding,
+    plus its position's for learned positions) read through the final norm and the output
+    matrix. Ids and their pieces: the last ``token``, the ``top`` guess and the best
+    other one (``runner_up``), with their logits; ``tied``: whether the output matrix is
+    the embedding table transposed."""
+
+    token: int
+    top: int
+    runner_up: int
+    token_logit: float
+    top_logit: float
+    runner_up_logit: float
+    pieces: tuple[str, str, str]  # token, top, runner_up
+    tied: bool
+
+
+def first_guess(m: LanguageModel, runs: PairRuns) -> FirstGuess:
+    """:class:`FirstGuess` of the clean run, in float64 from the float32 logits (the same
+    numbers as the lens's row 0)."""
+    cfg, w = m.config, m.weights
+    stream = runs.clean["hidden_states"][0, -1][None]  # (1, d)
+    logits = (norm(stream, w.output_norm, w.output_norm_bias, cfg) @ w.output
+              )[0].astype(np.float64)
+    top, runner_up = (int(i) for i in np.argsort(-logits, kind="stable")[:2])
+    token = int(runs.pair.clean[-1])
+    return FirstGuess(token=token, top=top, runner_up=runner_up,
+                      token_logit=float(logits[token]), top_logit=float(logits[top]),
+                      runner_up_logit=float(logits[runner_up]),
+                      pieces=tuple(pieces(m, [token, top, runner_up])),
+                      tied=bool(cfg.tied_output))
 
 
 def _p_answer(m: LanguageModel, ids: np.ndarray, answer: int) -> float:

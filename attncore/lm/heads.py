@@ -143,6 +143,12 @@ class InductionTest:
         return float(losses[..., self.segment:].mean())
 
     @property
+    def best_map_score(self) -> float:
+        """The best head's induction score on the first sequence alone: the mean of the
+        map ``best_attention`` over its stripe (``scores`` averages every sequence)."""
+        return float(induction_scores(self.best_attention[None, None], self.segment)[0, 0])
+
+    @property
     def loss_first(self) -> float:
         return self._first(self.losses)
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._checks import whole_number
 from .rules import Crosstalk, crosstalk, linear_memory
-from .stored_pairs import MAX_DIM, MAX_PAIRS, SEEDS, random_pairs
+from .stored_pairs import MAX_DIM, MAX_PAIRS, SEEDS, counts_and_seeds, random_pairs
 
 
 def first_read(d_k: int, n: int, seed: int = 0) -> Crosstalk:
@@ -68,10 +68,7 @@ def leak_curve(d_k: int, pair_counts, seeds=SEEDS) -> LeakCurve:
     the leak of every read at once is :math:`(G - \mathrm{diag}(G)) V`.
     """
     d_k = whole_number(d_k, "d_k", 1, MAX_DIM)
-    counts = np.array([whole_number(n, "each pair count", 1, MAX_PAIRS) for n in pair_counts])
-    seed_list = np.array([whole_number(s, "each seed", 0, 2**32 - 1) for s in seeds])
-    if counts.size == 0 or seed_list.size == 0:
-        raise ValueError("pair_counts and seeds need at least one entry each")
+    counts, seed_list = counts_and_seeds(pair_counts, seeds)
     ratio = np.zeros((seed_list.size, counts.size))
     for c, n in enumerate(counts):
         for s, seed in enumerate(seed_list):

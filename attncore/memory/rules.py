@@ -178,9 +178,7 @@ def softmax_memory(keys, values, queries, scale=None) -> SoftmaxMemory:
 
     Parameters
     ----------
-    keys : array_like (n, d_k)
-    values : array_like (n, d_v)
-    queries : array_like (m, d_k)
+    keys, values, queries : array_like (n, d_k), (n, d_v), (m, d_k)
     scale : float, optional
         c > 0; 1/√d_k by default.
 
@@ -221,9 +219,7 @@ def linear_memory(keys, values, queries) -> MemoryTrace:
 
     Parameters
     ----------
-    keys : array_like (n, d_k)
-    values : array_like (n, d_v)
-    queries : array_like (m, d_k)
+    keys, values, queries : array_like (n, d_k), (n, d_v), (m, d_k)
 
     Returns
     -------
@@ -251,9 +247,7 @@ def delta_memory(keys, values, queries, beta=1.0) -> MemoryTrace:
 
     Parameters
     ----------
-    keys : array_like (n, d_k)
-    values : array_like (n, d_v)
-    queries : array_like (m, d_k)
+    keys, values, queries : array_like (n, d_k), (n, d_v), (m, d_k)
     beta : float or array_like (n,)
         Write strength of each write, in [0, 1].
 
@@ -280,9 +274,7 @@ def gated_delta_memory(keys, values, queries, beta=1.0, alpha=1.0) -> MemoryTrac
 
     Parameters
     ----------
-    keys : array_like (n, d_k)
-    values : array_like (n, d_v)
-    queries : array_like (m, d_k)
+    keys, values, queries : array_like (n, d_k), (n, d_v), (m, d_k)
     beta : float or array_like (n,)
         Write strength, in [0, 1].
     alpha : float or array_like (n,)

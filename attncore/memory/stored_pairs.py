@@ -42,6 +42,16 @@ def random_pairs(seed: int, n: int, d_k: int, d_v: int) -> tuple[np.ndarray, np.
     return unit_rows(rng, (n, d_k)), unit_rows(rng, (n, d_v))
 
 
+def counts_and_seeds(pair_counts, seeds) -> tuple[np.ndarray, np.ndarray]:
+    """The numbers of pairs to store (each 1..MAX_PAIRS) and the seeds of their draws, as
+    arrays, at least one of each; ValueError otherwise."""
+    counts = np.array([whole_number(n, "each pair count", 1, MAX_PAIRS) for n in pair_counts])
+    seed_list = np.array([whole_number(s, "each seed", 0, 2**32 - 1) for s in seeds])
+    if counts.size == 0 or seed_list.size == 0:
+        raise ValueError("pair_counts and seeds need at least one entry each")
+    return counts, seed_list
+
+
 def _rate(x, name: str) -> float:
     arr = as_real_array(x, name)
     if arr.ndim != 0 or not 0.0 <= float(arr) <= 1.0:
@@ -134,10 +144,7 @@ def recall_curve(d_k: int = 16, pair_counts=PAIR_COUNTS, seeds=SEEDS, rule: str 
     """
     d_k = whole_number(d_k, "d_k", 1, MAX_DIM)
     d_v = d_k if d_v is None else whole_number(d_v, "d_v", 1, MAX_DIM)
-    counts = np.array([whole_number(n, "each pair count", 1, MAX_PAIRS) for n in pair_counts])
-    seed_list = np.array([whole_number(s, "each seed", 0, 2**32 - 1) for s in seeds])
-    if counts.size == 0 or seed_list.size == 0:
-        raise ValueError("pair_counts and seeds need at least one entry each")
+    counts, seed_list = counts_and_seeds(pair_counts, seeds)
     rule = _rule(rule)
     beta, alpha = _rate(beta, "beta"), _rate(alpha, "alpha")
     scale = positive_number(scale, "scale")

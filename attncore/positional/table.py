@@ -25,6 +25,7 @@ import numpy as np
 
 from .._checks import as_real_array, positive_number, whole_number
 from ..attention import scaled_dot_product_attention
+from ..masks import causal_mask
 
 
 def frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
@@ -275,14 +276,18 @@ class PermutationTest:
     perm : ndarray of int (T,)
         The shuffle: token perm[i] moves to position i.
     diff_without, diff_with : float
-        max |attn(shuffled) - shuffle(attn(original))| without positional encodings
-        (rounding only, about 1e-16: attention is permutation-equivariant) and with
+        max |attn(shuffled) - shuffle(attn(original))|, no mask, without positional
+        encodings (rounding only, about 1e-16: attention is permutation-equivariant) and with
         them added (order now matters).
+    diff_causal : float
+        The same without positional encodings but with a causal mask: query i sees the
+        keys j <= i, a set the shuffle changes, so the outputs differ without positions too.
     """
 
     perm: np.ndarray
     diff_without: float
     diff_with: float
+    diff_causal: float
 
 
 def permutation_test(x, pe, w_q, w_k, w_v, rng: np.random.Generator) -> PermutationTest:
@@ -291,7 +296,8 @@ def permutation_test(x, pe, w_q, w_k, w_v, rng: np.random.Generator) -> Permutat
 
     Without positions, permuting the input rows permutes the output rows the same way:
     attn(P X) = P attn(X). With positions added, the shuffled tokens sit at new
-    positions, so the equality breaks.
+    positions, so the equality breaks; with a causal mask, each token sees the tokens now
+    before it, so it breaks too.
     """
     x = as_real_array(x, "x", min_ndim=2)
     pe = as_real_array(pe, "pe", min_ndim=2)
@@ -303,9 +309,12 @@ def permutation_test(x, pe, w_q, w_k, w_v, rng: np.random.Generator) -> Permutat
         while np.array_equal(perm, np.arange(T)):  # a shuffle that moves something
             perm = rng.permutation(T)
 
-    def attn(inputs):
-        return scaled_dot_product_attention(inputs @ w_q, inputs @ w_k, inputs @ w_v).output
+    def attn(inputs, mask=None):
+        return scaled_dot_product_attention(inputs @ w_q, inputs @ w_k, inputs @ w_v,
+                                            mask=mask).output
 
     without = np.max(np.abs(attn(x[perm]) - attn(x)[perm]))
     with_pe = np.max(np.abs(attn(x[perm] + pe) - attn(x + pe)[perm]))
-    return PermutationTest(perm=perm, diff_without=float(without), diff_with=float(with_pe))
+    causal = np.max(np.abs(attn(x[perm], causal_mask(T)) - attn(x, causal_mask(T))[perm]))
+    return PermutationTest(perm=perm, diff_without=float(without), diff_with=float(with_pe),
+                           diff_causal=float(causal))

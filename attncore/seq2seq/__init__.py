@@ -7,6 +7,7 @@
 
 from .alignment import (
     LEXICON,
+    LOCAL_MODES,
     LUONG_SCORES,
     Alignment,
     LexiconAlignment,
@@ -43,8 +44,8 @@ from .decoding import (
 )
 
 __all__ = [
-    "END", "LEXICON", "LUONG_SCORES", "START", "Alignment", "BahdanauStep", "DecoderParams",
-    "LexiconAlignment", "LocalAttention", "LuongStep", "Seq2SeqParams", "bahdanau",
+    "END", "LEXICON", "LOCAL_MODES", "LUONG_SCORES", "START", "Alignment", "BahdanauStep",
+    "DecoderParams", "LexiconAlignment", "LocalAttention", "LuongStep", "Seq2SeqParams", "bahdanau",
     "bahdanau_step", "context_gradient", "decoder_states", "encode", "hard_attention",
     "init_decoder", "init_seq2seq", "lexicon_alignment", "lexicon_matches",
     "local_attention", "luong", "luong_step", "monotonic_position", "next_word_steps",

@@ -277,24 +277,33 @@ class LocalAttention:
         The window's centre.
     window : ndarray of bool (S,)
         Source positions s with |s - p_t| <= D.
-    gaussian : ndarray (S,)
-        exp(-(s - p_t)² / (2σ²)) with σ = D/2.
+    gaussian : ndarray (S,) or None
+        Local-p only: exp(-(s - p_t)² / (2σ²)) with σ = D/2. None for local-m.
     weights : ndarray (S,)
-        softmax of the scores over the window, times the Gaussian: exactly 0 outside
-        the window. As in Luong et al. the product is not renormalised, so it sums to
-        at most 1.
+        The softmax of the scores over the window, exactly 0 outside it: for local-m
+        that is all (it sums to 1); for local-p it is multiplied by the Gaussian and, as
+        in Luong et al., not renormalised, so it sums to less than 1.
     context : ndarray (d,)
     """
 
     p_t: float
     window: np.ndarray
-    gaussian: np.ndarray
+    gaussian: np.ndarray | None
     weights: np.ndarray
     context: np.ndarray
 
 
-def local_attention(scores, h, p_t: float, half_width: int) -> LocalAttention:
-    """Luong's local attention over the window [p_t - D, p_t + D] with σ = D/2.
+#: The two kinds of local attention of Luong et al. (2015), named by how p_t is found.
+LOCAL_MODES = ("monotonic", "predictive")
+
+
+def local_attention(scores, h, p_t: float, half_width: int, *, mode: str) -> LocalAttention:
+    """Luong's local attention over the window [p_t - D, p_t + D].
+
+    ``mode="monotonic"`` (local-m, p_t = t): the softmax of the scores over the window,
+    Luong et al.'s eq. (7) restricted to it. ``mode="predictive"`` (local-p, p_t
+    learned): that softmax times a Gaussian centred on p_t with σ = D/2, favouring the
+    positions near the predicted one (their eq. 10).
 
     Parameters
     ----------
@@ -304,10 +313,14 @@ def local_attention(scores, h, p_t: float, half_width: int) -> LocalAttention:
     p_t : float
     half_width : int
         D >= 1; a window wider than the source simply covers all of it.
+    mode : "monotonic" or "predictive"
     """
     scores = as_real_array(scores, "scores", min_ndim=1)
     h = as_real_array(h, "encoder states", min_ndim=2)
     half_width = whole_number(half_width, "the half-width D", 1)
+    if mode not in LOCAL_MODES:
+        raise ValueError(f"local attention is 'monotonic' (local-m) or 'predictive' "
+                         f"(local-p), got {mode!r}")
     S = scores.shape[0]
     if h.shape[0] != S:
         raise ValueError(f"scores ({S},) and encoder states {h.shape} disagree on S")
@@ -315,9 +328,12 @@ def local_attention(scores, h, p_t: float, half_width: int) -> LocalAttention:
     window = np.abs(positions - p_t) <= half_width
     if not window.any():  # p_t beyond the source: take the nearest position
         window[int(np.clip(round(p_t), 0, S - 1))] = True
-    sigma = positive_number(half_width / 2, "sigma")
-    gaussian = np.exp(-((positions - p_t) ** 2) / (2 * sigma**2))
-    weights = softmax(scores, mask=window) * gaussian
+    weights = softmax(scores, mask=window)
+    gaussian = None
+    if mode == "predictive":
+        sigma = positive_number(half_width / 2, "sigma")
+        gaussian = np.exp(-((positions - p_t) ** 2) / (2 * sigma**2))
+        weights = weights * gaussian
     weights[~window] = 0.0
     return LocalAttention(float(p_t), window, gaussian, weights, weights @ h)
 

@@ -30,12 +30,12 @@ the trained range, so no padding is needed.
 from __future__ import annotations
 
 import time
-from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._checks import positive_number, whole_number
+from ..measure import one_blas_thread
 from .layers import (
     cross_entropy_backward,
     cross_entropy_forward,
@@ -45,12 +45,7 @@ from .layers import (
     softmax_backward,
     softmax_forward,
 )
-from .run import Measure, TrainingRun, train
-
-try:  # an optional speed-up; the numbers are the same without it
-    from threadpoolctl import threadpool_limits
-except ImportError:  # pragma: no cover
-    threadpool_limits = None
+from .run import Measure, TrainingRun, check_run_settings, progress_of_one, train
 
 SYMBOLS = 128  # key symbols 0..127 and value symbols 0..127
 CHANCE = 1 / SYMBOLS
@@ -76,12 +71,9 @@ class RecallConfig:
     checkpoints: int = 10
 
     def __post_init__(self):
-        whole_number(self.seed, "seed", 0, 2**32 - 1)
-        whole_number(self.steps, "steps", 1, 5000)
-        whole_number(self.batch, "batch", 1, 256)
+        check_run_settings(self, heads=False)
         whole_number(self.min_pairs, "min_pairs", 1, SYMBOLS)
         whole_number(self.max_pairs, "max_pairs", self.min_pairs, SYMBOLS)
-        whole_number(self.d_model, "d_model", 2, 256)
         whole_number(self.d_k, "d_k", 1, self.d_model)
         whole_number(self.n_test, "n_test", 1, 10000)
         whole_number(self.checkpoints, "checkpoints", 1, 100)
@@ -309,16 +301,13 @@ def train_recall(config: RecallConfig = RecallConfig(), progress=None) -> Recall
     weights, and test both on the same fresh sequences. ``progress(done, total)`` counts
     the steps of both (total = 2 x steps)."""
     start = time.perf_counter()
-    limit = threadpool_limits(1) if threadpool_limits is not None else nullcontext()
     pairs = np.array(TEST_PAIRS)
     test_rng = np.random.default_rng([config.seed, 6])
     tests = [make_batch(test_rng, config.n_test, int(n)) for n in pairs]
     runs, right = {}, {}
-    with limit:
+    with one_blas_thread():
         for i, model in enumerate(MODELS):
-            report = None if progress is None else (
-                lambda step, steps, i=i: progress(i * steps + step, len(MODELS) * steps))
-            runs[model] = train_model(config, model, report)
+            runs[model] = train_model(config, model, progress_of_one(progress, i, len(MODELS)))
             right[model] = np.array([evaluate(runs[model].params, b, model)[0]
                                      for b in tests])
     numbers = {"linear": np.full(pairs.size, config.d_model * config.d_k),

@@ -4,26 +4,21 @@ A task supplies ``loss_and_grads(params, rng, step)`` (one mini-batch) and
 ``measure(params)`` (held-out accuracy, attention score and the attention snapshots);
 :func:`train` runs Adam(W) for the given number of steps, measures at the
 checkpoints, and returns a :class:`TrainingRun`. Small matrices train fastest on one
-BLAS thread (SPEC §8: OpenBLAS threads spin on a busy machine), so the loop limits
-BLAS to one thread when ``threadpoolctl`` is installed.
+BLAS thread (OpenBLAS threads spin on a busy machine), so the loop runs inside
+:func:`attncore.measure.one_blas_thread`.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .._checks import whole_number
+from ..measure import one_blas_thread
 from .optim import AdamState, adam_step
-
-try:  # an optional speed-up; the numbers are the same without it
-    from threadpoolctl import threadpool_limits
-except ImportError:  # pragma: no cover
-    threadpool_limits = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +87,15 @@ class TrainingRun:
         }
 
 
+def progress_of_one(progress: Callable[[int, int], None] | None, index: int, count: int):
+    """``progress(done, total)`` of ``count`` models trained in turn, as the ``progress``
+    of the one at ``index`` (from 0) sees it: its ``(step, steps)`` becomes
+    ``(index · steps + step, count · steps)``. None for None."""
+    if progress is None:
+        return None
+    return lambda step, steps: progress(index * steps + step, count * steps)
+
+
 def checkpoint_steps(steps: int, count: int) -> np.ndarray:
     """``count + 1`` distinct steps from 0 to ``steps``, evenly spread (0 = untrained)."""
     return np.unique(np.round(np.linspace(0, steps, count + 1)).astype(int))
@@ -128,8 +132,7 @@ def train(
     losses = np.zeros(steps)
     measures, times = [], []
     start = time.perf_counter()
-    limit = threadpool_limits(1) if threadpool_limits is not None else nullcontext()
-    with limit:
+    with one_blas_thread():
         for step in range(steps + 1):
             if step in measured_at:
                 measures.append(measure(params))

@@ -8,16 +8,28 @@ in model order, layer 0 first; the sentences count layers and heads from 1.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from attncore.lm.answer import FirstGuess
 from attncore.lm.lens import Attribution
 from attncore.lm.pair import Pair
+from pages.ui.glossary import term_link
 from pages.ui.labels import token_code
-from pages.ui.numbers import difference_text, number_text, significant_text
+from pages.ui.numbers import (
+    difference_text,
+    number_text,
+    probability_text,
+    said_number,
+    significant_text,
+    whole_text,
+)
 
 HALF = 0.5  # "carries the answer": a patch that restores at least half of it
 SMALL = 0.05  # "does not matter": a patch that moves less than 5% of the way
 LOOKS = 0.5  # "looks at": at least half the last token's attention
+NEAR_ZERO = 0.1  # "near 0": a patch that restores less than a tenth of the way
 
 #: Why the plain lens is read with care (said off the projector).
 LENS_CAVEAT = (
@@ -87,6 +99,28 @@ def gap_warning(ld_clean: float, ld_corrupt: float, answer: str) -> str | None:
     return None
 
 
+def odds_text(ld: float) -> str:
+    """The odds e^LD : 1 of the answer against the wrong one, to 3 significant digits from
+    100 on, else 2: "1,500 : 1", "7.4 : 1", "1 : 412", "3.54×10¹⁴ : 1"."""
+    try:
+        x = math.exp(abs(ld))
+    except OverflowError:
+        return "more than 10³⁰⁰ : 1" if ld > 0 else "1 : more than 10³⁰⁰"
+    shown = (significant_text(x, 3) if x >= 1e6 else whole_text(float(f"{x:.3g}"))
+             if x >= 100 else significant_text(x, 2))
+    return f"{shown} : 1" if ld >= 0 else f"1 : {shown}"
+
+
+def ld_text(ld_clean: float, ld_corrupt: float, answer: str, wrong: str) -> str:
+    """What LD compares, and both LDs as odds: the softmax makes the ratio of two
+    probabilities e to the power of their logits' difference."""
+    a, w = token_code(answer), token_code(wrong)
+    return (f"LD = logit({a}) − logit({w}) at the last position. The softmax makes "
+            f"p({a}) / p({w}) = $e^{{LD}}$, the odds of {a} against {w}: the clean prompt's LD of "
+            f"{number_text(ld_clean, 2)} is odds of {odds_text(ld_clean)}, the corrupted "
+            f"prompt's LD of {number_text(ld_corrupt, 2)} is odds of {odds_text(ld_corrupt)}.")
+
+
 def lens_text(rank: np.ndarray, answer: str) -> str:
     """The answer's rank after the embedding, a few layers before the last (in a model
     deep enough) and where it first ranks 1st, if it does. ``rank`` has L + 1 rows."""
@@ -107,6 +141,46 @@ def lens_text(rank: np.ndarray, answer: str) -> str:
             + f"and {top_text}.")
 
 
+def first_row_text(guess: FirstGuess, p_top: float, learned_positions: bool) -> str:
+    """Why the lens's row 0 (the stream before any layer) guesses what it does: with a tied
+    output matrix, each token's logit is its embedding's dot product with the stream."""
+    token, top, runner = (token_code(p) for p in guess.pieces)
+    stream = f"{token}'s own embedding" + (" plus its position's" if learned_positions else "")
+    gap = guess.top_logit - guess.runner_up_logit
+    p_said = (f"p({top}) = {probability_text(p_top, 3)}" if p_top < 1 else
+              f"p({top}) is 1 to float64's precision")
+    scores = (f"{top} scores {number_text(guess.top_logit, 1)}, the runner-up {runner} "
+              f"{number_text(guess.runner_up_logit, 1)}: a gap of {number_text(gap, 1)}, odds "
+              f"of {odds_text(gap)} against the runner-up, so {p_said}.")
+    row = "Row 0 (after layer 0: no layer has run)"
+    if not guess.tied:
+        return (f"{row} reads {stream} through an output matrix of its own (not tied to the "
+                f"embedding): {scores}")
+    tied = (f"{row} is {stream}. The output matrix is the embedding table transposed "
+            "(tied), so each token's logit there is its embedding's dot product with that "
+            "stream after the final norm")
+    if guess.top == guess.token:
+        return (f"{tied}, and a vector's dot product with itself is large: {scores} A guess "
+                "that repeats the input says nothing yet about the answer.")
+    return (f"{tied}; yet the token itself, {number_text(guess.token_logit, 1)}, is not the "
+            f"top: {scores}")
+
+
+def lens_alt(rank: np.ndarray, answer: str) -> str:
+    """The lens chart's text alternative: the answer's rank after the embedding, after the
+    last layer, its worst rank and where it first reaches its best."""
+    n_layers = len(rank) - 1
+    worst, best = int(np.argmax(rank)), int(np.argmin(rank))  # the first of each
+    said = [f"{int(rank[0]):,} after the embedding (layer 0)"]
+    if worst not in (0, n_layers):
+        said.append(f"worst rank {int(rank[worst]):,} after layer {worst}")
+    if best not in (0, n_layers):
+        said.append(f"best rank {int(rank[best]):,} first after layer {best}")
+    said.append(f"{int(rank[-1]):,} after the last layer, {n_layers}")
+    return (f"Rank of {answer} after each layer (1 = the top guess; log scale): "
+            + ", ".join(said) + ".")
+
+
 def components(dla: Attribution, biases: bool) -> tuple[list[str], np.ndarray]:
     """Every component's name and direct part of LD, in the order they write: the
     embedding, each head (layer by layer), each FFN, and the biases if the model has any."""
@@ -119,6 +193,45 @@ def components(dla: Attribution, biases: bool) -> tuple[list[str], np.ndarray]:
     parts = np.concatenate([[dla.embed], dla.heads.ravel(), dla.ffn]
                            + ([[dla.biases]] if biases else []))
     return names, parts
+
+
+def attribution_intro(dla: Attribution, learned_positions: bool, biases: bool, rms: bool
+                       ) -> str:
+    """What the clean stream is a sum of, how heads are named (the example is the head with
+    the largest part in size) and why LD splits exactly."""
+    n_layers, n_heads = dla.heads.shape
+    layer, head = (int(i) + 1 for i in np.unravel_index(np.argmax(np.abs(dla.heads)),
+                                                         dla.heads.shape))
+    embedding = ("the token's embedding plus its position's (learned positions)"
+                 if learned_positions else "the token's embedding")
+    biases_said = (", and the attention layers' output biases, which no one head writes"
+                   if biases else "")
+    frozen = ("Freeze the final RMSNorm's scale at the clean run's value, and everything "
+              "after the sum is linear" if rms else
+              "Freeze the final LayerNorm's scale σ at the clean run's value (its centring, "
+              "subtracting the mean, is linear already), and everything after the sum is "
+              "linear; the norm's own bias adds a part of its own, counted with the biases")
+    return (f"The clean stream at the last position after layer {n_layers} is a sum: "
+            f"{embedding}, what each of the {n_layers * n_heads} heads wrote (its output times "
+            f"its slice of W_O) and what each of the {n_layers} FFNs wrote{biases_said}. A head "
+            "is named by its layer and its number in that layer, both counted from 1: "
+            f"{term_link('head-label', f'L{layer} H{head}')} is head {head} of layer {layer}. "
+            f"{frozen}, so LD splits exactly into one part per component "
+            f"({term_link('direct-attribution', 'direct logit attribution')}):")
+
+
+def formula_terms(rms: bool) -> str:
+    """The symbols of the attribution formula, said right after it."""
+    rest = (f"{term_link('g', 'g')} the final norm's gain (one learned number per dimension), "
+            "⊙ multiplies number by number, and W_U[t] is the output matrix's column for "
+            "token t.")
+    if rms:
+        return ("Here c is what one component wrote (a vector as wide as the stream), "
+                f"{term_link('rms', 'rms')} the root mean square of the clean stream's "
+                f"numbers there (frozen), {rest}")
+    return ("Here c is what one component wrote (a vector as wide as the stream), c̄ the "
+            "mean of its numbers, σ the standard deviation of the clean stream's numbers "
+            f"there (frozen), b the final norm's bias, {rest}")
 
 
 def attribution_sum_text(dla: Attribution, biases: bool) -> str:
@@ -184,11 +297,44 @@ def moved_into(runs: list[tuple[int, int, str]]) -> int | None:
     return None
 
 
-def moved_text(pair: Pair, layer: int) -> str:
-    """Only attention moves information between positions: the heads of ``layer`` must."""
-    return (f"The information moves from {changed_names(pair)} to the last token inside layer "
-            f"{layer}: only attention moves information between positions, so heads of layer "
-            f"{layer} must move it. The head grid below looks for them.")
+def move_layers(residual: np.ndarray, pair: Pair, into: int) -> tuple[int, int]:
+    """The layers (first, last, from 1) inside which the answer moves to the last token,
+    ``into`` being the layer after which the last token carries it (:func:`moved_into`):
+    ``into`` alone when the last token's patch restores near 0 (under NEAR_ZERO) entering
+    it, so that the recovery jumps inside that one layer; else from the layer entered by the
+    last stream that restores near 0 there, to ``into``."""
+    last = residual[:, pair.n_tokens - 1]
+    near = np.flatnonzero(np.abs(last[:into]) < NEAR_ZERO)
+    return (int(near[-1]) + 1 if near.size else 1), into
+
+
+def moved_text(pair: Pair, layers: tuple[int, int], last_row: np.ndarray) -> str:
+    """Where the information moves from the changed token(s) to the last token: inside one
+    layer when its recovery jumps there from near 0, else over ``layers`` with the
+    recoveries of the last token's patch entering each (``last_row``: the residual grid's
+    column of the last position, layer 0 first)."""
+    first, last = layers
+    moves = f"the information moves from {changed_names(pair)} to the last token"
+    heads = "Only attention moves information between positions, so heads of"
+    if first == last:
+        return (f"The last token's patch restores {number_text(last_row[last - 1], 2)} "
+                f"entering layer {last} and {number_text(last_row[last], 2)} entering layer "
+                f"{last + 1}: {moves} inside layer {last}, where its recovery jumps from near "
+                f"0 (under {NEAR_ZERO:g}). {heads} layer {last} must move it. The head grid "
+                "below looks for them.")
+    values = [number_text(r, 2) for r in last_row[first - 1:last + 1]]
+    if len(values) <= 7:
+        rise = (f"{values[0]} entering layer {first}, then {', '.join(values[1:-1])} and "
+                f"{values[-1]} entering layers {first + 1} to {last + 1}")
+    else:
+        steps = np.diff(last_row[first - 1:last + 1])
+        big = int(np.argmax(np.abs(steps)))  # inside layer first + big
+        rise = (f"{values[0]} entering layer {first} and {values[-1]} entering layer "
+                f"{last + 1}; its largest step is inside layer {first + big}, from "
+                f"{values[big]} to {values[big + 1]}")
+    return (f"{moves[0].upper()}{moves[1:]} over {span(first - 1, last - 1)}, not inside one "
+            f"layer: the last token's patch restores {rise}. {heads} these layers move it. "
+            "The head grid below looks for them.")
 
 
 def embedding_back_text(back: float) -> str:
@@ -215,14 +361,23 @@ def heads_text(heads: np.ndarray, top: list[tuple[int, int, float]]) -> str:
             f"{number_text(heads.sum(), 2)}: effects through later layers do not simply add.")
 
 
-def agreement_text(top: list[tuple[int, int, float]], moved: int | None) -> str | None:
-    """Said when the head that restores most sits in the layer where the residual grid
-    showed the answer move; None otherwise."""
-    layer = top[0][0] + 1
-    if moved is None or layer != moved:
+def agreement_text(top: list[tuple[int, int, float]], layers: tuple[int, int] | None
+                   ) -> str | None:
+    """Which of the heads that restore most sit in the layers (first, last, from 1) where
+    the residual grid showed the information move; None when there is no such move or
+    none of them sits there."""
+    if layers is None:
         return None
-    return (f"The head that restores most sits in layer {layer}, the layer where the "
-            "residual grid showed the information move.")
+    first, last = layers
+    inside = [head for head in top if first <= head[0] + 1 <= last]
+    if not inside:
+        return None
+    where = f"layer {last}" if first == last else f"layers {first}–{last}"
+    names = ", ".join(f"L{layer + 1} H{head + 1}" for layer, head, _ in inside)
+    sit = "sits" if len(inside) == 1 else "sit"
+    return (f"{len(inside)} of the {len(top)} heads that restore most {sit} in {where}, where "
+            f"the residual grid showed the information move: {names}"
+            + (", the first the one that restores most." if inside[0] == top[0] else "."))
 
 
 def runs_of(numbers: list[int]) -> list[tuple[int, int]]:
@@ -236,26 +391,88 @@ def runs_of(numbers: list[int]) -> list[tuple[int, int]]:
     return found
 
 
+def knockout_definition(cut: str, answer: str) -> str:
+    """What the knockout does (``cut``: the changed tokens, quoted), said on the projector
+    too, where its chart is shown."""
+    return (f"{term_link('knockout', 'Attention knockout')}: run the clean prompt, but forbid "
+            f"the last token to read {cut} in a window of consecutive layers (in every head: "
+            f"that one entry of the mask is closed), and watch p({token_code(answer)}).")
+
+
+#: Why the knockout window starts at KNOCKOUT_WINDOW = 1 layer (true of every pair).
+WINDOW_REASON = (
+    "The window starts at 1 layer, the narrowest: each point is then one layer's edge, and a "
+    "dip names that layer; a wider window spreads one layer's dip over every window that "
+    "holds it. Widen it when no layer halves p: information moved over several layers can "
+    "survive the loss of any one.")
+
+
 def knockout_text(windows: list[tuple[int, int]], probs: np.ndarray, p_none: float,
                   answer: str) -> str:
     """The lowest p(answer) of the knockout windows, which windows at least halve it and
     the layers all of those share."""
     worst = int(np.argmin(probs))
+    width = windows[0][1] - windows[0][0] + 1
     harmful = [w for w, p in zip(windows, probs, strict=True) if p < p_none / 2]
     text = (f"With nothing cut p({token_code(answer)}) is {number_text(p_none, 3)}. Cutting "
             f"the edge in {span(*windows[worst])} leaves {number_text(probs[worst], 3)}, the "
             "lowest. ")
     if not harmful:
         return text + "No window halves it."
+    if len(harmful) == 1:
+        return text + "It is the only window that halves it."
     shared = set(range(harmful[0][0], harmful[0][1] + 1))
     for a, b in harmful[1:]:
         shared &= set(range(a, b + 1))
     starts = ", ".join(span(a, b).removeprefix("layers ").removeprefix("layer ")
                        for a, b in runs_of([first for first, _ in harmful]))
-    return text + (f"{len(harmful)} of the {len(windows)} windows at least halve it (those "
-                   f"starting at layer{'s' if len(harmful) > 1 else ''} {starts})" + (
-                       f"; all of them include {span(min(shared), max(shared))}."
-                       if shared and len(harmful) > 1 else "."))
+    which = f"layers {starts}" if width == 1 else f"those starting at layers {starts}"
+    return text + (f"{len(harmful)} of the {len(windows)} windows at least halve it ({which})"
+                   + (f"; all of them include {span(min(shared), max(shared))}."
+                      if shared else "."))
+
+
+def knockout_alt(windows: list[tuple[int, int]], probs: np.ndarray, p_none: float,
+                 answer: str) -> str:
+    """The knockout chart's text alternative: its first and last windows and its lowest,
+    which is the finding, and p(answer) with nothing cut. ``answer`` as spoken."""
+    worst = int(np.argmin(probs))
+    width = windows[0][1] - windows[0][0] + 1
+    return (f"p of {answer} with the edge cut, one point per window of "
+            f"{_plural(width, 'layer', 'layers')} by its first layer: "
+            f"{said_number(probs[0])} for {span(*windows[0])}, {said_number(probs[-1])} for "
+            f"{span(*windows[-1])}; lowest {said_number(probs[worst])}, for "
+            f"{span(*windows[worst])}. With nothing cut: {said_number(p_none)}.")
+
+
+def labelled_heads(looks: np.ndarray, heads: np.ndarray, top: list[tuple[int, int, float]],
+                   idle: int = 1) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The heads the scatter names, as (layer, head) from 0: the heads of ``top`` (those
+    that restore most) and the one that pushes the answer back most, if any pushes by SMALL
+    or more; then the ``idle`` that look most at the changed token (at least LOOKS) yet
+    change it by less than SMALL."""
+    strong = [(layer, head) for layer, head, _ in top]
+    back = np.unravel_index(int(np.argmin(heads)), heads.shape)
+    if heads[back] <= -SMALL:
+        strong.append((int(back[0]), int(back[1])))
+    H = heads.shape[1]
+    idle_cells = np.flatnonzero(((looks >= LOOKS) & (np.abs(heads) < SMALL)).ravel())
+    lookers = idle_cells[np.argsort(-looks.ravel()[idle_cells], kind="stable")][:idle]
+    return strong, [(int(i) // H, int(i) % H) for i in lookers]
+
+
+def labelled_text(n_top: int, pushes_back: bool, idle: list[tuple[int, int]], pair: Pair
+                  ) -> str:
+    """Which heads the scatter names, and why: the ``n_top`` that restore most, the one that
+    pushes back most (if ``pushes_back``), the ``idle`` lookers."""
+    text = f"Named: the {_plural(n_top, 'head', 'heads')} that restore most"
+    if pushes_back:
+        text += ", the head that pushes the answer back most"
+    if idle:
+        text += (f", and the {_plural(len(idle), 'head that looks', 'heads that look')} most "
+                 f"at {changed_names(pair)} (at least {LOOKS:g}) yet "
+                 f"{'changes' if len(idle) == 1 else 'change'} it by less than {SMALL:g}")
+    return text + "."
 
 
 def looks_lines(looks: np.ndarray, heads: np.ndarray, first_token: np.ndarray,
@@ -275,8 +492,11 @@ def looks_lines(looks: np.ndarray, heads: np.ndarray, first_token: np.ndarray,
         f"{number_text(looks[best_l, best_h], 2)} of the last token's attention on "
         f"{changed_names(pair)}.",
         f"{_plural(int(lookers.sum()), 'head puts', 'heads put')} at least {LOOKS:g} of it "
-        f"there; of these, {int(idle.sum())} change the answer by less than {SMALL:g} when "
-        "patched: they look and do not matter here.",
+        f"there; of these, {int(idle.sum())} "
+        f"{'changes' if int(idle.sum()) == 1 else 'change'} the answer by less than "
+        f"{SMALL:g} when patched: "
+        f"{'it looks and does' if int(idle.sum()) == 1 else 'they look and do'} not matter "
+        "here.",
     ]
     if 0 not in pair.changed:
         lines.append(

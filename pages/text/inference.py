@@ -161,7 +161,8 @@ def sharing_text(cfg: LMConfig, context: int, batch: int) -> str:
                 f"would take {mqa}, {H}× less.")
     elif KV == 1:
         said = (f"{gqa} in fp16 with its one KV head, which all {H} query heads read "
-                f"(multi-query attention), against {mha} if each had its own ({H}× more).")
+                f"({term_link('gqa', 'multi-query attention')}), against {mha} if each had "
+                f"its own ({H}× more).")
     else:
         said = (f"{gqa} in fp16 with its {KV} KV heads, against {mha} if each of its "
                 f"{H} query heads had its own ({H // KV}× more: "
@@ -202,8 +203,9 @@ def published_note(cfg: LMConfig, context: int) -> str:
     row of :func:`cache_rows` is marked)."""
     rolling = [c for c in inf.PUBLISHED if c.tokens_held(context) < context]
     beyond = context > min(cfg.context_length, *(c.context for c in inf.PUBLISHED))
-    return (" The published rows are from each model's config.json (layers, attention "
-            "heads, key/value heads, head size, sliding window), and the context each was "
+    return ("The published rows are from each model's config.json (layers, attention "
+            "heads, key/value heads, head size, "
+            f"{term_link('sliding-window', 'sliding window')}), and the context each was "
             "trained on is from its paper or model card; caches are in fp16 (2 bytes a "
             "number), as models are usually served."
             + "".join(f" ✱ {c.name} attends through a sliding window of {c.window:,} tokens: "

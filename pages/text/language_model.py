@@ -249,13 +249,23 @@ def stripe_text(segment: int) -> str:
             "copy to the token that followed it the first time (from t2′ to t3).")
 
 
+def induction_map_text(test: InductionTest) -> str:
+    """What the map of the best head shows: its own share on the sequence drawn, then the
+    score of the ranking, averaged over every sequence."""
+    layer, head = test.top_heads[0]
+    return (f"Layer {layer + 1}, head {head + 1} on the first sequence: on average "
+            f"{percent_text(test.best_map_score)} of a second-copy token's weight goes to the "
+            f"token that followed its first occurrence ({percent_text(test.scores[layer, head])} "
+            f"over the {len(test.ids)} sequences). ")
+
+
 def strongest_text(test: InductionTest) -> str:
     """The strongest induction heads and where the best one looks."""
     best = test.scores[test.top_heads[0]]
     return ("The strongest: " + ", ".join(
         f"layer {l + 1} head {h + 1} ({test.scores[l, h]:.2f})" for l, h in test.top_heads)
         + f". The best puts {percent_text(best)} of its attention where an induction head "
-        "should, on average over the second copies.")
+        f"should, on average over the second copies of the {len(test.ids)} sequences.")
 
 
 def induction_loss_text(test: InductionTest, vocab_size: int, n_top: int) -> str:

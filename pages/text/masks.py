@@ -20,6 +20,7 @@ from attncore.pitfalls import (
     WrongAxis,
     stored_as,
 )
+from pages.ui.glossary import term_link
 from pages.ui.labels import md_escape
 from pages.ui.numbers import difference_text, number_text, said_number, values_text, whole_text
 
@@ -42,10 +43,12 @@ def _keep_no_key(tokens: list[str], empty: np.ndarray) -> str:
             "NaN with a plain softmax, zeros here.")
 
 
-def batch_text(batch: list[list[str]], pad: str) -> str:
-    """What the batch table shows: B sentences padded to T tokens."""
+def batch_text(batch: list[list[str]], pad: str, d_model: int) -> str:
+    """What the batch table shows: B sentences padded to T tokens, each token a vector of
+    d_model numbers."""
     return (f"**The batch** (B = {len(batch)} sentences, padded with `{pad}` to "
-            f"T = {len(batch[0])} tokens):")
+            f"T = {len(batch[0])} tokens, each token a vector of "
+            f"{term_link('d_model', 'd_model')} = {d_model} numbers):")
 
 
 def masked_weights_text(weights: np.ndarray, mask: np.ndarray) -> str:

@@ -10,13 +10,15 @@ from __future__ import annotations
 import numpy as np
 
 from attncore import multihead as mh
+from pages.ui.glossary import term_link
 from pages.ui.numbers import difference_text, said_number
 
 
 def sizes_text(T: int, params: mh.MultiHeadParams) -> str:
     """The layer's sizes, with d_k said to be a convention."""
     H = params.n_heads
-    return (f"T = {T} tokens, d_model = {params.d_model}, H = {H} head{'s' * (H > 1)}, "
+    return (f"T = {T} tokens, {term_link('d_model', 'd_model')} = {params.d_model} (the width "
+            f"of each token's vector), H = {H} head{'s' * (H > 1)}, "
             f"d_k = d_model / H = {params.d_k}: this implementation's choice, and the original "
             "Transformer's.")
 

@@ -161,8 +161,9 @@ def shift_text(shift: ShiftCheck) -> str:
 
 
 def shuffle_text(n: int, test: PermutationTest) -> str:
-    """Attention without positions matches the shuffle; with them, the order matters
-    (or, for this sentence and shuffle, does not)."""
+    """Attention with no mask and no positions matches the shuffle; with positions, the
+    order matters (or, for this sentence and shuffle, does not); so it does with a causal
+    mask and no positions (:func:`causal_text`)."""
     if test.diff_with > ORDER_MATTERS:
         with_positions = (f"they differ by up to {number_text(test.diff_with, 3)}: the "
                           "order now matters.")
@@ -172,12 +173,28 @@ def shuffle_text(n: int, test: PermutationTest) -> str:
                           "sentence and shuffle, the positions change nothing either.")
     return (
         f"The columns are the positions p = 0 to {n - 1}. Shuffle the tokens, run "
-        f"{term_link('self-attention', 'self-attention')}, and compare its outputs with the "
-        f"original outputs shuffled the same way. **Without** positional encodings they match, "
-        f"to a largest difference of {difference_text(test.diff_without, rounding=True)}: "
-        f"attention is permutation-equivariant, it sees a bag of words. **With** sinusoidal "
-        f"encodings added (PE(p) to whichever token is now at p) {with_positions}"
+        f"{term_link('self-attention', 'self-attention')} with no mask, and compare its "
+        f"outputs with the original outputs shuffled the same way. **Without** positional "
+        f"encodings they match, to a largest difference of "
+        f"{difference_text(test.diff_without, rounding=True)}: unmasked attention is "
+        f"permutation-equivariant, it sees a bag of words. **With** sinusoidal "
+        f"encodings added (PE(p) to whichever token is now at p) {with_positions} "
+        + causal_text(test)
     )
+
+
+def causal_text(test: PermutationTest) -> str:
+    """What a causal mask alone, still without positions, does to the same shuffle."""
+    mask = term_link("causal-mask", "causal mask")
+    if test.diff_causal <= ORDER_MATTERS:
+        return (f"**With a {mask}** and no positions they differ by only "
+                f"{difference_text(test.diff_causal, rounding=True)}: for this sentence and "
+                "shuffle, the mask changes nothing either.")
+    return (f"**With a {mask}** and still no positions they differ by up to "
+            f"{number_text(test.diff_causal, 3)}: each token sees itself and the tokens "
+            "before it, and the shuffle changes which those are, so the mask alone already "
+            "tells orders apart (decoder-only models trained without positional encodings "
+            "still learn order: Haviv et al., 2022).")
 
 
 def learned_text(small: int, width: int, d: int) -> str:
@@ -217,6 +234,14 @@ def relative_text(rel: np.ndarray, clip: int, presenter: bool) -> str:
 def rope_spread(scores: np.ndarray) -> str:
     """The largest spread along a diagonal of RoPE's scores: rounding."""
     return difference_text(pos.offset_spread(scores), rounding=True)
+
+
+def rope_alt(scores: np.ndarray, described: str) -> str:
+    """The RoPE figure's text alternative around ``described``, the map's description."""
+    return ("RoPE scores of one query vector q placed at every position m and one key vector "
+            f"k at every n: {described} Each diagonal holds one value, up to rounding: the "
+            f"score depends on n − m only. Largest spread along a diagonal: "
+            f"{rope_spread(scores)}.")
 
 
 def rope_text(scores: np.ndarray, width: int, base: float, presenter: bool) -> str:
@@ -325,8 +350,8 @@ def notice_items(table: SinusoidalTable) -> list[str]:
         "where you are in the sentence.",
         "One fixed rotation moves every PE(p) to PE(p + k): an offset is a linear map of the "
         "encoding, which Vaswani et al. hoped would let attention learn relative positions.",
-        "Without positional information, shuffling the words only shuffles the outputs (up to "
-        "rounding).",
+        "Without positional information or a mask, shuffling the words only shuffles the "
+        "outputs (up to rounding); a causal mask alone can already tell orders apart.",
         "Relative positions, RoPE and ALiBi put position into the scores instead of the "
         "inputs; a RoPE score depends on the offset n − m only.",
     ]
@@ -341,8 +366,8 @@ def try_items(d: int, T: int) -> list[str]:
         "Set d_model = 2: a single sin/cos pair, a point going round the circle; the "
         "cosine of positions p and q is then cos(p − q).",
         "Type a sentence with a repeated word and try several shuffle seeds: without "
-        "positions the largest difference stays at rounding level for every shuffle; "
-        "compare it with the difference with positions.",
+        "positions or a mask the largest difference stays at rounding level for every "
+        "shuffle; compare it with the difference with positions.",
         f"Compare ALiBi with 1 head and with 16: one head has the single slope "
         f"{few[0]:.4g}; 16 heads run from {many.max():.4g} down to {many.min():.4g}.",
         "Switch ALiBi to symmetric: the cells on and below the diagonal stay as they "
@@ -364,8 +389,10 @@ def questions(entry: float, slopes: np.ndarray) -> list[dict]:
               "a linear map, which needs both coordinates (sin alone is not enough)."},
         {"q": "What does self-attention without positions compute for “dog bites man” "
               "compared with “man bites dog”?",
-         "a": "The same three output vectors (up to rounding), in a different order: it "
-              "cannot tell the sentences apart."},
+         "a": "With no mask, the same three output vectors (up to rounding), in a "
+              "different order: it cannot tell the sentences apart. With a causal mask it "
+              "can: each word sees itself and the words before it, so “dog” first sees "
+              "itself alone, and last sees all three."},
         {"q": "With H = 6 ALiBi heads, what is the slope m₅ of head 5?",
          "value": float(slopes[4]), "tol": 1e-3,
          "a": f"{slopes[4]:.4g}. 6 is not a power of two, so heads 1 to 4 take the 4-head "

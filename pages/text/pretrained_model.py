@@ -58,9 +58,25 @@ def grid_caption(L: int, H: int, T: int, cells: int) -> str:
     the sentence has more tokens."""
     pooled = "" if T <= cells else (f" With {T} tokens each small map is average-pooled to "
                                     f"at most {cells} × {cells} cells.")
-    return (f"Rows L1–L{L} are layers, columns H1–H{H} heads; each small map is T × T "
+    return (f"Rows {term_link('head-label', f'L1–L{L}')} are layers, columns H1–H{H} heads; "
+            "each small map is T × T "
             "(queries down, keys across), on the same 0–1 colour scale. Hover for tokens "
             "and weights; section 2 draws one head large." + pooled)
+
+
+# Before the chart of the share on [CLS] and [SEP] (its title names them).
+SINK_TEXT = (f"An {term_link('attention-sink', 'attention sink')} is a token that many heads "
+             "give much of their weight to, whatever the query; the chart “Attention sinks” "
+             "measures, layer by layer, how much of it lands on [CLS] and [SEP].")
+
+
+def block_intro(n_layers: int) -> str:
+    """Above the encoder block's diagram: what one block does, LayerNorm named."""
+    return (f"The diagram follows one of the model's {n_layers} encoder blocks (the layer and "
+            "head picked for sections 2 to 4): attention, then a feed-forward layer, each "
+            "followed by “add & norm”, which adds the sublayer's input back and applies "
+            f"{term_link('layer-norm', 'LayerNorm')} (each token's vector re-centred and "
+            "rescaled).")
 
 
 def heads_put(heads: int, total: int) -> str:

@@ -192,28 +192,44 @@ def vocabulary_text(vocab: list[str]) -> str:
 
 
 def window_note(local: s2s.LocalAttention, half: int, source_len: int) -> str:
-    """Said only when the window covers every source position: then local attention is
-    the global one times the Gaussian. Empty otherwise."""
+    """Said only when the window covers every source position: then local-m attention is
+    the global one, local-p the global one times the Gaussian. Empty otherwise."""
     if not local.window.all():
         return ""
     centre = local.p_t + 1  # the core counts source positions from 0, the page from 1
     return (f"The window [p_t − D, p_t + D] = [{centre - half:.2f}, {centre + half:.2f}] "
             f"covers the whole source ({source_len} tokens): local attention is global "
-            "attention times the Gaussian.")
+            + ("attention." if local.gaussian is None else "attention times the Gaussian."))
 
 
 def local_text(local: s2s.LocalAttention, mode: str, word: str, step: int, half: int) -> str:
-    """Where the window is centred and why, and what its weights sum to."""
+    """Where the window is centred and why, and what its weights are and sum to: the
+    softmax over the window (local-m), times a Gaussian for local-p."""
     centre = local.p_t + 1
     rule = ("Monotonic: p_t = t, the decoding step (at most S)" if mode == "monotonic"
             else "Predictive: p_t = 1 + S·sigmoid(v_pᵀ tanh(W_p sₜ)), between 1 and S + 1; "
                  "W_p and v_p are random here (untrained), so this centre is arbitrary")
+    inside = ("they are the softmax of the scores over the window alone (Luong et al.'s "
+              "local-m), so they sum to 1; only the predictive window adds a Gaussian."
+              if local.gaussian is None
+              else "the softmax over the window is multiplied by a Gaussian centred on p_t "
+                   f"with σ = D/2 = {half / 2:g} (Luong et al.'s local-p), so the weights sum "
+                   f"to {probability_text(local.weights.sum())} (Luong et al. do not "
+                   "renormalise).")
     return (
         f"Query: the decoder state of “{md_escape(word)}”, step {step}. "
         f"{rule}: p_t = {centre:.2f}, a source position counted from 1. Outside "
-        "[p_t − D, p_t + D] the weights are exactly 0; inside, the "
-        f"softmax is multiplied by a Gaussian with σ = D/2 = {half / 2:g}, so the weights sum "
-        f"to {probability_text(local.weights.sum())} (Luong et al. do not renormalise).")
+        f"[p_t − D, p_t + D] the weights are exactly 0; inside, {inside}")
+
+
+def local_formula(mode: str) -> str:
+    """Luong et al.'s local weights in LaTeX: the softmax over the window (local-m), times
+    the Gaussian for the predictive window (local-p)."""
+    window = (r"a_t(s) = \mathrm{softmax}_{s \in [p_t - D,\, p_t + D]}"
+              r"\big(\mathrm{score}(s_t, h_s)\big)")
+    if mode == "monotonic":
+        return window
+    return window + r"\, \exp\!\left(-\frac{(s - p_t)^2}{2\sigma^2}\right),\quad \sigma = D/2"
 
 
 def soft_and_hard_text(src: list[str], step: int, chosen: int, hard_context: np.ndarray,

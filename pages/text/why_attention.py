@@ -9,10 +9,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from attncore.copying import AlignmentReading, LengthReading, PositionReading, StepReading
+from attncore.copying import (
+    AlignmentReading,
+    ForcedReading,
+    LengthReading,
+    PositionReading,
+    StepReading,
+    TrainingCoverage,
+)
 from attncore.recurrence import LayerComparison
+from attncore.train.bottleneck import EarlierStates
 from pages.ui.glossary import term_link
-from pages.ui.numbers import difference_text, probability_text
+from pages.ui.numbers import difference_text, probability_text, superscript
 from pages.ui.numbers import percent_text as percent  # never a false 0% or 100%
 
 LETTERS = "ABCDEFGHIJKL"  # the 12 symbols, ids 0..11, shown as letters
@@ -56,6 +64,128 @@ def length_text(r: LengthReading, chance: float) -> str:
     return text
 
 
+def introduction_text(symbols: int) -> str:
+    """The two models and the task, before the page's figures (off a projector)."""
+    return (
+        "Before Transformers, translation was done by two recurrent networks (here "
+        f"{term_link('gru', 'GRUs')}, gated recurrent units): an **encoder** reads the source "
+        "one token at a time, updating a state vector, and a **decoder** writes the output "
+        "one token at a time from its own state "
+        f"({term_link('decoder-state', 'the states hₛ and sₜ')}). In the first such models "
+        "(Sutskever et al. 2014, Cho et al. 2014) the decoder saw the source only through "
+        "the encoder's **last** state: one vector of d numbers, whatever the sentence's "
+        "length. Bahdanau, Cho and Bengio (2015) let the decoder look back at **every** "
+        "encoder state at each step, with weights from a softmax: attention. Here both "
+        "models learn the simplest task that needs the whole source, copying a random "
+        f"string of the {symbols} letters {LETTERS[0]} to {LETTERS[symbols - 1]}, so that "
+        "nothing but memory can help.")
+
+
+def progress_text(done: int, total: int) -> str:
+    """The progress bar's label while both models train: ``done`` of ``total`` steps in
+    all, the fixed model's first (total = 2 × steps), counted per model."""
+    steps = total // 2
+    if done <= steps:
+        return f"Training the fixed-context model: step {done} of {steps}"
+    return f"Training the attention model: step {done - steps} of {steps}"
+
+
+def comparison_text(n_test: int, first: int, last: int, symbols: int) -> str:
+    """What the accuracy chart compares, defined where it is read (also on a projector,
+    where the introduction is hidden)."""
+    return (
+        "**Fixed context**: the decoder reads the encoder's last state h_n alone, at every "
+        "step. **Attention**: at each step t it reads every encoder state h_s, weighted by "
+        "α_ts (weights that sum to 1 over the source positions s). Each model is tested on "
+        f"{n_test} new strings of each length from {first} to {last}, writing every letter "
+        "after its own previous one and always the most likely "
+        f"({term_link('greedy', 'greedy decoding')}). **Token accuracy** is the share of "
+        f"letters written right; chance, a blind guess among the {symbols} letters, gets "
+        f"1/{symbols}.")
+
+
+def bahdanau_text() -> str:
+    """The paper's figure that the accuracy chart echoes."""
+    return (
+        "Compare Bahdanau et al.'s figure 2: their models without attention lose "
+        f"{term_link('bleu', 'BLEU')} (a score of a translation against a reference "
+        "translation) steadily as sentences grow; the one with attention trained on sentences "
+        "of up to 50 words holds (the one trained on up to 30 falls too, later). A vector of "
+        "d numbers can hold only so much of a string; attention reads the encoder's states "
+        "again at every step instead.")
+
+
+def coverage_text(c: TrainingCoverage, symbols: int) -> str:
+    """How many test strings of each short length training had drawn too (expected, from
+    the settings): most at a length with few possible strings, few past it."""
+    span = (f"each length from {c.min_length} to {c.max_length}" if c.trained > 1
+            else f"length {c.min_length}")
+    text = (f"Training drew about {c.drawn:,.0f} strings of {span} ({c.steps:,} steps of "
+            f"{c.batch} strings, each step one length).")
+    tested = [(n, total, share) for n, total, share in zip(c.lengths, c.possible, c.share,
+                                                           strict=True)
+              if c.min_length <= n <= c.max_length]
+    if not tested:
+        return text + " No tested length was trained: every test string was new."
+    first_new = next((i for i, item in enumerate(tested) if item[2] < 0.5), None)
+    shown = tested if first_new is None else tested[:first_new + 1]
+    parts = [f"of the {symbols}{superscript(n)} = {total:,} possible strings of {n} letters "
+             f"it drew about {percent(share)}" if k == 0 else
+             f"of the {symbols}{superscript(n)} = {total:,} of {n} letters about "
+             f"{percent(share)}" for k, (n, total, share) in enumerate(shown)]
+    listed = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+    text += " O" + listed[1:]  # "of the ..." opens the sentence
+    most = [str(n) for n, _, share in tested if share >= 0.5]
+    if not most:
+        return text + ": at every length tested most test strings were new."
+    said = ", ".join(most[:-1]) + " and " + most[-1] if len(most) > 1 else most[0]
+    text += f": at {said} letters most test strings had also been trained on"
+    if first_new is None:
+        return text + "."
+    return text + f"; from {tested[first_new][0]} letters on most were new."
+
+
+def predict_text(length: int) -> str:
+    """The question asked before the positions' figure."""
+    return (f"**Predict first:** the encoder reads a string of {length} letters from left to "
+            "right, and the fixed model's decoder starts from its last state. Which letters "
+            "will it copy right most often: the first ones or the last ones? Decide, then "
+            "look.")
+
+
+def forced_text(r: ForcedReading) -> str:
+    """Errors that compound against what the state holds: teacher-forced against greedy
+    accuracy by position, each conclusion chosen by the numbers."""
+    n, g, f = r.length, r.greedy, r.forced
+    low = f[r.lowest - 1]
+    text = (
+        "Two things can lose the later letters: errors that compound (each wrong letter is "
+        "read by the next step) and a state that does not hold them. "
+        f"{term_link('teacher-forcing', 'Teacher forcing')} separates them: each step reads "
+        f"the correct previous letter, as in training. At length {n} the fixed model then "
+        f"gets the first letter right {percent(f[0])} of the time and the last "
+        f"{percent(f[-1])} (greedy: {percent(g[0])} and {percent(g[-1])}); its lowest is "
+        f"position {r.lowest}, {percent(low)}.")
+    if f[-1] < f[0]:
+        text += (" Even with no earlier mistake to follow it copies the later letters less "
+                 "often than the first: what the decoder recovers from the state falls along "
+                 "the string.")
+    else:
+        text += (" With no earlier mistake to follow it copies the last letter as often as the "
+                 "first or more: the fall along the string comes from errors compounding.")
+    gap = r.gap
+    if gap.max() > 0:
+        every = " at every later position" if (gap[1:] > 0).all() else ""
+        text += (f" Greedy decoding gets fewer right{every}, by up to {percent(gap.max())} "
+                 f"of the strings (position {r.widest}): that part is errors compounding.")
+    else:
+        text += " Greedy decoding gets no fewer right at any position: no errors compound."
+    if r.lowest < n and f[-1] > low:
+        text += (f" With teacher forcing the last letter ({percent(f[-1])}), read last by the "
+                 f"encoder, is copied more often than position {r.lowest}.")
+    return text
+
+
 def position_text(r: PositionReading, d_model: int) -> str:
     """Which positions the fixed model gets right most and least often."""
     row = r.accuracy
@@ -63,37 +193,49 @@ def position_text(r: PositionReading, d_model: int) -> str:
             f"most often ({percent(row[r.best - 1])}) and position {r.worst} least "
             f"({percent(row[r.worst - 1])}); the first letter {percent(row[0])}, the last "
             f"{percent(row[-1])}. Everything it knows about the source comes from the "
-            f"{d_model} numbers of the encoder's last state, which the encoder rewrote "
-            "at every letter.")
+            f"{d_model} numbers of the encoder's last state.")
 
 
-def alignment_text(r: AlignmentReading, n_test: int, max_length: int) -> str:
-    """Where the attention model looks, and what the weight on the copied letter says.
-
-    Why the weight spreads is not measured: it is offered as a likely reason only, and
-    only when the example's length was trained (past it, the model is off its ground).
-    """
+def alignment_text(r: AlignmentReading, earlier: EarlierStates, n_test: int,
+                   max_length: int) -> str:
+    """Where the attention model looks, and what its weight before the copied letter is
+    for: measured (the copy with and without it), its reason left open."""
     T = r.length
-    if T > max_length:
-        exact = (f"is {'not ' if r.copied < 0.9 else ''}close to 1; these strings of {T} "
-                 f"letters are longer than any trained (at most {max_length}), so "
-                 "this alignment shows the model past what it learned.")
-    elif r.copied < 0.9:
-        exact = ("is not close to 1. A likely reason (not measured here): an encoder state "
-                 "is not a picture of its own letter but a mix of everything read so far "
-                 "(h_(t+1) may still carry letter t), so neighbouring states can serve the "
-                 "copy too.")
-    else:
-        exact = "comes close to 1."
-    return (
+    text = (
         f"Each row is one step of decoding; its weights sum to 1 over the {T} encoder "
         f"states. Over {n_test} fresh strings of {T} letters, step t puts on "
         f"average {r.copied:.2f} of its weight on source position t, the letter it is "
         f"copying, {r.before:.2f} on position t − 1 and {r.after:.2f} on position "
         f"t + 1; in this string the largest weight is on position t or a neighbour in "
-        f"{percent(r.near)} of the rows. The weight on the exact position {exact} This "
-        "alignment was learned from the copying loss alone; nothing told the model which "
-        "position to read.")
+        f"{percent(r.near)} of the rows.")
+    if T > max_length:
+        text += (f" The weight on the exact position is {'not ' if r.copied < 0.9 else ''}"
+                 f"close to 1; these strings of {T} letters are longer than any trained (at "
+                 f"most {max_length}), so this alignment shows the model past what it learned.")
+    return text + " " + earlier_text(earlier) + (
+        " This alignment was learned from the copying loss alone; nothing told the model "
+        "which position to read.")
+
+
+def earlier_text(e: EarlierStates) -> str:
+    """Only h_t and later states can carry letter t; what the weight on the earlier ones
+    is for is measured by moving it onto them, its reason is not."""
+    before, later = percent(e.accuracy), percent(e.accuracy_later_only)
+    if e.accuracy_later_only >= e.accuracy:
+        verdict = "so the copy does not need the earlier states"
+    elif e.accuracy_later_only >= e.accuracy - 0.01:
+        verdict = "so the copy barely depends on the earlier states"
+    else:
+        verdict = ("so the model uses the earlier states, for something other than letter t "
+                   "(what, is not measured here)")
+    return (
+        "The encoder reads left to right, so h_(t−1) and the states before it have not read "
+        "letter t: only h_t and later states can carry it. Over all steps (step 1 has none "
+        f"before it), {e.weight_before:.2f} of the weight, on average, still falls on those "
+        "earlier states. Why is "
+        "not measured here; whether the copy needs it is: letting each step read h_t and "
+        "later states only (the same scores, the softmax over those alone) takes the "
+        f"accuracy on the same {e.strings} strings from {before} to {later}, {verdict}.")
 
 
 def step_text(step, check: StepReading, source: list[int], d_model: int) -> str:
@@ -118,21 +260,33 @@ def step_text(step, check: StepReading, source: list[int], d_model: int) -> str:
         f"The letter to copy was {symbol(source[step.t - 1])}.")
 
 
+def layers_lead(compared: LayerComparison) -> str:
+    """What the table compares, with its terms defined before it."""
+    return (
+        f"One layer of each kind on n = {compared.n} tokens (the longest trained string) of "
+        f"d = {compared.d} numbers. A recurrent layer (a GRU, as above) updates its state "
+        f"token by token. A {term_link('self-attention', 'self-attention')} layer lets every "
+        "position of one sequence look at every other at once, after four learned "
+        f"{term_link('projection', 'projections')}, d × d matrices, turn each token's vector "
+        "into a query, a key and a value and map the result back (W_Q, W_K, W_V and W_O). "
+        f"Costs are counted in {term_link('multiply-add', 'multiply-adds')}: one "
+        "multiplication and one addition each.")
+
+
 def layers_text(compared: LayerComparison) -> str:
     """Recurrence against self-attention for the longest trained string: which part costs
     more is read from the counts."""
     cheaper = ("smaller" if compared.attention_multiply_adds < compared.gru_multiply_adds
                else "larger")
     return (
-        f"For n = {compared.n} tokens (the longest trained string) and d = {compared.d}. The "
-        "recurrent encoder above had to run its steps one after the other, and in the "
+        "The recurrent encoder above had to run its steps one after the other, and in the "
         "fixed-context model a letter at the start reached the decoder only through every "
         "update in between. Self-attention "
         "(lesson 1 on) compares every pair of positions at once, in one step, and gives every "
         "pair a direct path. Its cost per layer grows like n²·d against the recurrent n·d²; "
         f"here attention's own part is {cheaper} than the GRU's "
         f"({compared.attention_multiply_adds:,} against {compared.gru_multiply_adds:,} "
-        f"{term_link('multiply-add', 'multiply-adds')}; the products of matrices only, biases "
+        "multiply-adds; the products of matrices only, biases "
         "and entry-by-entry products not counted). An RNN is sometimes said to cost "
         "O(n³): it is O(n·d²). Vaswani et al. (2017, table 1) compare the same three things; "
         "computing every position at once and the one-step path between any two positions "

@@ -186,13 +186,14 @@ def longer_key_item(trace: AttentionTrace | None, names: list[str]) -> str:
 
 # "What to notice": each holds for every example, setting and edit.
 NOTICE = [
-    "The weights in each row are at least 0 and sum to 1 (a key the mask hides gets "
-    "exactly 0): each output row is a weighted average of the value rows.",
+    "The weights in each row are at least 0 and sum to 1 (a key the "
+    f"{term_link('mask', 'mask')} hides gets exactly 0): each output row is a weighted "
+    "average of the value rows.",
     "In each row, the largest score among the keys the query may see gets the largest "
     "weight, and a dot product rewards length as well as direction "
     "(q·k = |q| |k| cos θ): in the textbook example q₁ = [1, 0] scores k₁ = [1, 0] (same "
     "direction) and k₃ = [1, 1] (45° away, but √2 times longer) equally, so without "
-    "the causal mask x1 gives them the same weight.",
+    f"the {term_link('causal-mask', 'causal mask')} x1 gives them the same weight.",
     "Adding the same number to every score of a row changes nothing: the softmax only "
     "sees differences.",
     "With the causal mask, token 1 can only see itself, so its output is exactly v₁.",
@@ -219,8 +220,10 @@ PRACTICE = [
 # Above the inputs' editor (off the projector, where the model's diagram is drawn instead).
 INPUTS_TEXT = (
     "Each row is a token. Its **query** q asks *what am I looking for?*, its **key** k "
-    "says *what do I contain?*, its **value** v is *what I pass on*. Edit any cell or "
-    "token name; everything below is recomputed."
+    "says *what do I contain?*, its **value** v is *what I pass on*. Each query is scored "
+    f"against every key, a {term_link('softmax', 'softmax')} turns each query's scores into "
+    "weights, and the weights mix the values. Edit any cell or token name; everything below "
+    "is recomputed."
 )
 
 

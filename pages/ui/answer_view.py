@@ -11,8 +11,9 @@ import numpy as np
 
 from attncore.lm.answer import AnswerStudy
 
+from .figures import said_number, scatter_chart
 from .figures.models import patching_runs
-from .layout import bullet_list, practice_questions, show_diagram
+from .layout import bullet_list, practice_questions, show_diagram, show_figure
 from .page import Page
 
 
@@ -55,18 +56,94 @@ def show_runs(page: Page, study: AnswerStudy, mode: str, name: str, *, layer: in
     show_diagram(diagram, key=page.key(f"runs_{name}"))
 
 
+#: The scatter's plot area, about, in pixels (the page's column less the axes' room): what
+#: label placement assumes to keep labels apart.
+PLOT_PX = (650, 250)
+#: Where a label may sit from its point (Plotly's ax, ay, in pixels; ay down), in order.
+OFFSETS = [(45, -22), (-45, -22), (45, 22), (-45, 22), (0, -32), (0, 32), (70, -44),
+           (-70, -44), (70, 44), (-70, 44)]
+
+
+def label_offsets(x: np.ndarray, y: np.ndarray, texts: list[str], spans: tuple, font: int
+                  ) -> list[tuple[int, int]]:
+    """Where each label sits from its point (ax, ay): the first of OFFSETS, trying first
+    the side away from the middle of the x range, whose box (estimated from the text's
+    length and the font) stays in the plot and meets no label placed before nor any of the
+    labelled points. ``spans``: the plot's (x_min, x_max, y_min, y_max)."""
+    x0, x1, y0, y1 = spans
+    width, height = PLOT_PX
+    px = (x - x0) / ((x1 - x0) or 1.0) * width
+    py = (y1 - y) / ((y1 - y0) or 1.0) * height  # down, as Plotly's ay
+    boxes: list[tuple[float, float, float, float]] = []
+    chosen = []
+    for i, text in enumerate(texts):
+        w, h = 0.6 * font * len(text) + 6, 1.4 * font
+        right_first = px[i] <= width / 2
+        tries = sorted(OFFSETS, key=lambda o: (o[0] < 0) == right_first)  # stable
+        for ax, ay in [*tries, OFFSETS[0]]:
+            cx, cy = px[i] + ax, py[i] + ay
+            box = (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+            inside = box[0] >= -20 and box[2] <= width + 20 and box[1] >= -20
+            clear = not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3]
+                            for b in boxes)
+            no_point = not any(box[0] <= u <= box[2] and box[1] <= v <= box[3]
+                               for u, v in zip(px, py, strict=True))
+            if inside and clear and no_point:
+                break
+        boxes.append(box)
+        chosen.append((ax, ay))
+    return chosen
+
+
+def looks_figure(page: Page, study: AnswerStudy, top: list[tuple[int, int, float]],
+                 named: list[tuple[int, int]], what: str) -> None:
+    """Section 5's scatter: each head's attention from the last token to the changed
+    token(s) against its patching recovery, the heads of ``top`` (layer, head, recovery)
+    marked apart and the ``named`` ones (layer, head, from 0) labelled. ``what``: the
+    changed tokens, quoted."""
+    looks, heads = study.looks, study.heads
+    L, H = heads.shape
+    labels = np.array([f"L{layer + 1} H{head + 1}" for layer in range(L) for head in range(H)])
+    is_top = np.zeros((L, H), dtype=bool)
+    for layer, head, _ in top:
+        is_top[layer, head] = True
+    fig = scatter_chart(
+        {"other heads": (looks[~is_top], heads[~is_top], labels[~is_top.ravel()].tolist()),
+         f"the {len(top)} heads that restore most": (looks[is_top], heads[is_top],
+                                                    labels[is_top.ravel()].tolist())},
+        title=f"Where each head looks against what patching it does ({L * H} heads)",
+        x_title=f"attention from the last token to {what}", y_title="recovery",
+        font_size=page.font)
+    x = np.array([looks[cell] for cell in named])
+    y = np.array([heads[cell] for cell in named])
+    texts = [f"L{layer + 1} H{head + 1}" for layer, head in named]
+    spans = (looks.min(), looks.max(), heads.min(), heads.max())
+    for text, xi, yi, (ax, ay) in zip(texts, x, y, label_offsets(x, y, texts, spans, page.font),
+                                      strict=True):
+        fig.add_annotation(x=xi, y=yi, text=text, ax=ax, ay=ay, showarrow=True, arrowhead=0,
+                           arrowwidth=1, font={"size": page.font})
+    best_l, best_h, _ = top[0]
+    said = "; ".join(f"L{layer + 1} H{head + 1} looks {said_number(looks[layer, head])}, "
+                     f"recovery {said_number(heads[layer, head])}" for layer, head in named)
+    show_figure(fig, key="ans_fig_looks", alt=(
+        f"{L * H} heads: attention from the last token to the changed token against head "
+        f"patching recovery. The head that restores most, L{best_l + 1} H{best_h + 1}, puts "
+        f"{said_number(looks[best_l, best_h])} of its attention there. Named: {said}."))
+
+
 def closing_notes(moving: str) -> None:
     """What to notice (``moving``: how many heads move the answer) and what to try."""
     bullet_list("What to notice", [
         moving,
         "The residual grid shows information *moving* between positions, and only attention "
-        "can move it: the layer where it moves points to the heads to look at.",
+        "can move it: the layers where it moves point to the heads to look at.",
         "Direct attribution and patching answer different questions: what a head writes "
         "into the answer, and what the answer needs from it.",
     ])
     bullet_list("Try this", [
         "Pick another capital: does the same head carry the answer?",
-        "Set the knockout window to 1 layer: which single layer's edge matters most?",
+        "Widen the knockout window: do more windows halve p(answer), and which layers do "
+        "they all include?",
         "Make your own pair: swap one name or place, keep the token counts equal, and "
         "compare its head grid with the capital's.",
     ])

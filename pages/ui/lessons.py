@@ -107,7 +107,7 @@ class Lesson:
 LESSONS: tuple[Lesson, ...] = (
     Lesson(
         0, "0_Why_attention.py", "Why attention exists", "why", "🧭",
-        goal="train two recurrent encoder-decoders of the same size to copy strings, one "
+        goal="train two recurrent encoder-decoders of the same width to copy strings, one "
              "that must squeeze the whole string into a single vector and one with "
              "attention, and see where the first one fails and why the second does not.",
         summary="the problem attention was invented for: a recurrent encoder-decoder "

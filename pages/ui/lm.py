@@ -188,6 +188,18 @@ def model_name(m: lm.LanguageModel) -> str:
     return next((e.name for e in lm.available_models() if e.path == m.path), m.name)
 
 
+def float32_text(m: lm.LanguageModel) -> str:
+    """The weights' size in float32, from the parameter count (4 bytes each), and the
+    transposed copy of a tied output matrix this code keeps beside the embedding: "538 MB
+    for 134,515,008 parameters; the output matrix, the embedding transposed, is kept as a
+    copy of 113 MB more"."""
+    text = f"{megabytes(4 * m.n_params)} for {m.n_params:,} parameters"
+    if m.config.tied_output:
+        text += (f"; the output matrix, the embedding transposed, is kept as a copy of "
+                 f"{megabytes(m.weights.output.nbytes)} more")
+    return text
+
+
 def model_note(m: lm.LanguageModel, presenter: bool = False) -> None:
     """What the model is, plainly, with its numbers from the file (one line on a
     projector, where the first figure must fit on the first screen)."""
@@ -203,7 +215,7 @@ def model_note(m: lm.LanguageModel, presenter: bool = False) -> None:
             f"parameter model, stored **quantised to 4 bits** (the file's weights are 4-bit "
             f"integers with a scale and an offset for every 32 of them; the embedding is "
             f"8-bit; the norms' gains stay float32) "
-            f"and **dequantised here to float32** ({m.weights.nbytes / 1e6:.0f} MB). Every "
+            f"and **dequantised here to float32** ({float32_text(m)}). Every "
             f"number shown is this model's, computed by our own NumPy code: {cfg.n_layers} "
             f"layers, d_model {cfg.d_model}, {heads_text(cfg)}, a {cfg.vocab_size:,}-token "
             f"vocabulary.")
@@ -219,7 +231,7 @@ def model_note(m: lm.LanguageModel, presenter: bool = False) -> None:
         f"This is **{name}**, a {family} model of {params_text(m.n_params)} parameters that "
         f"this server's operator listed: a {FORMATS.get(m.source_format, m.source_format)} "
         f"storing its weights as {storage_text(m)}, **converted here to float32** "
-        f"({megabytes(m.weights.nbytes)}). Every number shown is this model's, computed "
+        f"({float32_text(m)}). Every number shown is this model's, computed "
         f"by our own NumPy code: {cfg.n_layers} layers, d_model {cfg.d_model}, "
         f"{heads_text(cfg)}, a {cfg.vocab_size:,}-token vocabulary.")
 

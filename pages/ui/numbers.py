@@ -204,6 +204,12 @@ def subscript(n: int) -> str:
     return str(int(n)).translate(_SUBSCRIPT)
 
 
+def superscript(n: int) -> str:
+    """A whole number as an exponent, as a count of strings is written in 12³: 3 -> "³",
+    16 -> "¹⁶", -2 -> "⁻²"."""
+    return str(int(n)).translate(_SUPERSCRIPT)
+
+
 def whole_text(x: float) -> str:
     """A whole number with its thousands separated and a real minus sign (65,504,
     −1,024), ``−∞``, or from a million on in scientific notation (−1.000×10⁹).

@@ -204,10 +204,71 @@ def test_the_traced_step_is_the_decoding_step(rng):
         assert np.allclose(step.weights @ run.encoder_states[0], step.context, atol=1e-12)
         s = (1 - step.update) * step.candidate + step.update * step.previous_state
         assert np.allclose(s, step.state, atol=1e-12)
+        # the output layer's three parts: W_o's rows on s_t, its rows on c_t, b_o
+        assert np.array_equal(step.score_weights, p["att.v"])
+        assert np.allclose(step.from_state + step.from_context + step.output_bias,
+                           step.logits, atol=1e-12)
+        assert np.allclose(step.from_context, step.context @ p["out.W"][8:], atol=1e-12)
     with pytest.raises(ValueError, match=r"t must lie in 1\.\.6; got 0"):
         bn.trace_step(p, source, 0)
     with pytest.raises(ValueError, match="needs the attention model"):
         bn.trace_step(bn.init_params(8, rng, "fixed"), source, 1)
+
+
+def test_decoding_can_be_kept_to_some_source_positions(rng):
+    p = bn.init_params(6, rng, "attention", dtype=np.float64)
+    src = bn.make_strings(rng, 3, 5)
+    run = bn.decode(p, src, "attention")
+    every = bn.decode(p, src, "attention", np.ones((5, 5), dtype=bool))
+    assert np.array_equal(every.tokens, run.tokens)
+    assert np.allclose(every.weights, run.weights, atol=1e-12)
+    # only s = t: the weights are the identity, and the context is h_t itself
+    diagonal = bn.decode(p, src, "attention", np.eye(5, dtype=bool))
+    assert np.array_equal(diagonal.weights, np.broadcast_to(np.eye(5), (3, 5, 5)))
+    # s >= t: zero weight before t, each row summing to 1; step 1 may read every position,
+    # so its weights are the unrestricted ones
+    later = bn.decode(p, src, "attention", np.triu(np.ones((5, 5), dtype=bool)))
+    assert np.all(np.tril(later.weights[0], k=-1) == 0)
+    assert np.allclose(later.weights.sum(axis=-1), 1, atol=1e-12)
+    assert np.allclose(later.weights[:, 0], run.weights[:, 0], atol=1e-12)  # step 1: all s
+    with pytest.raises(ValueError, match=r"allowed must be a \(5, 5\) bool array"):
+        bn.decode(p, src, "attention", np.ones((4, 4), dtype=bool))
+    with pytest.raises(ValueError, match="allowing one source position or more"):
+        bn.decode(p, src, "attention", np.zeros((5, 5), dtype=bool))
+    with pytest.raises(ValueError, match="of the attention model"):
+        bn.decode(bn.init_params(6, rng, "fixed"), src, "fixed", np.ones((5, 5), dtype=bool))
+
+
+def test_the_earlier_states_measure_their_weight_and_the_copy_without_them(rng):
+    p = bn.init_params(6, rng, "attention", dtype=np.float64)
+    src = bn.make_strings(rng, 4, 5)
+    e = bn.earlier_states(p, src)
+    run = bn.decode(p, src, "attention")
+    # a second method: a loop over the steps, the weights on s < t summed
+    before = np.mean([[run.weights[b, t, :t].sum() for t in range(5)] for b in range(4)])
+    assert (e.length, e.strings) == (5, 4)
+    assert e.weight_before == pytest.approx(before, abs=1e-12)
+    assert e.accuracy == run.accuracy
+    later = np.triu(np.ones((5, 5), dtype=bool))
+    assert e.accuracy_later_only == bn.decode(p, src, "attention", later).accuracy
+
+
+@pytest.mark.parametrize("model", bn.MODELS)
+def test_teacher_forced_accuracy_reads_the_correct_previous_symbols(rng, model):
+    p = bn.init_params(6, rng, model, dtype=np.float64)
+    lengths = np.array([2, 4])
+    greedy, g_pos = bn.accuracy_by_length(p, model, lengths, 16, seed=3)
+    forced, f_pos = bn.accuracy_by_length(p, model, lengths, 16, seed=3, teacher_forced=True)
+    # position 1 reads BOS either way: the same right answers
+    assert np.array_equal(g_pos[:, 0], f_pos[:, 0])
+    # the same strings (from the seed alone), decoded by the teacher-forced pass
+    strings = np.random.default_rng([3, 3])
+    for i, n in enumerate(lengths):
+        src = bn.make_strings(strings, 16, int(n))
+        right = bn.forward(p, src, model)[0].argmax(-1) == src
+        assert np.array_equal(f_pos[i, :n], right.mean(axis=0))
+        assert forced[i] == right.mean()
+        assert np.isnan(f_pos[i, n:]).all()
 
 
 def test_weight_by_offset_on_hand_made_weights():
@@ -340,6 +401,13 @@ def test_a_run_reports_progress_and_its_shapes(small_run):
     assert result.example["attention"].weights.shape == (1, 12, 12)
     assert result.offset_weights.shape == (5,)
     assert np.all((result.offset_weights >= 0) & (result.offset_weights <= 1))
+    for model in bn.MODELS:  # teacher-forced on the same strings: the same first column
+        forced = result.forced_position_accuracy[model]
+        assert forced.shape == result.position_accuracy[model].shape
+        assert np.array_equal(forced[:, 0], result.position_accuracy[model][:, 0])
+    early = result.earlier
+    assert (early.length, early.strings) == (bn.EXAMPLE_LENGTH, SMALL["n_test"])
+    assert 0 <= early.weight_before <= 1 and 0 <= early.accuracy_later_only <= 1
     snapshots = result.runs["attention"].snapshots["alignment"]
     assert snapshots.shape == (len(result.runs["attention"].checkpoints), 12, 12)
 
@@ -373,4 +441,6 @@ def test_the_command_line_prints_the_lengths_and_both_accuracies(capsys, monkeyp
     assert summary["train_lengths"] == [3, 16]
     assert summary["chance"] == pytest.approx(1 / 12, abs=1e-4)
     assert len(summary["offset_weights_attention"]) == len(summary["offsets"]) == 5
+    assert 0 <= summary["weight_before_attention"] <= 1
+    assert 0 <= summary["accuracy_later_states_only"] <= 1
     assert summary["seconds"] > 0

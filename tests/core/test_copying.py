@@ -86,3 +86,78 @@ def test_the_step_reading_rebuilds_the_context_from_the_weights():
     assert off.difference == np.spacing(1.5)
     with pytest.raises(ValueError, match="must agree"):
         copying.step_reading(weights, states[:1], [0.0, 0.0], [0.0])
+
+
+def test_the_forced_reading_compares_both_decodings_at_one_length():
+    # Length 3: greedy 0.9, 0.4, 0.2; forced 0.9, 0.7, 0.6. The gap 0, 0.3, 0.4 is widest
+    # at position 3, and forced is lowest at position 3 (0.6).
+    greedy = [[1.0, 0.5, np.nan], [0.9, 0.4, 0.2]]
+    forced = [[1.0, 0.6, np.nan], [0.9, 0.7, 0.6]]
+    r = copying.forced_reading([2, 3], greedy, forced, 3)
+    assert r.length == 3 and r.widest == 3 and r.lowest == 3
+    assert r.gap == pytest.approx([0.0, 0.3, 0.4])
+    assert r.forced.tolist() == [0.9, 0.7, 0.6] and r.greedy.tolist() == [0.9, 0.4, 0.2]
+    with pytest.raises(ValueError, match="length 1 was not tested"):
+        copying.forced_reading([2, 3], greedy, forced, 1)
+
+
+def test_training_coverage_is_the_chance_that_a_test_string_was_drawn_in_training():
+    # 800 steps of 64 strings over 14 lengths (3..16): 51,200 / 14 = 3,657.14 of each.
+    # 12³ = 1,728 strings of 3 letters: 1 − (1 − 1/1728)^3657.14 = 1 − e^(−2.1174) = 0.880
+    # (the exponent: 3657.14 · ln(1 − 1/1728) = −2.1171...); 12⁴ = 20,736:
+    # 1 − e^(−0.17637) = 0.1617; length 2 was not trained: 0.
+    c = copying.training_coverage([2, 3, 4, 20], 3, 16, 800, 64, 12)
+    assert c.drawn == pytest.approx(51200 / 14) and c.trained == 14
+    assert c.possible == (144, 1728, 20736, 12**20)
+    assert c.share[0] == 0.0
+    assert c.share[1] == pytest.approx(1 - (1 - 1 / 1728) ** (51200 / 14), rel=1e-12)
+    assert c.share[1] == pytest.approx(0.880, abs=1e-3)
+    assert c.share[2] == pytest.approx(0.1617, abs=1e-4)
+    # 12^20 strings: the share is about drawn / 12^20, kept, not rounded to 0
+    assert c.share[3] == pytest.approx(51200 / 14 / 12**20, rel=1e-9)
+
+
+def test_training_coverage_agrees_with_drawing_the_strings():
+    # A second method: draw the training strings of length 2 over 2 symbols (4 possible),
+    # 3 of them per run, many runs; a uniform test string was drawn with probability
+    # 1 − (3/4)^3 = 0.578.
+    rng = np.random.default_rng(0)
+    runs = 20000
+    drawn = rng.integers(0, 4, (runs, 3))  # each string as a number 0..3
+    test = rng.integers(0, 4, runs)
+    seen = np.mean((drawn == test[:, None]).any(axis=1))
+    c = copying.training_coverage([2], 2, 2, 3, 1, 2)
+    assert c.share[0] == pytest.approx(1 - 0.75**3)
+    assert seen == pytest.approx(c.share[0], abs=0.01)
+
+
+def test_step_arithmetic_rebuilds_the_traced_step():
+    from attncore.train import bottleneck as bn
+
+    rng = np.random.default_rng(1)
+    p = bn.init_params(8, rng, "attention", dtype=np.float64)
+    source = np.array([3, 1, 4, 1, 5, 9, 2])
+    run = bn.decode(p, source, "attention")
+    for t in (1, 4, 7):
+        step = bn.trace_step(p, source, t)
+        a = copying.step_arithmetic(step, run.encoder_states[0], shown=3)
+        # the same scores, weights, context and output as the model's own
+        assert a.scores == pytest.approx(step.scores, abs=1e-12)
+        assert a.weights == pytest.approx(step.weights, abs=1e-12)
+        assert a.context == pytest.approx(step.context, abs=1e-12)
+        assert a.logits == pytest.approx(step.logits, abs=1e-12)
+        assert a.probabilities == pytest.approx(step.probabilities, abs=1e-12)
+        # the pieces add up: the written-out score, Z, the context's parts
+        assert a.score_terms.sum() == pytest.approx(a.scores[a.position - 1], abs=1e-12)
+        assert a.total == pytest.approx(np.exp(step.scores - step.scores.max()).sum())
+        top = np.array(a.top) - 1
+        assert a.weights[top] @ a.top_states + a.rest == pytest.approx(a.context, abs=1e-12)
+        assert list(a.weights[top]) == sorted(a.weights, reverse=True)[:3]
+        assert a.position == a.top[0] == int(np.argmax(step.weights)) + 1
+        assert a.token == step.token and a.runner_up != a.token
+        assert a.logits[a.runner_up] == sorted(a.logits)[-2]
+    # every position shown: nothing left over
+    all_of_them = copying.step_arithmetic(step, run.encoder_states[0], shown=7)
+    assert not all_of_them.rest.any()
+    with pytest.raises(ValueError, match="one row per source position"):
+        copying.step_arithmetic(step, run.encoder_states[0][:3])

@@ -126,6 +126,35 @@ def test_attention_is_permutation_equivariant_without_positions_only(T, seed):
     assert not np.array_equal(result.perm, np.arange(T))
     assert result.diff_without < 1e-12  # equal up to rounding
     assert result.diff_with > 1e-6  # order matters once positions are added
+    assert result.diff_causal > 1e-6  # and without positions under a causal mask
+
+
+def test_the_causal_difference_by_a_loop():
+    # Causal attention without positions, written out: output i is the softmax over the
+    # keys j <= i of q_i·k_j / √d, times the values; reversing the rows moves each token's
+    # set of visible keys, so the reversed outputs are not the outputs reversed.
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4, 6))
+    w_q, w_k, w_v = (rng.standard_normal((6, 6)) for _ in range(3))
+
+    def causal(rows):
+        q, k, v = rows @ w_q, rows @ w_k, rows @ w_v
+        out = []
+        for i in range(len(rows)):
+            e = np.exp(q[i] @ k[: i + 1].T / math.sqrt(6))
+            out.append((e / e.sum()) @ v[: i + 1])
+        return np.array(out)
+
+    class Reverse:  # a generator whose permutation is the reversal
+        @staticmethod
+        def permutation(n):
+            return np.arange(n)[::-1]
+
+    result = permutation_test(x, pos.sinusoidal(4, 6), w_q, w_k, w_v, Reverse())
+    expected = np.max(np.abs(causal(x[::-1]) - causal(x)[::-1]))
+    assert result.diff_causal == pytest.approx(expected, rel=1e-12) and expected > 0.1
+    # the first reversed output sees only its own token: it is that token's value
+    np.testing.assert_allclose(causal(x[::-1])[0], x[3] @ w_v, rtol=1e-12)
 
 
 def test_wavelengths_end_just_under_2pi_times_base():

@@ -186,29 +186,33 @@ def edited(path: Path) -> None:
     path.write_text(path.read_text() + "\n# edited: a change to this module's code\n")
 
 
+def changed_by_editing(copy: Path, module: str, before: dict) -> tuple[set[str], dict]:
+    """Edit ``module`` (attncore.<name>) in the copy and read the versions again: the
+    results whose version changed, checked to be those whose code uses the module, and
+    the versions now."""
+    edited(copy.joinpath(*module.split(".")).with_suffix(".py"))
+    after = json.loads(command(copy, "versions"))
+    changed = {name for name in before if after[name] != before[name]}
+    assert changed == {name for name, used in rc.RESULTS.items()
+                       if module in rc.module_files(used, copy)}
+    return changed, after
+
+
 def test_the_versions_follow_the_modules_each_result_uses(copy):
     before = json.loads(command(copy, "versions"))  # one JSON object
     assert list(before) == list(rc.RESULTS) and all(HEX64.fullmatch(v) for v in before.values())
     assert before == rc.versions(copy)  # the same read in this process
 
-    edited(copy / "attncore" / "masks.py")
-    after_masks = json.loads(command(copy, "versions"))
-    changed = {name for name in before if after_masks[name] != before[name]}
+    changed, after_masks = changed_by_editing(copy, "attncore.masks", before)
     # Lesson 11's sliding windows are masks.sliding_window_mask, in inference; lesson 0's
     # GRU copy task and lesson 8's trainings use no mask of attncore.masks.
     assert {"lm-window", "lm-merged-kv"} <= changed
     assert not changed & {"lesson0-bottleneck", "lesson8-sentiment", "lesson8-induction"}
-    assert changed == {name for name, module in rc.RESULTS.items()
-                       if "attncore.masks" in rc.module_files(module, copy)}
 
-    edited(copy / "attncore" / "text.py")
-    after_text = json.loads(command(copy, "versions"))
-    changed = {name for name in before if after_text[name] != after_masks[name]}
+    changed, _ = changed_by_editing(copy, "attncore.text", after_masks)
     # Lesson 8's sentiment task tokenizes with text.tokenize, and its collapse runs train it.
     assert {"lesson8-sentiment", "lesson8-collapse"} <= changed
     assert not changed & {"lesson0-bottleneck", "lesson8-induction", "lm-window"}
-    assert changed == {name for name, module in rc.RESULTS.items()
-                       if "attncore.text" in rc.module_files(module, copy)}
 
 
 def test_the_list_shows_each_kept_folder_and_whether_it_is_current(copy, tmp_path,

@@ -68,19 +68,43 @@ def test_dot_score_finds_the_lexicon_translation(seed):
 
 
 @pytest.mark.parametrize("p_t, D", [(3.0, 1), (0.0, 2), (6.0, 3), (2.4, 1), (3.0, 10)])
-def test_local_attention_window_and_gaussian(model, p_t, D):
+def test_local_m_is_the_softmax_over_the_window(model, p_t, D):
+    # Luong et al.'s local-m: eq. (7), the softmax of the scores, over the window alone
     params, h, s = model
     scores = s2s.score("dot", s[:1], h, params)[0]
-    local = s2s.local_attention(scores, h, p_t, D)
+    local = s2s.local_attention(scores, h, p_t, D, mode="monotonic")
+    positions = np.arange(7)
+    inside = np.abs(positions - p_t) <= D
+    assert np.all(local.weights[~inside] == 0.0) and local.gaussian is None
+    # by a second route: exponentials of the scores inside, divided by their sum
+    e = np.exp(scores[inside] - scores[inside].max())
+    np.testing.assert_allclose(local.weights[inside], e / e.sum(), rtol=1e-14)
+    assert local.weights.sum() == pytest.approx(1.0, abs=1e-15)
+    np.testing.assert_allclose(local.context, local.weights @ h, atol=1e-15)
+
+
+@pytest.mark.parametrize("p_t, D", [(3.0, 1), (0.0, 2), (6.0, 3), (2.4, 1), (3.0, 10)])
+def test_local_p_is_that_softmax_times_the_gaussian(model, p_t, D):
+    params, h, s = model
+    scores = s2s.score("dot", s[:1], h, params)[0]
+    local = s2s.local_attention(scores, h, p_t, D, mode="predictive")
     positions = np.arange(7)
     inside = np.abs(positions - p_t) <= D
     assert np.all(local.weights[~inside] == 0.0)
-    # Inside: softmax over the window times exp(-(s - p_t)² / (2 (D/2)²)).
+    # Inside: softmax over the window times exp(-(s - p_t)² / (2 (D/2)²)), not renormalised.
     sigma = D / 2
     expected = softmax(scores[inside]) * np.exp(-((positions[inside] - p_t) ** 2)
                                                 / (2 * sigma**2))
     np.testing.assert_allclose(local.weights[inside], expected, rtol=1e-14)
+    assert local.weights.sum() < 1.0
     np.testing.assert_allclose(local.context, local.weights @ h, atol=1e-15)
+
+
+def test_local_m_over_the_whole_source_is_global_attention(model):
+    params, h, s = model
+    scores = s2s.score("dot", s[:1], h, params)[0]
+    local = s2s.local_attention(scores, h, 3.0, 7, mode="monotonic")  # [−4, 10] ⊇ 0..6
+    np.testing.assert_allclose(local.weights, softmax(scores), rtol=1e-14)
 
 
 def test_positions_monotonic_and_predictive(model):
@@ -111,7 +135,9 @@ def test_bad_inputs_raise_clear_errors(model):
     with pytest.raises(ValueError, match="Luong"):
         s2s.luong(h, s, params, "additive-ish")
     with pytest.raises(ValueError, match="half-width"):
-        s2s.local_attention(np.zeros(7), h, 1.0, 0)
+        s2s.local_attention(np.zeros(7), h, 1.0, 0, mode="monotonic")
+    with pytest.raises(ValueError, match="local-m"):
+        s2s.local_attention(np.zeros(7), h, 1.0, 1, mode="gaussian")
 
 
 def test_parameter_counts():

@@ -84,7 +84,11 @@ def test_a_batch_asks_for_a_stored_pair(rng):
 
 def test_a_short_training_runs_and_is_seeded():
     config = recall.RecallConfig(steps=4, batch=8, n_test=20, checkpoints=2)
-    first, again = recall.train_recall(config), recall.train_recall(config)
+    reported = []
+    first = recall.train_recall(config, progress=lambda *done: reported.append(done))
+    again = recall.train_recall(config)
+    # checkpoints at steps 0, 2 and 4 of each model, counted over both: 2 x 4 = 8 steps
+    assert reported == [(0, 8), (2, 8), (4, 8), (4, 8), (6, 8), (8, 8)]
     assert set(first.runs) == set(recall.MODELS)
     np.testing.assert_array_equal(first.pairs, recall.TEST_PAIRS)
     for model in recall.MODELS:
@@ -101,6 +105,7 @@ def test_a_short_training_runs_and_is_seeded():
 
 @pytest.mark.parametrize("settings, message", [
     ({"steps": 0}, "steps must lie in 1..5000"),
+    ({"d_model": 1}, "d_model must lie in 2..128"),
     ({"min_pairs": 10, "max_pairs": 5}, "max_pairs must lie in 10..128"),
     ({"d_k": 65}, "d_k must lie in 1..64"),
     ({"lr": 0.5}, r"lr must lie in \(0, 0.1\]"),

@@ -235,7 +235,7 @@ CONTROLS["Language_model"] = {
 CONTROLS["Attention_for_the_answer"] = {
     # The knockout window (its section reruns alone); the presets' grids are kept on disk,
     # and a student's own pair waits for its button.
-    "controls": [Ctl("ans_window", "4", "slider", "Layers in each window", "4", "9")],
+    "controls": [Ctl("ans_window", "4", "slider", "Layers in each window", "4", "1")],
     "move": Move("slider", "Layers in each window", "ArrowRight", "ans_window", "5"),
     "nonsense": {"ans_preset": "banana", "ans_window": "99", "ans_clean": "<b>x</b>",
                  "ans_answer": "", "ans_dl_matrix": "nope", "zzz": "1"},

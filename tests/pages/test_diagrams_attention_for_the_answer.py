@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import open_page
+from diagram_checks import elements, font_size, one_diagram, svgs
 from presenter_order import above_first_figure, is_figure
 
 from pages.ui.figures.diagrams import overlapping_texts, texts_outside_boxes
@@ -21,7 +22,6 @@ from pages.ui.figures.models import RUN_MODES, patching_runs
 from tests.model_marks import needs_smollm
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "12_Attention_for_the_answer.py")
-SVG = "{http://www.w3.org/2000/svg}"
 CLEAN = ["The", "␣capital", "␣of", "␣France", "␣is"]
 CORRUPT = ["The", "␣capital", "␣of", "␣Italy", "␣is"]
 L, H = 30, 9  # SmolLM2's layers and heads a layer
@@ -259,24 +259,8 @@ def test_an_unknown_mode_is_refused():
 # ---- the page (SmolLM2) ----------------------------------------------------------------
 
 
-def walk(node):
-    """The page's elements in the order they are drawn."""
-    children = getattr(node, "children", None)
-    if children is None:
-        yield node
-        return
-    for index in sorted(children):
-        yield from walk(children[index])
-
-
-def svgs(at) -> list[str]:
-    return [m.value for m in at.markdown if m.value.startswith("<svg")]
-
-
 def top_diagram(at) -> str:
-    found = [s for s in svgs(at) if "Clean run: “" in s]
-    assert len(found) == 1
-    return found[0]
+    return one_diagram(at, "Clean run: “")
 
 
 @needs_smollm
@@ -290,7 +274,7 @@ def test_the_page_draws_its_runs_from_its_own_study_in_both_modes():
         drawn = svgs(at)
         assert len(drawn) == 5, query  # the top, then sections 2, 3 (twice) and 4
         markup = top_diagram(at)
-        assert f'font-size="{font}"' in markup
+        assert font_size(markup) == str(font)
         # the last token's stream entering the first layer where it restores half or more,
         # found here from the grid
         last = study.residual[:, -1]
@@ -306,7 +290,7 @@ def test_the_page_draws_its_runs_from_its_own_study_in_both_modes():
                    for s in drawn)
     # in presenter mode (the last page opened) the pair is the first figure, above the
     # numbers and the sections
-    first = next(node for node in walk(at.main) if is_figure(node))
+    first = next(node for node in elements(at.main) if is_figure(node))
     assert first.value == top_diagram(at)
     assert not any(node.type in ("metric", "header") for node in above_first_figure(at))
 
@@ -318,7 +302,7 @@ def test_the_knockout_diagram_follows_the_window_slider():
 
     m = lm.model()
     study = answer.study_texts(m, *answer.PRESETS["A capital city"])
-    at = open_page(PAGE, timeout=120)
+    at = open_page(PAGE, timeout=120, ans_window="9")  # away from the default, 1
     before = [s for s in svgs(at) if "edge cut" in s]
     at.slider(key="ans_window").set_value(1).run()
     after = [s for s in svgs(at) if "edge cut" in s]

@@ -4,35 +4,26 @@ leak of the read), at the top of the page."""
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import assert_no_exception, open_page
+from diagram_checks import font_size, one_diagram, weighted_widths
 from presenter_order import not_allowed_above
 
 from attncore.memory import leak
-from pages.ui.figures.diagrams import WEIGHT_COLOUR, overlapping_texts, texts_outside_boxes
+from pages.ui.figures.diagrams import overlapping_texts, texts_outside_boxes
 from pages.ui.figures.models import fixed_state
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "13_Fixed_size_memory.py")
-SVG = "{http://www.w3.org/2000/svg}"
 WIDTHS = (4, 8, 16, 32, 64)  # the page's choices of d_k
 PAIRS = (1, 2, 4, 8, 16, 32, 64, 128, 256)  # and of n
 
 
-def weighted_widths(markup: str) -> list[float]:
-    root = ET.fromstring(markup)
-    return [float(line.get("stroke-width")) for line in root.iter(f"{SVG}line")
-            if line.get("stroke") == WEIGHT_COLOUR]
-
-
 def drawn(at) -> str:
-    svgs = [m.value for m in at.get("markdown") if m.value.startswith("<svg")
-            and "written into one state" in m.value]
-    assert len(svgs) == 1, f"{len(svgs)} diagrams of the state"
-    return svgs[0]
+    """The diagram of the state on the page (exactly one)."""
+    return one_diagram(at, "written into one state")
 
 
 # ---- the pure function ------------------------------------------------------------------
@@ -94,5 +85,5 @@ def test_the_page_draws_the_state_of_section_3_and_follows_its_controls():
 
 def test_in_presenter_mode_the_diagram_comes_right_after_the_goal():
     at = open_page(PAGE, timeout=120, presenter="true")
-    assert 'font-size="20"' in drawn(at)
+    assert font_size(drawn(at)) == "20"
     assert not_allowed_above(at) == []

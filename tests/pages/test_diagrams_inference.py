@@ -5,11 +5,12 @@ keeps and drops; rows and heads capped so that any model and any length fit."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 from conftest import assert_no_exception, open_page
+from diagram_checks import first_index, font_size, is_svg, one_diagram
+from released_configs import GPT2, RELEASED, SMOLLM2
 
 from attncore.lm.config import LMConfig
 from pages.text.inference import per_token_bytes
@@ -19,22 +20,9 @@ from tests.model_marks import needs_smollm
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "11_Inference.py")
 MAX_WIDTH_EM = 55  # 1100 px at the projector's 20 px: it fits a 1280 px screen
-SMOLLM2 = LMConfig(n_layers=30, n_heads=9, n_kv_heads=3, d_model=576, d_ff=1536,
-                   vocab_size=49152, context_length=8192, norm_eps=1e-5, rope_base=100000.0)
-GPT2 = LMConfig(n_layers=12, n_heads=12, n_kv_heads=12, d_model=768, d_ff=3072,
-                vocab_size=50257, context_length=1024, norm_eps=1e-5, rope_base=10000.0,
-                family="gpt2", norm="layer", positions="learned", mlp="gelu", qkv_bias=True,
-                biases=True)
-QWEN2 = LMConfig(n_layers=24, n_heads=14, n_kv_heads=2, d_model=896, d_ff=4864,
-                 vocab_size=151936, context_length=32768, norm_eps=1e-6, rope_base=1e6,
-                 family="qwen2", positions="rope_halves", qkv_bias=True)
-LLAMA32 = LMConfig(n_layers=16, n_heads=32, n_kv_heads=8, d_model=2048, d_ff=8192,
-                   vocab_size=128256, context_length=131072, norm_eps=1e-5, rope_base=5e5,
-                   head_dim=64)
 MQA = LMConfig(n_layers=4, n_heads=8, n_kv_heads=1, d_model=256, d_ff=512, vocab_size=300,
                context_length=256, norm_eps=1e-5, rope_base=1e4)
-CONFIGS = {"SmolLM2": SMOLLM2, "GPT-2": GPT2, "Qwen2": QWEN2, "Llama 3.2": LLAMA32,
-           "one KV head": MQA}
+CONFIGS = {**RELEASED, "one KV head": MQA}
 # 2 · L · n_KV · d_k · b for SmolLM2 in float32: 2 · 30 · 3 · 64 · 4 = 46,080 bytes a token
 SMOLLM2_TOKEN = 46_080
 DROPPED = "#D0D2D8"  # the fill of a dropped row's cells
@@ -193,21 +181,9 @@ def test_a_size_that_does_not_fit_the_model_is_refused():
 # ---- the page -----------------------------------------------------------------------
 
 
-def drawn(at, title: str) -> str:
+def titled(at, title: str) -> str:
     """The SVG markup of the diagram whose title starts so (exactly one)."""
-    found = [m.value for m in at.markdown if m.value.startswith("<svg")
-             and re.search(f'aria-label="{re.escape(title)}', m.value)]
-    assert len(found) == 1, title
-    return found[0]
-
-
-def in_order(node):
-    children = getattr(node, "children", None)
-    if children is None:
-        yield node
-        return
-    for index in sorted(children):
-        yield from in_order(children[index])
+    return one_diagram(at, f'aria-label="{title}')
 
 
 @needs_smollm
@@ -215,24 +191,21 @@ def test_the_page_draws_the_cache_as_it_grows_and_the_window_at_its_settings():
     at = open_page(PAGE, timeout=180, inf_steps="3")
     # "The capital of France is" is 5 tokens; after 3 steps the cache holds 5 + 2 = 7 rows:
     # 7 · 46,080 = 322,560 bytes, what the page measures on the arrays
-    grown = drawn(at, "The KV cache of one layer after 7 tokens")
+    grown = titled(at, "The KV cache of one layer after 7 tokens")
     for text in ("= 2 · 30 · 3 · 64 · 7 · 4", "= 322,560 bytes", "prompt, rows 1–5",
                  "← newest: appended at step 3", "1 The", "5 ␣is"):
         assert f">{text}</text>" in grown, text
     assert "**322,560 bytes** measured on the arrays" in " ".join(m.value for m in at.markdown)
     # the cache comes before the first figure of section 1
-    nodes = list(in_order(at.main))
-    first_svg = next(i for i, n in enumerate(nodes) if str(getattr(n, "value", "")).startswith(
-        "<svg"))
-    assert first_svg < next(i for i, n in enumerate(nodes) if n.type == "plotly_chart")
+    assert first_index(at, is_svg) < first_index(at, lambda n: n.type == "plotly_chart")
     # section 3 at its defaults: 256 tokens, W = 32, S = 4
-    window = drawn(at, "The KV cache of one layer after 256 tokens, window 32 with 4 sinks")
+    window = titled(at, "The KV cache of one layer after 256 tokens, window 32 with 4 sinks")
     assert ">= 1,658,880 of 11,796,480 bytes</text>" in window
     assert ">rows 5–224: dropped</text>" in window
     # the sinks slider redraws it: without sinks, the window's 32 rows alone
     at.slider(key="inf_sinks").set_value(0).run()
     assert_no_exception(at)
-    window = drawn(at, "The KV cache of one layer after 256 tokens, window 32 with 0 sinks")
+    window = titled(at, "The KV cache of one layer after 256 tokens, window 32 with 0 sinks")
     assert f">= {32 * SMOLLM2_TOKEN:,} of 11,796,480 bytes</text>" in window  # 1,474,560
     assert ">rows 1–224: dropped</text>" in window
 
@@ -242,7 +215,7 @@ def test_presenter_mode_draws_both_at_the_projector_s_font():
     at = open_page(PAGE, timeout=180, presenter="true", inf_steps="4")
     for title in ("The KV cache of one layer after 8 tokens",  # 5 + 4 - 1
                   "The KV cache of one layer after 256 tokens, window 32 with 4 sinks"):
-        assert 'font-size="20"' in drawn(at, title).split(">", 1)[0]
+        assert font_size(titled(at, title)) == "20"
     captions = " ".join(c.value.replace("\\", "") for c in at.caption)
     # rows 1, 5 (the prompt's last), 6 (the first written) and 8, the newest; row 7 alone
     # between two drawn rows is drawn too

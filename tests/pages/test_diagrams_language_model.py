@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from conftest import assert_no_exception, open_page
+from diagram_checks import first_index, font_size, is_svg, one_diagram
+from released_configs import GPT2, QWEN2, RELEASED, SMOLLM2
 
 from attncore import lm
 from attncore.lm.config import LMConfig
@@ -21,20 +23,6 @@ from tests.model_marks import needs_smollm
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "10_Language_model.py")
 MAX_WIDTH_EM = 55  # 1100 px at the projector's 20 px: it fits a 1280 px screen
 LONGEST_T = 96  # the page reads at most 96 prompt tokens
-# The configs as their files give them (SmolLM2's ε is a float32 in its GGUF).
-SMOLLM2 = LMConfig(n_layers=30, n_heads=9, n_kv_heads=3, d_model=576, d_ff=1536,
-                   vocab_size=49152, context_length=8192, norm_eps=9.999999747378752e-06,
-                   rope_base=100000.0)
-GPT2 = LMConfig(n_layers=12, n_heads=12, n_kv_heads=12, d_model=768, d_ff=3072,
-                vocab_size=50257, context_length=1024, norm_eps=1e-5, rope_base=10000.0,
-                family="gpt2", norm="layer", positions="learned", mlp="gelu", qkv_bias=True,
-                biases=True)
-QWEN2 = LMConfig(n_layers=24, n_heads=14, n_kv_heads=2, d_model=896, d_ff=4864,
-                 vocab_size=151936, context_length=32768, norm_eps=1e-6, rope_base=1e6,
-                 family="qwen2", positions="rope_halves", qkv_bias=True)
-LLAMA32 = LMConfig(n_layers=16, n_heads=32, n_kv_heads=8, d_model=2048, d_ff=8192,
-                   vocab_size=128256, context_length=131072, norm_eps=1e-5, rope_base=5e5,
-                   head_dim=64, rope_scaling="llama3")  # the most heads: 32 sharing 8
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +117,7 @@ def test_the_tiny_models_of_every_family_are_drawn_from_their_config_files(tiny_
         assert overlapping_texts(d) == [] and texts_outside_boxes(d) == []
 
 
-CONFIGS = {"SmolLM2": SMOLLM2, "GPT-2": GPT2, "Qwen2": QWEN2, "Llama 3.2": LLAMA32}
+CONFIGS = RELEASED
 
 
 @pytest.mark.parametrize("font", [14, 20])
@@ -197,28 +185,13 @@ def test_a_layer_or_head_outside_the_model_is_refused(args, message):
 
 def drawn_block(at) -> str:
     """The decoder block's SVG markup as the page drew it (exactly one)."""
-    found = [m.value for m in at.markdown
-             if m.value.startswith("<svg") and "The decoder block of this" in m.value]
-    assert len(found) == 1
-    return found[0]
-
-
-def in_order(node):
-    children = getattr(node, "children", None)
-    if children is None:
-        yield node
-        return
-    for index in sorted(children):
-        yield from in_order(children[index])
+    return one_diagram(at, "The decoder block of this")
 
 
 def drawn_before_the_first_figure(at) -> bool:
     """The block comes after the prompt and before the top-10 chart."""
-    nodes = list(in_order(at.main))
-    svg = next(i for i, n in enumerate(nodes) if str(getattr(n, "value", "")).startswith("<svg"))
-    prompt = next(i for i, n in enumerate(nodes) if n.type == "text_area")
-    chart = next(i for i, n in enumerate(nodes) if n.type == "plotly_chart")
-    return prompt < svg < chart
+    return (first_index(at, lambda n: n.type == "text_area") < first_index(at, is_svg)
+            < first_index(at, lambda n: n.type == "plotly_chart"))
 
 
 @needs_smollm
@@ -254,7 +227,7 @@ def test_the_page_draws_the_model_s_block_and_follows_the_head_worked_by_hand():
 def test_presenter_mode_draws_the_block_at_the_projector_s_font_before_the_first_figure():
     at = open_page(PAGE, timeout=120, presenter="true", lm_prompt="Hi there")
     markup = drawn_block(at)
-    assert 'font-size="20"' in markup.split(">", 1)[0]
+    assert font_size(markup) == "20"
     T = len(lm.run("Hi there", max_tokens=96).tokens)
     assert f">{T} × 576</text>" in markup
     assert drawn_before_the_first_figure(at)

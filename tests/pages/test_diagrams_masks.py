@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import open_page
+from diagram_checks import one_diagram
 from presenter_order import above_first_figure
 
 from pages.ui.figures.diagrams import overlapping_texts, text_width, texts_outside_boxes
@@ -58,6 +59,11 @@ def check_layout(d) -> None:
     # projector shows at 19.3 px, above 18; and short enough to stand below the controls
     # on its 720 px (17.5 em = 350 px).
     assert width <= 58 and height <= 17.5
+
+
+def drawn(at) -> str:
+    """The diagram of the masked flow on the page (exactly one)."""
+    return one_diagram(at, SVG_MARK)
 
 
 # ---- the pure function ------------------------------------------------------------------
@@ -136,12 +142,6 @@ def test_no_two_functions_of_the_models_module_share_a_name():
 
 
 # ---- on the page ------------------------------------------------------------------------
-
-def drawn(at) -> str:
-    svgs = [m.value for m in at.markdown if m.value.startswith("<svg") and SVG_MARK in m.value]
-    assert len(svgs) == 1, f"{len(svgs)} diagrams of the masked flow"
-    return svgs[0]
-
 
 @pytest.mark.parametrize("presenter", [False, True])
 def test_the_page_draws_its_model_below_the_controls(presenter):

@@ -8,20 +8,18 @@ Expected shapes are worked out from the settings: d_k = d_model / H, the weights
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 from conftest import open_page, page_at_defaults, page_in_presenter_mode
+from diagram_checks import diagram_in, elements, text_alternative
 from presenter_order import above_first_figure, not_allowed_above
-from streamlit.testing.v1.element_tree import Block
 
 from attncore.multihead import head_counts
 from pages.ui.figures.diagrams import overlapping_texts, texts_outside_boxes
 from pages.ui.figures.models import MAX_LANES, head_lanes, multi_head_flow
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "4_Multi_head.py")
-SVG = "{http://www.w3.org/2000/svg}"
 D_MODELS = [8, 16, 32, 64, 128]  # the page's d_model slider
 MAX_TOKENS = 24  # the page's longest sentence (and source, and target)
 
@@ -126,21 +124,9 @@ def test_nothing_overlaps_at_any_setting_the_page_allows(d_model, H, font):
 
 # ---- on the page -----------------------------------------------------------------------
 
-def blocks(node):
-    """Every block and element under ``node``, in page order."""
-    kids = getattr(node, "children", None) or {}
-    for k in sorted(kids):
-        yield kids[k]
-        yield from blocks(kids[k])
-
-
 def diagram(at, key: str) -> str:
-    """The text alternative (the SVG's desc) of the diagram in ``diagram_<key>``."""
-    block = next(b for b in blocks(at._tree) if isinstance(b, Block)
-                 and b.key == f"diagram_{key}")
-    (markdown,) = [m for m in blocks(block) if getattr(m, "type", "") == "markdown"]
-    assert markdown.value.startswith("<svg")
-    return ET.fromstring(markdown.value).find(f"{SVG}desc").text
+    """The text alternative of the diagram in ``diagram_<key>``."""
+    return text_alternative(diagram_in(at, key))
 
 
 @pytest.mark.parametrize("mode", ["normal", "presenter"])
@@ -158,8 +144,7 @@ def test_the_page_draws_the_layer_and_its_cross_attention(mode):
 def test_on_a_projector_the_layer_is_the_first_figure_under_the_controls():
     at = page_in_presenter_mode(PAGE)
     assert not_allowed_above(at) == []
-    leaves = [n for n in blocks(at.main) if getattr(n, "children", None) is None]
-    first = leaves[len(above_first_figure(at))]
+    first = elements(at.main)[len(above_first_figure(at))]
     assert first.type == "markdown" and "Self-attention with 4 heads" in first.value
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import open_page
+from diagram_checks import one_diagram
 from presenter_order import above_first_figure
 
 from pages.ui.figures.diagrams import overlapping_texts, texts_outside_boxes
@@ -38,6 +39,11 @@ def crosses_a_box(d, arrow) -> list[str]:
         x, y = x0 + t * (x1 - x0), y0 + t * (y1 - y0)
         hit |= {b.lines[0] for b in d.boxes if b.x < x < b.x + b.w and b.y < y < b.y + b.h}
     return sorted(hit)
+
+
+def drawn(at) -> str:
+    """The diagram of where position enters, on the page (exactly one)."""
+    return one_diagram(at, "Where position enters attention")
 
 
 # ---- the pure function ------------------------------------------------------------------
@@ -87,13 +93,6 @@ def test_an_unknown_scheme_is_refused():
 
 
 # ---- on the page ------------------------------------------------------------------------
-
-def drawn(at) -> str:
-    svgs = [m.value for m in at.markdown
-            if m.value.startswith("<svg") and "Where position enters attention" in m.value]
-    assert len(svgs) == 1, f"{len(svgs)} diagrams of where position enters"
-    return svgs[0]
-
 
 @pytest.mark.parametrize("presenter", [False, True])
 def test_the_page_draws_its_model_below_the_controls(presenter):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import assert_no_exception, open_page, page_in_presenter_mode
+from diagram_checks import first_index, font_size, is_svg, one_diagram
 
 from attncore import encoder as pt
 from pages.ui.figures.diagrams import overlapping_texts, texts_outside_boxes
@@ -135,26 +136,12 @@ def test_a_layer_or_head_outside_the_model_is_refused(args, message):
 
 def drawn_block(at) -> str:
     """The encoder block's SVG markup as the page drew it (exactly one)."""
-    found = [m.value for m in at.markdown
-             if m.value.startswith("<svg") and "MiniLM&#x27;s encoder block" in m.value]
-    assert len(found) == 1
-    return found[0]
-
-
-def in_order(node):
-    """The page's elements in the order they are drawn."""
-    children = getattr(node, "children", None)
-    if children is None:
-        yield node
-        return
-    for index in sorted(children):
-        yield from in_order(children[index])
+    return one_diagram(at, "MiniLM&#x27;s encoder block")
 
 
 def drawn_before_section_1(at) -> bool:
-    values = [getattr(e, "value", "") for e in in_order(at.main)]
-    svg = next(i for i, v in enumerate(values) if str(v).startswith("<svg"))
-    return svg < values.index("1 · Model view: all 72 heads")
+    section_1 = first_index(at, lambda n: getattr(n, "value", "") == "1 · Model view: all 72 heads")
+    return first_index(at, is_svg) < section_1
 
 
 @needs_minilm
@@ -177,7 +164,7 @@ def test_presenter_mode_draws_the_block_at_the_projector_s_font():
     at = page_in_presenter_mode(PAGE)
     assert_no_exception(at)
     markup = drawn_block(at)
-    assert 'font-size="20"' in markup.split(">", 1)[0]
+    assert font_size(markup) == "20"
     assert drawn_before_section_1(at)
 
 

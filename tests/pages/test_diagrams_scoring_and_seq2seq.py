@@ -5,37 +5,23 @@ weights the alignment's row, and the local window of section 4 on the encoder st
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import assert_no_exception, chart_array, open_page
+from diagram_checks import font_size, one_diagram, rerun_alone, text_alternative, weighted_widths
 
-from pages.ui.figures.diagrams import WEIGHT_COLOUR, overlapping_texts, texts_outside_boxes
+from pages.ui.figures.diagrams import overlapping_texts, texts_outside_boxes
 from pages.ui.figures.models import decoding_step
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "6_Scoring_and_seq2seq.py")
-SVG = "{http://www.w3.org/2000/svg}"
 MAX_TOKENS = 20  # the page's cap on a sentence's tokens
 
 
-def weighted_widths(markup: str) -> list[float]:
-    """The widths of the arrows drawn in the weight colour, in drawing order."""
-    return [float(line.get("stroke-width")) for line in ET.fromstring(markup).iter(f"{SVG}line")
-            if line.get("stroke") == WEIGHT_COLOUR]
-
-
 def drawn(at) -> str:
-    svgs = [m.value for m in at.get("markdown") if m.value.startswith("<svg")
-            and "decoding step" in m.value]
-    assert len(svgs) == 1, f"{len(svgs)} diagrams of the decoding step"
-    return svgs[0]
-
-
-def said(markup: str) -> str:
-    """The diagram's text alternative, unescaped."""
-    return ET.fromstring(markup).find(f"{SVG}desc").text
+    """The diagram of the decoding step on the page (exactly one)."""
+    return one_diagram(at, "decoding step")
 
 
 # ---- the pure function ------------------------------------------------------------------
@@ -117,42 +103,36 @@ def test_the_window_follows_section_4s_settings_from_the_link_and_the_sliders():
     # window holds positions 3 to 5.
     at = open_page(PAGE, s2s_source="the black cat sat on the mat", s2s_local_step="4",
                    s2s_window="1")
-    assert "(step 4, D = 1, p_t = 4.00): h₃ to h₅" in said(drawn(at))
+    assert "(step 4, D = 1, p_t = 4.00): h₃ to h₅" in text_alternative(drawn(at))
     at.slider(key="s2s_window").set_value(2).run()  # D = 2: positions 2 to 6
     assert_no_exception(at, "D = 2")
-    assert "(step 4, D = 2, p_t = 4.00): h₂ to h₆" in said(drawn(at))
+    assert "(step 4, D = 2, p_t = 4.00): h₂ to h₆" in text_alternative(drawn(at))
 
 
 def test_the_window_follows_section_4_when_it_reruns_alone(monkeypatch):
     """In the browser a section-4 control reruns section 4 alone (a fragment); it then
     reruns the page, so that section 2's diagram shows its window. AppTest reruns the whole
-    script, so the run is made a fragment's run here, as the browser asks for it. Private
-    Streamlit API: AppTest's fragment storage and the rerun request of its script runner."""
-    from streamlit.testing.v1 import local_script_runner
-
+    script, so the run is made a fragment's run here, as the browser asks for it."""
     at = open_page(PAGE, s2s_source="the black cat sat on the mat", s2s_local_step="4",
                    s2s_window="1")
-    (fragment,) = at._fragment_storage.resolve_target("s2s_local")
-    rerun = local_script_runner.RerunData
-    monkeypatch.setattr(local_script_runner, "RerunData",
-                        lambda **kw: rerun(**kw, fragment_id=fragment))
+    rerun_alone(at, "s2s_local", monkeypatch)
     at.slider(key="s2s_window").set_value(3).run()
     assert_no_exception(at, "section 4 alone")
     # D = 3 round p_t = 4: positions 1 to 7, the whole source
-    assert "(step 4, D = 3, p_t = 4.00): h₁ to h₇" in said(drawn(at))
+    assert "(step 4, D = 3, p_t = 4.00): h₁ to h₇" in text_alternative(drawn(at))
 
 
 def test_presenter_mode_draws_the_step_at_the_projectors_font():
     at = open_page(PAGE, presenter="true")
     assert_no_exception(at, "presenter mode")
-    assert 'font-size="20"' in drawn(at)
+    assert font_size(drawn(at)) == "20"
 
 
 def test_the_predictive_window_is_the_one_section_4_shows():
     at = open_page(PAGE, s2s_local_mode="predictive", s2s_window="1")
     title = next(m.value for m in at.markdown if "Predictive: p_t" in m.value)
     centre = float(re.search(r"p_t = (\d+\.\d\d), a source", title).group(1))
-    assert f"(step 2, D = 1, p_t = {centre:.2f})" in said(drawn(at))
+    assert f"(step 2, D = 1, p_t = {centre:.2f})" in text_alternative(drawn(at))
     # |s − p_t| ≤ 1 for s counted from 1: the window's ends, by hand from the centre
     first, last = max(1, int(np.ceil(centre - 1))), min(3, int(np.floor(centre + 1)))
-    assert f"h{chr(0x2080 + first)} to h{chr(0x2080 + last)}" in said(drawn(at))
+    assert f"h{chr(0x2080 + first)} to h{chr(0x2080 + last)}" in text_alternative(drawn(at))

@@ -4,26 +4,27 @@ top of the page, following the step slider even when its section reruns alone.""
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import assert_no_exception, open_page
+from diagram_checks import (
+    font_size,
+    in_page_order,
+    is_svg,
+    one_diagram,
+    rerun_alone,
+    weighted_widths,
+)
 
 from attncore.results_cache import kept
 from attncore.train import bottleneck as bn
-from pages.ui.figures.diagrams import (
-    WEIGHT_COLOUR,
-    overlapping_texts,
-    texts_outside_boxes,
-)
+from pages.ui.figures.diagrams import overlapping_texts, texts_outside_boxes
 from pages.ui.figures.models import bottleneck_models
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "0_Why_attention.py")
-SVG = "{http://www.w3.org/2000/svg}"
-KEY = "diagram_why_diagram_models"  # show_diagram's container: "diagram_" + page.key(...)
 LETTERS = "ABCDEFGHIJKL"
 
 
@@ -35,19 +36,9 @@ def default_result() -> bn.BottleneckResult:
                 lambda: bn.train_bottleneck(config))
 
 
-def weighted_widths(markup: str) -> list[float]:
-    """The widths of the arrows drawn in the weight colour, in drawing order."""
-    root = ET.fromstring(markup)
-    return [float(line.get("stroke-width")) for line in root.iter(f"{SVG}line")
-            if line.get("stroke") == WEIGHT_COLOUR]
-
-
 def drawn(at) -> str:
-    """The diagram's markup on the page (the one SVG in its container)."""
-    svgs = [m.value for m in at.get("markdown") if m.value.startswith("<svg")
-            and "two models on the example string" in m.value]
-    assert len(svgs) == 1, f"{len(svgs)} diagrams of the two models"
-    return svgs[0]
+    """The diagram of the two models on the page (exactly one)."""
+    return one_diagram(at, "two models on the example string")
 
 
 # ---- the pure function ------------------------------------------------------------------
@@ -120,22 +111,11 @@ def test_the_page_draws_the_models_with_the_alignments_row_at_the_chosen_step():
     assert "Attention: step 7 reads every state" in drawn(at)
 
 
-def in_page_order(node) -> list:
-    """Every element under ``node``, in the order the page shows them."""
-    children = getattr(node, "children", None) or {}
-    return [node] + [e for _, child in sorted(children.items()) for e in in_page_order(child)]
-
-
 def kinds(at) -> list[str]:
-    """The page's elements in order, each as "svg", "chart", "expander" or its type."""
-    found = []
-    for e in in_page_order(at.main):
-        value = getattr(e, "value", None)
-        if isinstance(value, str) and value.startswith("<svg"):
-            found.append("svg")
-        else:
-            found.append({"plotly_chart": "chart", "expandable": "expander"}.get(e.type, e.type))
-    return found
+    """The page's blocks and elements in order, each as "svg", "chart", "expander" or its
+    type."""
+    names = {"plotly_chart": "chart", "expandable": "expander"}
+    return ["svg" if is_svg(e) else names.get(e.type, e.type) for e in in_page_order(at.main)]
 
 
 def test_the_models_are_drawn_before_the_first_chart():
@@ -146,16 +126,10 @@ def test_the_models_are_drawn_before_the_first_chart():
 def test_the_diagram_follows_the_slider_when_its_section_reruns_alone(monkeypatch):
     """In the browser, moving the step slider reruns its section alone (a fragment), not
     the page; AppTest reruns the whole script, so the run is made a fragment's run here,
-    as the browser asks for it. Private Streamlit API: AppTest's fragment storage and the
-    rerun request its script runner builds."""
-    from streamlit.testing.v1 import local_script_runner
-
+    as the browser asks for it."""
     at = open_page(PAGE)
     before = drawn(at)
-    (fragment,) = at._fragment_storage.resolve_target("why_one_step")
-    rerun = local_script_runner.RerunData
-    monkeypatch.setattr(local_script_runner, "RerunData",
-                        lambda **kw: rerun(**kw, fragment_id=fragment))
+    rerun_alone(at, "why_one_step", monkeypatch)
     at.slider(key="why_step").set_value(9).run()
     assert_no_exception(at, "the step's section alone")
     # Only the section ran: the page's first section is not in this run's output...
@@ -171,7 +145,7 @@ def test_presenter_mode_draws_the_models_in_place_of_the_introduction():
     assert_no_exception(at, "presenter mode")
     assert not any("Before Transformers, translation" in m.value for m in at.markdown)
     markup = drawn(at)
-    assert 'font-size="20"' in markup  # the projector's font
+    assert font_size(markup) == "20"  # the projector's font
     # After the heading and the goal, the models come first: before the settings.
     order = kinds(at)
     assert order.index("svg") < order.index("expander") < order.index("chart")

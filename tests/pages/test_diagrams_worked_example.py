@@ -9,13 +9,13 @@ cell is found back from the drawn grid's coordinates.
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 from conftest import open_page, page_at_defaults, page_in_presenter_mode
+from diagram_checks import diagram_in, elements
+from diagram_checks import text_alternative as desc
 from presenter_order import above_first_figure, not_allowed_above
-from streamlit.testing.v1.element_tree import Block
 
 from attncore import causal_mask
 from attncore.text import PRESETS, worked_example
@@ -24,7 +24,6 @@ from pages.ui.figures.diagrams import HIGHLIGHT_FILL, overlapping_texts, texts_o
 from pages.ui.figures.models import attention_flow, attention_steps
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "1_Worked_example.py")
-SVG = "{http://www.w3.org/2000/svg}"
 MAX_EM = 56.5  # 1120 px of a projector's column at 20 px (the flow shrinks < 1 % there)
 
 
@@ -155,27 +154,6 @@ def test_the_row_of_steps_highlights_its_step_with_the_shapes(step, chosen):
 
 # ---- on the page -----------------------------------------------------------------------
 
-def blocks(node):
-    """Every block and element under ``node``, in page order."""
-    kids = getattr(node, "children", None) or {}
-    for k in sorted(kids):
-        yield kids[k]
-        yield from blocks(kids[k])
-
-
-def diagram(at, key: str) -> str:
-    """The SVG drawn in the container ``diagram_<key>``."""
-    block = next(b for b in blocks(at._tree) if isinstance(b, Block)
-                 and b.key == f"diagram_{key}")
-    (markdown,) = [m for m in blocks(block) if getattr(m, "type", "") == "markdown"]
-    assert markdown.value.startswith("<svg")
-    return markdown.value
-
-
-def desc(svg: str) -> str:
-    return ET.fromstring(svg).find(f"{SVG}desc").text
-
-
 KEYS = ["we_diagram_flow", *(f"we_diagram_step{n}" for n in range(1, 5))]
 
 
@@ -183,11 +161,11 @@ KEYS = ["we_diagram_flow", *(f"we_diagram_step{n}" for n in range(1, 5))]
 def test_the_page_draws_the_flow_and_each_steps_row(mode):
     at = page_at_defaults(PAGE) if mode == "normal" else page_in_presenter_mode(PAGE)
     assert not at.exception
-    flow = desc(diagram(at, "we_diagram_flow"))
+    flow = desc(diagram_in(at, "we_diagram_flow"))
     assert "Q, 3 × 2; K, 3 × 2; V, 3 × 3" in flow  # the textbook's sizes
     assert "query 1 (x1), key 3 (x3)" in flow  # the pickers' defaults: row 1, the last key
     for n in range(1, 5):
-        assert re.search(rf"^Step {n} of 4", desc(diagram(at, f"we_diagram_step{n}")))
+        assert re.search(rf"^Step {n} of 4", desc(diagram_in(at, f"we_diagram_step{n}")))
     # The flow offers its SVG off the projector; the rows of steps don't.
     downloads = [b.key for b in at.get("download_button")]
     assert ("we_diagram_flow_svg" in downloads) == (mode == "normal")
@@ -198,20 +176,19 @@ def test_on_a_projector_the_flow_comes_first_in_the_place_of_the_inputs_story():
     at = page_in_presenter_mode(PAGE)
     above = above_first_figure(at)  # a diagram is a figure
     assert not_allowed_above(at) == []  # the goal and the controls
-    leaves = [n for n in blocks(at.main) if getattr(n, "children", None) is None]
-    assert desc(leaves[len(above)].value).startswith("Attention, step by step")
+    assert desc(elements(at.main)[len(above)].value).startswith("Attention, step by step")
 
 
 def test_the_controls_change_the_diagrams():
     at = open_page(PAGE)
-    before = diagram(at, "we_diagram_flow")
+    before = diagram_in(at, "we_diagram_flow")
     at.toggle(key="we_causal").set_value(True).run()
-    after = desc(diagram(at, "we_diagram_flow"))
-    assert diagram(at, "we_diagram_flow") != before and "3 of 9 pairs may not attend" in after
+    after = desc(diagram_in(at, "we_diagram_flow"))
+    assert diagram_in(at, "we_diagram_flow") != before and "3 of 9 pairs may not attend" in after
     assert "query 1 (x1), key 3 (x3), hidden by the mask" in after
-    assert "causal mask (highlighted)" in desc(diagram(at, "we_diagram_step2"))
+    assert "causal mask (highlighted)" in desc(diagram_in(at, "we_diagram_step2"))
     at.toggle(key="we_scale").set_value(False).run()
-    assert "not scaled (highlighted)" in desc(diagram(at, "we_diagram_step2"))
+    assert "not scaled (highlighted)" in desc(diagram_in(at, "we_diagram_step2"))
 
 
 def test_a_cell_picked_below_is_marked_at_the_top():
@@ -220,20 +197,20 @@ def test_a_cell_picked_below_is_marked_at_the_top():
     at.selectbox(key="we_query").set_value(2).run()
     at.selectbox(key="we_key").set_value(1).run()
     assert not at.exception
-    assert "query 3 (x3), key 2 (x2)" in desc(diagram(at, "we_diagram_flow"))
+    assert "query 3 (x3), key 2 (x2)" in desc(diagram_in(at, "we_diagram_flow"))
 
 
 def test_a_linked_cell_is_marked_on_the_first_run():
     at = open_page(PAGE, we_query="2: x2", we_key="1: x1")
-    assert "query 2 (x2), key 1 (x1)" in desc(diagram(at, "we_diagram_flow"))
+    assert "query 2 (x2), key 1 (x1)" in desc(diagram_in(at, "we_diagram_flow"))
 
 
 def test_a_preset_with_x_and_a_new_size_redraws_the_flow():
     at = open_page(PAGE, we_preset="The cat sat", we_tokens="6", we_dk="4", we_dv="1")
     ex = worked_example("cat", 6, 4, 1, 0)
-    flow = desc(diagram(at, "we_diagram_flow"))
+    flow = desc(diagram_in(at, "we_diagram_flow"))
     assert f"X, 6 tokens × d_model {ex.x.shape[1]}" in flow
     assert "Q = X·W_Q, 6 × 4" in flow and "the output, 6 × 1" in flow
     # the last key by default: "mat", the sixth token
     assert f"query 1 ({ex.tokens[0]}), key 6 ({ex.tokens[5]})" in flow
-    assert all("6 × 6" in desc(diagram(at, f"we_diagram_step{n}")) for n in (1, 3))
+    assert all("6 × 6" in desc(diagram_in(at, f"we_diagram_step{n}")) for n in (1, 3))

@@ -228,6 +228,23 @@ def test_cell_fonts_never_go_below_the_floor() -> None:
     assert _cell_font(widest) == figures.MIN_CELL_FONT == 9
 
 
+def test_cells_below_a_value_print_no_number_and_the_rest_get_a_larger_font() -> None:
+    # 12 × 12 weights at 1 decimal, labels "0".."11" (2 characters): left
+    # int(14 + 8 + 23.6) + 1 = 46, right 78 (as above), plot 400 - 46 - 78 = 276 px.
+    # Every cell printed, the longest text is "<0.1" (4 characters): 276 / (0.6·12·4)
+    # = 9.6 -> 9. Only the cells of 0.05 or more printed ("0.5", 3 characters):
+    # 276 / (0.6·12·3) = 12.8 -> 12.
+    m = np.full((12, 12), 0.001)
+    np.fill_diagonal(m, 0.5)
+    every = figures.matrix_heatmap(m, _labels(12), _labels(12), title="W", decimals=1)
+    assert _cell_font(every) == 9 and len(_printed_cells(every)["text"]) == 144
+    some = figures.matrix_heatmap(m, _labels(12), _labels(12), title="W", decimals=1,
+                                  blank_below=0.05)
+    assert _printed_cells(some)["text"] == ["0.5"] * 12 and _cell_font(some) == 12
+    # the hover still reads every value
+    assert some.data[0].text[0][1] == "<0.1"
+
+
 def test_pooled_blocks_are_labelled_by_their_range_and_the_title_says_so() -> None:
     # 200 tokens pooled to at most 64 a side: blocks of ceil(200 / 64) = 4; the last block
     # holds positions 197 to 200.

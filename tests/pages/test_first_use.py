@@ -370,41 +370,6 @@ def known_lessons(lesson: Lesson | None) -> set[int]:
 
 # (page, entry key): what is wrong there today. Each is removed when its page is fixed.
 GAPS = {
-    ("0_Why_attention.py", "gru"):
-        "GRU is first written in section 3's formula s_t = GRU(...), and no sentence near "
-        "it says what a GRU is; no link",
-    ("0_Why_attention.py", "bleu"):
-        "'their models without attention lose BLEU' (section 1): BLEU is never said to be a "
-        "translation score; no link",
-    ("0_Why_attention.py", "projection"):
-        "section 4's table: '65,536 (4·n·d², projections)', unexplained and unlinked",
-    ("0_Why_attention.py", "self-attention"):
-        "section 4's table header 'self-attention layer' comes before any sentence on "
-        "self-attention (lesson 4's term; lesson 0 builds on no lesson)",
-    ("0_Why_attention.py", "multiply-add"):
-        "section 4's table header 'multiply-adds per layer' comes before the sentence that "
-        "links multiply-adds",
-    ("0_Why_attention.py", "greedy"):
-        "figure 1's axis 'token accuracy (greedy)' comes before 'greedy decoding' is "
-        "explained in the notes on the two models; no link",
-    ("1_Worked_example.py", "softmax"):
-        "the diagram's text alternative ('softmax along each row') comes before any "
-        "sentence that links or defines the softmax",
-    ("1_Worked_example.py", "mask"):
-        "'a key the mask hides gets exactly 0' (What to notice): masks are lesson 3's, "
-        "lesson 1 builds on none; no link",
-    ("1_Worked_example.py", "causal-mask"):
-        "'without the causal mask x1 gives them the same weight' (What to notice): lesson "
-        "3's term, no link",
-    ("3_Masks.py", "d_model"):
-        "the diagram's text alternative ('X, 6 tokens × d_model 8'): d_model is lesson 4's, "
-        "lesson 3 builds on lesson 1 only; no link",
-    ("3_Masks.py", "causal-mask"):
-        "'Attention with padding+causal mask on sentence 2' (a figure's caption) comes before "
-        "the causal mask is linked or defined",
-    ("4_Multi_head.py", "d_model"):
-        "'T = 11 tokens, d_model = 32, H = 4 heads': d_model is given a value, never said to "
-        "be the model's width; no link",
     ("5_Positional_encoding.py", "alibi"):
         "the diagram's text alternative names ALiBi before the section that explains it; "
         "no link",
@@ -414,27 +379,6 @@ GAPS = {
     ("6_Scoring_and_seq2seq.py", "context-vector"):
         "the figure title 'Context vector c_2 = Σ α h_s' comes before any sentence that "
         "links or defines the context vector",
-    ("9_Pretrained_model.py", "head-label"):
-        "the model view's row labels L1–L6 come before its caption ('Rows L1–L6 are "
-        "layers'); no link to the head-label entry",
-    ("9_Pretrained_model.py", "layer-norm"):
-        "the diagram's text alternative ('then LayerNorm') comes before LayerNorm is linked "
-        "or defined",
-    ("9_Pretrained_model.py", "attention-sink"):
-        "the figure 'Attention sinks: share on [CLS] and [SEP]' comes before the sentence "
-        "that links attention sinks",
-    ("11_Inference.py", "gqa"):
-        "section 1's table lists 'grouped-query (GQA)' and 'multi-query (MQA)' before "
-        "section 2 explains them; no link",
-    ("11_Inference.py", "sliding-window"):
-        "'(layers, attention heads, key/value heads, head size, sliding window)' in section "
-        "1's note comes before section 3 explains the window; no link",
-    ("12_Attention_for_the_answer.py", "rms"):
-        "the formula LD = Σ_c c/rms ⊙ g · (...) of section 2: rms (root mean square) is "
-        "named nowhere near it; no link",
-    ("12_Attention_for_the_answer.py", "head-label"):
-        "'L24 H5' first appears in section 2's figure caption ('largest: L24 H5, 3.01'), "
-        "never said to mean layer 24, head 5; no link",
 }
 
 

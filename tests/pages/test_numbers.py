@@ -205,6 +205,12 @@ def test_subscript_writes_steps_as_the_formulas_do():
     assert (subscript(1), subscript(12), subscript(-1)) == ("₁", "₁₂", "₋₁")
 
 
+def test_superscript_writes_exponents_as_a_count_of_strings_is_written():
+    from pages.ui.numbers import superscript
+
+    assert (superscript(3), superscript(16), superscript(-2)) == ("³", "¹⁶", "⁻²")
+
+
 @pytest.mark.parametrize("x, text", [
     (65504.0, "65,504"),           # float16's largest finite number
     (-1024.0, "−1,024"),           # a real minus sign

@@ -49,6 +49,16 @@ def test_defaults_show_the_next_token_and_its_probability():
     saved = test.loss_first - test.loss_repeat
     assert (f"takes back {(test.loss_top_off - test.loss_repeat) / saved:.0%} of what "
             "copying saved") in text_of(at)
+    # the map drawn is the first sequence: its caption gives that map's share, each
+    # second-copy query t = 25..49 on key t − 24, next to the mean of the 3 sequences
+    drawn = chart_array(at, "lm_fig_ind_map")
+    np.testing.assert_allclose(drawn, test.best_attention, atol=1e-6)
+    share = np.mean([drawn[t, t - 24] for t in range(25, 50)])
+    layer, head = test.top_heads[0]
+    caption = text_of(at, "caption")  # captions are escaped Markdown
+    assert md_escape(f"Layer {layer + 1}, head {head + 1} on the first sequence: on average "
+                     f"{share:.0%} of a second-copy token's weight") in caption
+    assert md_escape(f"({test.scores[layer, head]:.0%} over the 3 sequences)") in caption
 
 
 @needs_smollm
@@ -119,14 +129,18 @@ def test_the_causal_check_and_a_changed_token():
 
 @needs_smollm
 def test_the_induction_section_names_the_heads_and_losses():
-    at = run(lm_ind_len="10", lm_ind_seed="2")
+    at = run(lm_ind_len="40", lm_ind_seed="2")  # the longest segment the slider allows
     assert_no_exception(at)
     assert "press to run the test" in text_of(at, "caption")  # not the defaults: on request
     at.button(key="lm_ind_run").click().run()
     assert_no_exception(at)
-    test = lm.induction_test(seed=2, segment=10, sequences=3, n_top=5, draws=4)
+    test = lm.induction_test(seed=2, segment=40, sequences=3, n_top=5, draws=4)
     layer, head = test.top_heads[0]
     assert f"layer {layer + 1} head {head + 1} ({test.scores[layer, head]:.2f})" in text_of(at)
+    # the map's caption: its own first sequence, queries t = 40..79 on keys t − 39
+    share = np.mean([test.best_attention[t, t - 39] for t in range(40, 80)])
+    assert md_escape(f"on the first sequence: on average {share:.0%} of a") in \
+        text_of(at, "caption")
     np.testing.assert_allclose(chart_array(at, "lm_fig_ind_loss", "y"),
                                [test.loss_first, test.loss_repeat, test.loss_top_off,
                                 test.loss_random_off.max()], atol=1e-9)

@@ -13,6 +13,8 @@ from conftest import chart_array, chart_spec, open_page
 from presenter_order import above_first_figure, not_allowed_above
 from streamlit.testing.v1 import AppTest
 
+from pages.ui.glossary import term_link
+
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "4_Multi_head.py")
 
 
@@ -41,7 +43,8 @@ def test_shapes_are_written_with_the_current_numbers():
     at = run()
     text = markdown(at)
     # Default sentence: 11 tokens; d_model = 32, H = 4, d_k = 32/4 = 8.
-    assert "T = 11 tokens, d_model = 32, H = 4 heads, d_k = d_model / H = 8" in text
+    assert (f"T = 11 tokens, {term_link('d_model', 'd_model')} = 32 (the width of each "
+            "token's vector), H = 4 heads, d_k = d_model / H = 8") in text
     assert "| (4, 11, 11) weights |" in text and "| (11, 4·8 = 32) |" in text
     at.select_slider(key="mha_dmodel").set_value(64)
     at.run()

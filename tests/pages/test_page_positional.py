@@ -40,6 +40,52 @@ def test_permutation_without_positions_matches_and_with_positions_differs():
     assert number_after(text, "they differ by up to") > 1e-3
 
 
+def causal_difference(at: AppTest, d: int, seed: int = 0) -> float:
+    """The shown shuffle's largest output difference under a causal mask and no positions,
+    by a loop: output i is the softmax over keys j <= i of q_i·k_j / √d times the values.
+    The inputs are built as the lesson builds them (toy embeddings, weights seeded
+    [seed, 1]); the shuffle is read from its table (distinct tokens)."""
+    from attncore.init import normal_weights
+    from attncore.text import toy_embeddings
+
+    table = next(t.value for t in at.table if "shuffled" in t.value.index)
+    tokens, shuffled = table.loc["original"].tolist(), table.loc["shuffled"].tolist()
+    assert len(set(tokens)) == len(tokens)
+    perm = [tokens.index(w) for w in shuffled]
+    x = toy_embeddings(tokens, d, decimals=None)
+    rng = np.random.default_rng([seed, 1])
+    w_q, w_k, w_v = (normal_weights(rng, (d, d)) for _ in range(3))
+
+    def causal(rows):
+        q, k, v = rows @ w_q, rows @ w_k, rows @ w_v
+        out = []
+        for i in range(len(rows)):
+            e = np.exp(q[i] @ k[: i + 1].T / math.sqrt(d))
+            out.append((e / e.sum()) @ v[: i + 1])
+        return np.array(out)
+
+    return float(np.max(np.abs(causal(x[perm]) - causal(x)[perm])))
+
+
+def test_a_causal_mask_alone_already_sees_the_order():
+    # Defaults: "The cat sat on the mat", seed 0, d_model 64; the same shuffle, no
+    # positions, a causal mask: the outputs differ by far more than rounding
+    at = run()
+    text = markdown(at)
+    assert "**With a [causal mask](./#glossary-causal-mask)** and still no positions" in text
+    shown = number_after(text, "and still no positions they differ by up to")
+    assert shown == pytest.approx(causal_difference(at, 64), abs=5e-4) and shown > 1
+    assert "Without positions or a mask" in " ".join(h.value for h in at.header)
+    # The extreme d_model = 2, on "dog bites man": one sin/cos pair, the mask still sees
+    at = run(pe_sentence="dog bites man", pe_dmodel="2")
+    shown = number_after(markdown(at), "and still no positions they differ by up to")
+    assert shown == pytest.approx(causal_difference(at, 2), abs=5e-4) and shown > 1e-3
+    # Equal tokens: a shuffle moves nothing that could be seen, with or without the mask
+    said = markdown(run(pe_sentence="a a"))
+    assert "no positions they differ by only exactly 0: for this sentence and shuffle, the " \
+           "mask changes nothing either." in said
+
+
 @pytest.mark.parametrize("query", [
     {"pe_len": "512", "pe_dmodel": "512"},
     {"pe_len": "8", "pe_dmodel": "2", "pe_base": "100"},

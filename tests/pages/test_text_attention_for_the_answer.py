@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from attncore.lm.answer import FirstGuess
 from attncore.lm.lens import Attribution
 from attncore.lm.pair import Pair
 from pages.text import attention_for_the_answer as text
@@ -124,16 +125,72 @@ def test_the_carriers_are_read_from_the_residual_grid():
 
 
 def test_the_layer_where_the_answer_moves_is_the_one_before_the_last_tokens_run():
-    residual = np.array([[0, 0, 0, 1.0, 0.0], [0, 0, 0, 0.8, 0.2], [0, 0, 0, 0.1, 0.9]])
-    runs = text.carrier_runs(residual, make_pair())
+    residual = np.array([[0, 0, 0, 1.0, 0.0], [0, 0, 0, 0.8, 0.02], [0, 0, 0, 0.1, 0.9]])
+    pair = make_pair()
+    runs = text.carrier_runs(residual, pair)
     # the changed token carries it into layers 1–2, the last token into layer 3: it moves
-    # inside layer 2
+    # inside layer 2, and jumps there: 0.02 entering layer 2 is under 0.1
     assert text.moved_into(runs) == 2
-    assert "to the last token inside layer 2" in text.moved_text(make_pair(), 2)
-    assert text.agreement_text([(1, 0, 0.7)], 2).startswith(
-        "The head that restores most sits in layer 2,")
-    assert text.agreement_text([(2, 0, 0.7)], 2) is None
-    assert text.agreement_text([(1, 0, 0.7)], None) is None
+    assert text.move_layers(residual, pair, 2) == (2, 2)
+    said = text.moved_text(pair, (2, 2), residual[:, -1])
+    assert said.startswith("The last token's patch restores 0.02 entering layer 2 and 0.90 "
+                           "entering layer 3: the information moves from '␣France' to the "
+                           "last token inside layer 2, where its recovery jumps from near 0 "
+                           "(under 0.1).")
+    assert "so heads of layer 2 must move it" in said
+
+
+def ioi_like() -> np.ndarray:
+    """The last token's recoveries of a move spread over layers: near 0 entering layers 1–3,
+    then 0.12, 0.33, 0.38 entering layers 4–6, and 0.92 entering layer 7 (8 layers)."""
+    residual = np.zeros((8, 5))
+    residual[:, 4] = [0.0, 0.0, -0.01, 0.12, 0.33, 0.38, 0.92, 0.97]
+    residual[:6, 3] = [1.0, 1.0, 1.0, 0.91, 0.61, 0.58]  # the changed token, into layer 6
+    return residual
+
+
+def test_a_move_spread_over_layers_names_them_all_and_no_single_layer():
+    residual, pair = ioi_like(), make_pair()
+    runs = text.carrier_runs(residual, pair)
+    assert runs == [(0, 5, "changed"), (6, 7, "last")]
+    into = text.moved_into(runs)
+    assert into == 6  # the last token carries it from layer 7 on
+    # the last stream near 0 (|−0.01| < 0.1) enters layer 3: it moves inside layers 3–6
+    assert text.move_layers(residual, pair, into) == (3, 6)
+    said = text.moved_text(pair, (3, 6), residual[:, 4])
+    assert said == ("The information moves from '␣France' to the last token over layers "
+                    "3–6, not inside one layer: the last token's patch restores -0.01 "
+                    "entering layer 3, then 0.12, 0.33, 0.38 and 0.92 entering layers 4 to 7. "
+                    "Only attention moves information between positions, so heads of these "
+                    "layers move it. The head grid below looks for them.")
+    assert "inside layer 6" not in said
+
+
+def test_a_long_gradual_move_gives_its_ends_and_its_largest_step():
+    pair = make_pair()
+    residual = np.zeros((12, 5))
+    residual[:, 4] = [0, 0.05, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.9, 1.0, 1.0]
+    residual[:9, 3] = 1.0
+    # near 0 entering layers 1–2; the last token carries it from layer 10: layers 2–9
+    assert text.move_layers(residual, pair, 9) == (2, 9)
+    said = text.moved_text(pair, (2, 9), residual[:, 4])
+    # 9 values (entering layers 2 to 10): too many to list; the largest step is 0.45 -> 0.90,
+    # inside layer 9
+    assert ("restores 0.05 entering layer 2 and 0.90 entering layer 10; its largest step is "
+            "inside layer 9, from 0.45 to 0.90.") in said
+
+
+def test_the_heads_that_restore_most_are_set_against_the_layers_of_the_move():
+    top = [(5, 3, 0.58), (7, 1, 0.27), (4, 0, 0.22), (1, 4, 0.18), (3, 2, 0.16)]
+    # layers 3–6 hold L6 H4, L5 H1 and L4 H3 (layers from 1: 6, 5, 4)
+    assert text.agreement_text(top, (3, 6)) == (
+        "3 of the 5 heads that restore most sit in layers 3–6, where the residual grid showed "
+        "the information move: L6 H4, L5 H1, L4 H3, the first the one that restores most.")
+    assert text.agreement_text(top, (8, 8)) == (
+        "1 of the 5 heads that restore most sits in layer 8, where the residual grid showed "
+        "the information move: L8 H2.")
+    assert text.agreement_text(top, (9, 9)) is None
+    assert text.agreement_text(top, None) is None
 
 
 def test_the_embedding_patch_is_one_up_to_rounding():
@@ -173,7 +230,34 @@ def test_the_knockout_sentence_names_the_harmful_windows_and_their_shared_layers
     assert said.endswith("2 of the 6 windows at least halve it (those starting at layers "
                          "2–3); all of them include layers 3–4.")
     one = text.knockout_text(windows, np.array([0.5, 0.5, 0.1, 0.5, 0.5, 0.5]), 0.6, "x")
-    assert one.endswith("1 of the 6 windows at least halve it (those starting at layer 3).")
+    assert one.endswith("leaves 0.100, the lowest. It is the only window that halves it.")
+
+
+def test_one_layer_windows_are_named_by_their_layers():
+    windows = [(n, n) for n in range(6)]
+    probs = np.array([0.5, 0.2, 0.1, 0.5, 0.5, 0.25])  # below 0.3: layers 2, 3 and 6
+    said = text.knockout_text(windows, probs, 0.6, "x")
+    assert said.endswith("Cutting the edge in layer 3 leaves 0.100, the lowest. 3 of the 6 "
+                         "windows at least halve it (layers 2–3, 6).")
+
+
+def test_the_knockout_alternative_says_its_lowest_point():
+    windows = [(first, first + 2) for first in range(4)]
+    probs = np.array([0.7, 0.2, 0.05, 0.6])
+    alt = text.knockout_alt(windows, probs, 0.75, "Paris")
+    # said numbers (3 significant digits, no trailing zeros)
+    assert alt == ("p of Paris with the edge cut, one point per window of 3 layers by its first "
+                   "layer: 0.7 for layers 1–3, 0.6 for layers 4–6; lowest 0.05, for "
+                   "layers 3–5. With nothing cut: 0.75.")
+    one = text.knockout_alt([(0, 0), (1, 1)], np.array([0.7, 0.1]), 0.75, "Paris")
+    assert "window of 1 layer by" in one and "lowest 0.1, for layer 2" in one
+
+
+def test_the_default_window_is_the_narrowest_and_says_why():
+    from attncore.lm import answer
+
+    assert answer.KNOCKOUT_WINDOW == 1
+    assert text.WINDOW_REASON.startswith("The window starts at 1 layer, the narrowest")
 
 
 def test_runs_of_consecutive_numbers():
@@ -195,8 +279,8 @@ def test_looking_against_mattering():
     assert lines == [
         "L1 H1, the head that restores most, puts 0.90 of the last token's attention on "
         "'␣France'.",
-        "2 heads put at least 0.5 of it there; of these, 1 change the answer by less than "
-        "0.05 when patched: they look and do not matter here.",
+        "2 heads put at least 0.5 of it there; of these, 1 changes the answer by less than "
+        "0.05 when patched: it looks and does not matter here.",
         "2 heads put at least 0.5 on the first token, the attention sink of lessons 10 and "
         "11; their recoveries lie between -0.20 and 0.00.",
         f"Across all 4 heads the correlation between looking and mattering is r = {r:.2f}."]
@@ -220,3 +304,90 @@ def test_the_heads_that_move_the_answer_are_counted():
     _, heads, _ = looks_grid()  # |0.8|, |−0.2| ≥ 0.05; 0.01 and 0 are not
     assert text.moving_text(heads).startswith("Here 2 of the 4 heads move the answer by at "
                                               "least 0.05 of the way")
+
+
+# ---- what LD means, the lens's first row, the attribution's symbols, the named heads ----
+
+@pytest.mark.parametrize("ld, odds", [
+    (2.0, "7.4 : 1"),  # e² = 7.389
+    (0.0, "1 : 1"),
+    (7.3125, "1,500 : 1"),  # e^7.3125 = 1,500.6, to 3 significant digits
+    (-6.02, "1 : 412"),  # e^6.02 = 411.6
+    (33.5, "3.54×10¹⁴ : 1"),  # e^33.5 = 10^(33.5 / ln 10) = 10^14.549 = 3.54×10¹⁴
+])
+def test_ld_is_said_as_odds(ld, odds):
+    assert text.odds_text(ld) == odds
+
+
+def test_the_ld_sentence_defines_ld_and_gives_both_odds():
+    said = text.ld_text(7.3125, -6.02, "␣Paris", "␣Rome")
+    assert said == ("LD = logit(`␣Paris`) − logit(`␣Rome`) at the last position. The softmax "
+                    "makes p(`␣Paris`) / p(`␣Rome`) = $e^{LD}$, the odds of `␣Paris` against "
+                    "`␣Rome`: the clean prompt's LD of 7.31 is odds of 1,500 : 1, the corrupted "
+                    "prompt's LD of -6.02 is odds of 1 : 412.")
+
+
+def guess(top: int = 7, tied: bool = True) -> FirstGuess:
+    pieces = ("␣is", "␣is" if top == 7 else "␣was", "␣was" if top == 7 else "␣is")
+    return FirstGuess(token=7, top=top, runner_up=9 if top == 7 else 7, token_logit=101.2,
+                      top_logit=101.2 if top == 7 else 105.0, runner_up_logit=67.7
+                      if top == 7 else 101.2, pieces=pieces, tied=tied)
+
+
+def test_the_lens_first_row_is_the_token_itself_when_the_output_is_tied():
+    p = 1 - 2.9e-15
+    said = text.first_row_text(guess(), p, learned_positions=False)
+    # 101.2 − 67.7 = 33.5: odds e^33.5 = 3.54×10¹⁴ : 1
+    assert said.startswith("Row 0 (after layer 0: no layer has run) is `␣is`'s own embedding. "
+                           "The output matrix is the embedding table transposed (tied)")
+    assert ("`␣is` scores 101.2, the runner-up `␣was` 67.7: a gap of 33.5, odds of "
+            "3.54×10¹⁴ : 1 against the runner-up, so p(`␣is`) = 1 − 2.9×10⁻¹⁵.") in said
+    assert "0.99999" not in said
+    assert "is 1 to float64's precision" in text.first_row_text(guess(), 1.0, False)
+    assert "plus its position's" in text.first_row_text(guess(), p, learned_positions=True)
+
+
+def test_the_lens_first_row_when_another_token_wins_or_the_output_is_not_tied():
+    said = text.first_row_text(guess(top=3), 0.97, False)
+    assert "yet the token itself, 101.2, is not the top: `␣was` scores 105.0" in said
+    assert "repeats the input" not in said
+    said = text.first_row_text(guess(tied=False), 0.97, False)
+    assert "through an output matrix of its own (not tied to the embedding)" in said
+
+
+def test_the_lens_alternative_says_the_worst_rank_not_the_highest():
+    rank = np.array([4316, 2678, 5012, 90, 1])  # 4 layers
+    assert text.lens_alt(rank, "Paris") == (
+        "Rank of Paris after each layer (1 = the top guess; log scale): 4,316 after the "
+        "embedding (layer 0), worst rank 5,012 after layer 2, 1 after the last layer, 4.")
+    rank = np.array([900, 40, 1, 3, 2])
+    assert "best rank 1 first after layer 2, 2 after the last layer, 4." in text.lens_alt(
+        rank, "x")
+
+
+def test_the_attribution_names_its_heads_and_its_symbols():
+    said = text.attribution_intro(attribution(), learned_positions=False, biases=False,
+                                  rms=True)
+    # the largest head in size is L1 H2 (−3.0): the example of a head's name
+    assert ("A head is named by its layer and its number in that layer, both counted from 1: "
+            "[L1 H2](./#glossary-head-label) is head 2 of layer 1.") in said
+    assert "Freeze the final RMSNorm's scale" in said
+    terms = text.formula_terms(rms=True)
+    assert "[rms](./#glossary-rms) the root mean square" in terms
+    assert "[g](./#glossary-g) the final norm's gain" in terms
+    assert "σ the standard deviation" in text.formula_terms(rms=False)
+
+
+def test_the_scatter_names_the_heads_that_restore_most_the_one_pushing_back_and_a_looker():
+    looks, heads, _ = looks_grid()
+    top = [(0, 0, 0.8), (0, 1, 0.01)]
+    strong, idle = text.labelled_heads(looks, heads, top)
+    # L2 H2's −0.2 pushes back by 0.05 or more; L1 H2 looks (0.6) and moves it by 0.01
+    assert strong == [(0, 0), (0, 1), (1, 1)]
+    assert idle == [(0, 1)]
+    assert text.labelled_text(2, True, idle, make_pair()) == (
+        "Named: the 2 heads that restore most, the head that pushes the answer back most, and "
+        "the 1 head that looks most at '␣France' (at least 0.5) yet changes it by less than "
+        "0.05.")
+    strong, idle = text.labelled_heads(looks, np.abs(heads), top)
+    assert strong == [(0, 0), (0, 1)]  # nothing pushes back

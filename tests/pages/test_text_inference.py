@@ -87,6 +87,8 @@ def test_the_sharing_sentence_and_table_follow_the_kv_heads():
     assert "nothing shared" in text.sharing_text(MHA, 1024, 2) and "12× less" in \
         text.sharing_text(MHA, 1024, 2)
     assert "which all 4 query heads read" in text.sharing_text(MQA, 1024, 2)
+    # whichever branch, the sentence before the table links the entry its rows name
+    assert all("#glossary-gqa)" in text.sharing_text(c, 1024, 2) for c in (SMOLLM2, MHA, MQA))
     rows = text.cache_rows(SMOLLM2, "SmolLM2", 8192, 8)
     assert [r["KV heads"] for r in rows[:3]] == [9, 3, 1]
     assert rows[1]["model"] == "SmolLM2, grouped-query (GQA), as trained"
@@ -94,6 +96,7 @@ def test_the_sharing_sentence_and_table_follow_the_kv_heads():
     assert mistral["cache (fp16)"].endswith("✱")  # its window of 4,096 < 8,192
     note = text.published_note(SMOLLM2, 8192)
     assert "its rolling cache keeps only the last 4,096" in note and "†" in note  # Llama 2
+    assert note.startswith("The published rows") and "#glossary-sliding-window)" in note
     assert "✱" not in text.published_note(SMOLLM2, 1024)
     assert "†" not in text.published_note(SMOLLM2, 1024)  # every model trained on ≥ 2,048
 

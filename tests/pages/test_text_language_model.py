@@ -4,6 +4,8 @@ numbers are worked out by hand in the comments."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -93,6 +95,26 @@ def test_the_induction_notice_says_what_the_test_found():
     # no saving at all: the model did not copy
     assert text.induction_notice(induction(5.0, 5.0, 6.0, [5.0]), 30).endswith(
         "the second copy costs no less than the first: the model did not copy.")
+
+
+def test_the_map_caption_gives_the_share_of_the_map_drawn():
+    # segment 4, two sequences; the map drawn (sequence 1) puts, from each second-copy
+    # query t = 4..7, weight on key t − 3: 0.9, 0.7, 0.8, 0.6, mean 3.0 / 4 = 75%; the
+    # ranking's score (over both sequences) is 0.5, "50%"
+    a = np.zeros((8, 8))
+    a[[4, 5, 6, 7], [1, 2, 3, 4]] = [0.9, 0.7, 0.8, 0.6]
+    scores = np.zeros((30, 9))
+    scores[17, 3] = 0.5
+    test = dataclasses.replace(induction(10.0, 2.0, 6.0, [3.0]), ids=np.zeros((2, 8), int),
+                               scores=scores, best_attention=a)
+    assert test.best_map_score == pytest.approx(0.75)
+    assert text.induction_map_text(test) == (
+        "Layer 18, head 4 on the first sequence: on average 75% of a second-copy token's "
+        "weight goes to the token that followed its first occurrence (50% over the 2 "
+        "sequences). ")
+    assert text.strongest_text(test).endswith(
+        "The best puts 50% of its attention where an induction head should, on average over "
+        "the second copies of the 2 sequences.")
 
 
 def test_the_loss_sentence_compares_with_an_even_guess_and_with_half():

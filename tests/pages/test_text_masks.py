@@ -17,6 +17,7 @@ from attncore.pitfalls import (
     wrong_axis,
 )
 from pages.text import masks as say
+from pages.ui.glossary import term_link
 
 TOKENS = ["a", "dog", "barked"]
 
@@ -137,5 +138,6 @@ def test_the_masked_weights_row_sums_and_fully_masked_rows():
     assert say.fully_masked_warning(["a", "b"], np.array([False, False])) is None
     assert say.fully_masked_warning(["<pad>", "b"], np.array([True, False])).startswith(
         "Fully masked rows: 1 (\\<pad\\>).")
-    assert say.batch_text([["a", "<pad>"], ["b", "c"]], "<pad>") == (
-        "**The batch** (B = 2 sentences, padded with `<pad>` to T = 2 tokens):")
+    assert say.batch_text([["a", "<pad>"], ["b", "c"]], "<pad>", 8) == (
+        "**The batch** (B = 2 sentences, padded with `<pad>` to T = 2 tokens, each token a "
+        f"vector of {term_link('d_model', 'd_model')} = 8 numbers):")

@@ -7,6 +7,7 @@ import pytest
 
 from attncore import multihead as mh
 from pages.text import multi_head as text
+from pages.ui.glossary import term_link
 
 
 def layer(d_model: int, heads: int) -> mh.MultiHeadParams:
@@ -15,7 +16,8 @@ def layer(d_model: int, heads: int) -> mh.MultiHeadParams:
 
 def test_sizes_say_one_head_in_the_singular():
     assert text.sizes_text(11, layer(32, 1)).startswith(
-        "T = 11 tokens, d_model = 32, H = 1 head, d_k = d_model / H = 32:")
+        f"T = 11 tokens, {term_link('d_model', 'd_model')} = 32 (the width of each token's "
+        "vector), H = 1 head, d_k = d_model / H = 32:")
     assert "H = 4 heads, d_k = d_model / H = 8:" in text.sizes_text(11, layer(32, 4))
 
 

@@ -80,12 +80,38 @@ def test_heads_are_named_one_two_or_a_range():
 
 
 def test_the_shuffle_sentence_follows_the_difference_with_positions():
-    order = say.shuffle_text(4, PermutationTest(np.arange(4), 2e-16, 0.5))
-    assert "to a largest difference of 2.0×10⁻¹⁶ (rounding)" in order
+    order = say.shuffle_text(4, PermutationTest(np.arange(4), 2e-16, 0.5, 2.02))
+    assert "run [self-attention](./#glossary-self-attention) with no mask" in order
+    assert "to a largest difference of 2.0×10⁻¹⁶ (rounding): unmasked attention is " \
+           "permutation-equivariant" in order
     assert "they differ by up to 0.500: the order now matters." in order
-    same = say.shuffle_text(4, PermutationTest(np.arange(4), 0.0, 1e-15))
+    same = say.shuffle_text(4, PermutationTest(np.arange(4), 0.0, 1e-15, 0.0))
     assert "they differ by only 1.0×10⁻¹⁵ (rounding): for this sentence and shuffle, the " \
            "positions change nothing either." in same
+
+
+def test_the_causal_sentence_follows_the_difference_with_the_mask():
+    # a causal mask and no positions: 2.02 is order seen by the mask alone
+    order = say.causal_text(PermutationTest(np.arange(4), 2e-16, 0.5, 2.02))
+    assert order.startswith("**With a [causal mask](./#glossary-causal-mask)** and still no "
+                            "positions they differ by up to 2.020: each token sees itself "
+                            "and the tokens before it")
+    assert "Haviv et al., 2022" in order
+    assert order in say.shuffle_text(4, PermutationTest(np.arange(4), 2e-16, 0.5, 2.02))
+    # a shuffle of equal tokens ("a a"): no order to see, nothing changes
+    same = say.causal_text(PermutationTest(np.arange(2)[::-1], 0.0, 0.0, 0.0))
+    assert same.endswith("and no positions they differ by only exactly 0: for this "
+                         "sentence and shuffle, the mask changes nothing either.")
+
+
+def test_the_notes_on_order_name_the_mask():
+    table = pos.sinusoidal_table(16, 8)
+    assert ("Without positional information or a mask, shuffling the words only shuffles "
+            "the outputs (up to rounding); a causal mask alone can already tell orders "
+            "apart.") in say.notice_items(table)
+    answer = say.questions(0.84, pos.alibi_slopes(6))[2]["a"]
+    assert answer.startswith("With no mask, the same three output vectors")
+    assert "With a causal mask it can" in answer
 
 
 def test_the_shift_sentence_says_where_it_was_checked():

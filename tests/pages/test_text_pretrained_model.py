@@ -122,6 +122,16 @@ def test_the_model_view_says_when_its_maps_are_pooled():
     assert say.grid_caption(6, 12, 16, 16).endswith("section 2 draws one head large.")
     assert say.grid_caption(6, 12, 17, 16).endswith(
         " With 17 tokens each small map is average-pooled to at most 16 × 16 cells.")
+    # the row labels run to the model's number of layers and are linked where first named
+    assert say.grid_caption(4, 8, 16, 16).startswith(
+        f"Rows {term_link('head-label', 'L1–L4')} are layers, columns H1–H8 heads;")
+
+
+def test_the_block_s_introduction_counts_the_layers_and_links_layer_norm():
+    intro = say.block_intro(6)
+    assert "one of the model's 6 encoder blocks" in intro
+    assert term_link("layer-norm", "LayerNorm") in intro
+    assert say.SINK_TEXT.startswith(f"An {term_link('attention-sink', 'attention sink')} is ")
 
 
 def test_a_long_text_is_said_to_be_cut_to_the_page_s_length():

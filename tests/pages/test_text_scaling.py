@@ -113,7 +113,7 @@ def row(scaling: str, weights) -> ex.Saturation:
     """A row of weights as section 2 holds it (only the fields the sentences read)."""
     w = np.asarray(weights, dtype=float)
     jacobian = float(np.linalg.norm(np.diag(w) - np.outer(w, w)))  # ‖diag(w) − wwᵀ‖_F
-    return ex.Saturation(scaling=scaling, scores=np.log(w), weights=w,
+    return ex.Saturation(scaling=scaling, scores=np.zeros_like(w), weights=w,  # not read
                          max_weight=float(w.max()), entropy=0.0, effective_keys=1.0,
                          jacobian_norm=jacobian, max_entropy=float(np.log(w.size)))
 
@@ -153,3 +153,14 @@ def test_the_typical_sentence_gives_the_percentiles_of_the_query_shown():
     assert "each between percentile 45 and 55 of the 101" in text.typical_text(spread)
     reading = text.saturation_reading(rows, 64, spread)
     assert reading.endswith("section 3 averages many at every d_k.")
+
+
+@pytest.mark.parametrize("weights, said", [
+    ([0.5, 0.5], "0.500"),
+    ([0.9996, 4e-4], "1 − 4.0×10⁻⁴"),  # three decimals would say a false 1.000
+    ([1.0, 1e-25], "1 − 1.0×10⁻²⁵"),  # 1 − 1e-25 is 1.0 in float64; the other weight is not 0
+    ([1.0, 0.0], "1 (the other weights underflow to 0 in float64)"),
+    ([1.0], "exactly 1"),  # a single key: exactly 1
+])
+def test_a_largest_weight_never_reads_a_false_one(weights, said):
+    assert text.max_weight_text(row("none", weights)) == said

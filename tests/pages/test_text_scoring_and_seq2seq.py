@@ -98,10 +98,10 @@ def test_the_vocabulary_sentence_counts_the_words_and_the_end_mark():
     assert "3 distinct words (“J'”, “aime”, “chats”)" in three and "1/K = 0.250" in three
 
 
-def local(weights, window, p_t: float) -> s2s.LocalAttention:
+def local(weights, window, p_t: float, gaussian: bool = True) -> s2s.LocalAttention:
     weights = np.array(weights)
-    return s2s.LocalAttention(p_t, np.array(window), np.ones(len(weights)), weights,
-                              np.zeros(2))
+    return s2s.LocalAttention(p_t, np.array(window), np.ones(len(weights)) if gaussian else None,
+                              weights, np.zeros(2))
 
 
 def test_the_window_sentences_follow_the_window_and_the_sum():
@@ -110,15 +110,31 @@ def test_the_window_sentences_follow_the_window_and_the_sum():
     assert text.window_note(whole, 2, 3) == (
         "The window [p_t − D, p_t + D] = [-1.00, 3.00] covers the whole source (3 tokens): "
         "local attention is global attention times the Gaussian.")
+    # local-m has no Gaussian: over the whole source it is global attention itself
+    plain = local([0.6, 0.3, 0.1], [True, True, True], 0.0, gaussian=False)
+    assert text.window_note(plain, 2, 3).endswith("local attention is global attention.")
     part = local([0.5, 0.3, 0.0], [True, True, False], 0.0)
     assert text.window_note(part, 1, 3) == ""
-    monotonic = text.local_text(whole, "monotonic", "chat", 1, 2)
+    monotonic = text.local_text(plain, "monotonic", "chat", 1, 2)
     assert monotonic.startswith("Query: the decoder state of “chat”, step 1. Monotonic: p_t = t")
     assert "p_t = 1.00, a source position counted from 1" in monotonic
-    assert "σ = D/2 = 1, so the weights sum to 0.900 (Luong" in monotonic
-    predictive = text.local_text(local([1.0], [True], 0.0), "predictive", "chat", 1, 1)
-    assert "Predictive: p_t = 1 + S·sigmoid" in predictive and "σ = D/2 = 0.5" in predictive
-    assert "the weights sum to exactly 1 (Luong" in predictive
+    assert monotonic.endswith("inside, they are the softmax of the scores over the window "
+                              "alone (Luong et al.'s local-m), so they sum to 1; only the "
+                              "predictive window adds a Gaussian.")
+    assert "σ" not in monotonic
+    # local-p: 0.5 + 0.3 + 0.1 = 0.9, shown as it is, not renormalised
+    predictive = text.local_text(whole, "predictive", "chat", 1, 2)
+    assert "Predictive: p_t = 1 + S·sigmoid" in predictive
+    assert "centred on p_t with σ = D/2 = 1 (Luong et al.'s local-p), so the weights sum to " \
+        "0.900 (Luong" in predictive
+    one = text.local_text(local([1.0], [True], 0.0), "predictive", "chat", 1, 1)
+    assert "σ = D/2 = 0.5" in one and "the weights sum to exactly 1 (Luong" in one
+
+
+def test_the_local_formula_has_the_gaussian_for_the_predictive_window_only():
+    assert "exp" not in text.local_formula("monotonic")
+    assert text.local_formula("predictive").startswith(text.local_formula("monotonic"))
+    assert r"2\sigma^2" in text.local_formula("predictive")
 
 
 def test_the_soft_and_hard_sentences_follow_the_measured_gradient():

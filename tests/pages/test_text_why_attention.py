@@ -9,6 +9,7 @@ import numpy as np
 
 from attncore import copying
 from attncore.recurrence import compare_layers
+from attncore.train import bottleneck as bn
 from pages.text import why_attention as text
 
 LENGTHS = np.arange(2, 7)
@@ -64,17 +65,114 @@ def alignment(copied: float, length: int = 4) -> copying.AlignmentReading:
                                     near=0.75)
 
 
-def test_the_alignment_sentence_offers_a_reason_only_where_the_length_was_trained():
-    close = text.alignment_text(alignment(0.93), n_test=200, max_length=16)
+def earlier(weight: float = 0.3, accuracy: float = 0.998, later: float = 0.999):
+    return bn.EarlierStates(length=4, strings=200, weight_before=weight, accuracy=accuracy,
+                            accuracy_later_only=later)
+
+
+def test_the_alignment_sentence_says_the_offsets_and_which_states_can_carry_the_letter():
+    close = text.alignment_text(alignment(0.93), earlier(), n_test=200, max_length=16)
     assert "puts on average 0.93 of its weight on source position t" in close
     assert "0.10 on position t − 1 and 0.05 on position t + 1" in close
-    assert "neighbour in 75% of the rows" in close and "comes close to 1." in close
-    spread = text.alignment_text(alignment(0.6), n_test=200, max_length=16)
-    assert "is not close to 1. A likely reason (not measured here)" in spread
-    past = text.alignment_text(alignment(0.6, length=12), n_test=200, max_length=4)
+    assert "neighbour in 75% of the rows" in close
+    # a left-to-right encoder: only h_t and later states have read letter t
+    assert "only h_t and later states can carry it" in close
+    assert "0.30 of the weight, on average, still falls on those earlier states" in close
+    assert "Why is not measured here" in close and "likely reason" not in close
+    assert "h_(t+1) may still carry letter t" not in close
+    past = text.alignment_text(alignment(0.6, length=12), earlier(), n_test=200, max_length=4)
     assert "is not close to 1; these strings of 12 letters are longer than any trained " \
-           "(at most 4)" in past and "likely reason" not in past
-    assert "is close to 1; these strings" in text.alignment_text(alignment(0.95, 12), 200, 4)
+           "(at most 4)" in past
+    assert "is close to 1; these strings" in text.alignment_text(alignment(0.95, 12),
+                                                                earlier(), 200, 4)
+
+
+def test_the_earlier_states_verdict_follows_the_two_accuracies():
+    # 99.8% -> 99.9%: not needed; 99.8% -> 99.0%: within a point, barely; -> 90%: used
+    assert "from 99.8% to 99.9%, so the copy does not need the earlier states" in \
+        text.earlier_text(earlier())
+    assert "from 99.8% to 99%, so the copy barely depends on the earlier states" in \
+        text.earlier_text(earlier(later=0.99))
+    used = text.earlier_text(earlier(later=0.9))
+    assert "from 99.8% to 90%, so the model uses the earlier states, for something other " \
+           "than letter t (what, is not measured here)" in used
+
+
+def test_the_progress_label_counts_each_models_steps():
+    # 2 × 800 steps in all, the fixed model's first
+    assert text.progress_text(240, 1600) == "Training the fixed-context model: step 240 of 800"
+    assert text.progress_text(800, 1600) == "Training the fixed-context model: step 800 of 800"
+    assert text.progress_text(801, 1600) == "Training the attention model: step 1 of 800"
+    assert text.progress_text(1600, 1600) == "Training the attention model: step 800 of 800"
+
+
+def test_the_coverage_sentence_says_where_most_test_strings_were_trained_on():
+    # The defaults: about 3,657 strings of each of 14 lengths; 88% of the 1,728 strings of
+    # 3 letters, 16% of the 20,736 of 4 (worked out in tests/core/test_copying.py).
+    c = copying.training_coverage(np.arange(2, 21), 3, 16, 800, 64, 12)
+    said = text.coverage_text(c, 12)
+    assert said.startswith("Training drew about 3,657 strings of each length from 3 to 16 "
+                           "(800 steps of 64 strings, each step one length).")
+    assert "Of the 12³ = 1,728 possible strings of 3 letters it drew about 88% and of the " \
+           "12⁴ = 20,736 of 4 letters about 16%" in said
+    assert said.endswith("at 3 letters most test strings had also been trained on; from 4 "
+                         "letters on most were new.")
+    assert "144" not in said  # length 2 was not trained
+    # Lengths 1 to 2 only: every tested trained length (2) was mostly drawn
+    short = text.coverage_text(copying.training_coverage(np.arange(2, 7), 1, 2, 100, 64, 12),
+                               12)
+    assert "of length" not in short and "each length from 1 to 2" in short
+    assert short.endswith("at 2 letters most test strings had also been trained on.")
+    # 10 steps of 8 strings at lengths 5 to 8: 20 of each, none mostly drawn
+    few = text.coverage_text(copying.training_coverage(np.arange(2, 13), 5, 8, 10, 8, 12), 12)
+    assert few.endswith("at every length tested most test strings were new.")
+    # trained on 1-letter strings only: nothing tested was trained
+    none = text.coverage_text(copying.training_coverage(np.arange(2, 21), 1, 1, 100, 64, 12),
+                              12)
+    assert "strings of length 1 (100 steps" in none
+    assert none.endswith("No tested length was trained: every test string was new.")
+
+
+def forced(greedy, teacher):
+    n = len(greedy)
+    return copying.forced_reading([n], [greedy], [teacher], n)
+
+
+def test_the_forced_sentence_separates_compounding_from_the_state():
+    # Forced falls (0.9 -> 0.5, lowest 0.4 at 3): the state; greedy below it at every
+    # later position, most at 4 (0.5 - 0.1); the last comes back above the lowest.
+    said = text.forced_text(forced([0.9, 0.6, 0.3, 0.1], [0.9, 0.7, 0.4, 0.5]))
+    assert "the first letter right 90% of the time and the last 50% (greedy: 90% and 10%); " \
+           "its lowest is position 3, 40%." in said
+    assert "Even with no earlier mistake to follow it copies the later letters less often" in said
+    assert "fewer right at every later position, by up to 40% of the strings (position 4)" in said
+    assert "the last letter (50%), read last by the encoder, is copied more often than " \
+           "position 3" in said
+    assert "[Teacher forcing](./#glossary-teacher-forcing)" in said
+    # Forced flat: the fall is compounding; greedy equal at one later position: no "every"
+    flat = text.forced_text(forced([0.9, 0.9, 0.5], [0.9, 0.9, 0.9]))
+    assert "the fall along the string comes from errors compounding" in flat
+    assert "fewer right, by up to 40% of the strings (position 3)" in flat
+    assert "read last by the encoder" not in flat
+    # No gap at all
+    same = text.forced_text(forced([0.9, 0.5], [0.9, 0.5]))
+    assert "gets no fewer right at any position: no errors compound" in same
+
+
+def test_the_comparison_defines_the_charts_terms_and_links_greedy_decoding():
+    said = text.comparison_text(200, 2, 20, 12)
+    assert said.startswith("**Fixed context**: the decoder reads the encoder's last state "
+                           "h_n alone")
+    assert "**Attention**: at each step t it reads every encoder state h_s" in said
+    assert "200 new strings of each length from 2 to 20" in said
+    assert "([greedy decoding](./#glossary-greedy))" in said and "1/12" in said
+
+
+def test_the_layers_lead_links_the_tables_terms():
+    said = text.layers_lead(compare_layers(16, 32))
+    assert said.startswith("One layer of each kind on n = 16 tokens")
+    for key in ("self-attention", "projection", "multiply-add"):
+        assert f"(./#glossary-{key})" in said
 
 
 def step(weights, probabilities, *, t=2, previous=0, token=1):

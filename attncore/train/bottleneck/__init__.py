@@ -35,7 +35,8 @@ output (greedy decoding). No end mark: the decoder runs as many steps as the str
 long, so accuracy counts symbols only. The encoder is one GRU reading left to right
 (Bahdanau's was bidirectional), so :math:`h_s` mixes every symbol up to ``s`` and the
 weights need not fall on the aligned position alone: trained, they spread over it and
-its neighbours (:func:`weight_by_offset` measures how).
+its neighbours (:func:`weight_by_offset` measures how), though only h_t and later states
+have read symbol t (:func:`earlier_states` measures what the weight before it is for).
 
 Code convention: vectors are rows, so :math:`W s` is written ``s @ W`` with ``W`` (d, A).
 Each mini-batch has one length drawn uniformly from the training range, so no padding
@@ -53,8 +54,10 @@ from .backward import backward, loss_and_gradients, symbol_counts
 from .decoding import (
     Decoding,
     DecodingStep,
+    EarlierStates,
     accuracy_by_length,
     decode,
+    earlier_states,
     trace_step,
     weight_by_offset,
 )
@@ -102,9 +105,10 @@ __all__ = [
     "BOS", "CHANCE", "CHECK_LENGTHS", "CHECK_STRINGS", "ESTIMATE_LIMIT", "EXAMPLE_LENGTH",
     "LIMIT_SECONDS", "LONGEST_TESTED", "MAX_BATCH", "MAX_D_MODEL", "MAX_LENGTH", "MAX_STEPS",
     "MAX_TEST", "MODELS", "OFFSETS", "SHORTEST_TESTED", "STEP_MS", "SYMBOLS",
-    "BottleneckConfig", "BottleneckResult", "Decoding", "DecodingStep", "accuracy_by_length",
-    "additive_step_backward", "additive_step_forward", "as_strings", "backward",
-    "check_lengths", "count_parameters", "decode", "decoder_inputs", "encode",
+    "BottleneckConfig", "BottleneckResult", "Decoding", "DecodingStep", "EarlierStates",
+    "accuracy_by_length", "additive_step_backward", "additive_step_forward", "as_strings",
+    "backward", "check_lengths", "count_parameters", "decode", "decoder_inputs",
+    "earlier_states", "encode",
     "estimated_seconds", "example_string", "forward", "init_params", "loss_and_gradients",
     "make_strings", "max_steps", "step_ms", "symbol_counts", "trace_step", "train_bottleneck",
     "train_model", "weight_by_offset",

@@ -10,7 +10,7 @@ import numpy as np
 from ..._checks import whole_number
 from ..gru import gru_cell_forward
 from ..layers import softmax_forward
-from .network import additive_step_forward, encode
+from .network import additive_step_forward, encode, forward
 from .task import BOS, OFFSETS, as_strings, make_strings
 
 
@@ -43,11 +43,22 @@ class Decoding:
         return float(self.correct.mean())
 
 
-def decode(p: dict, src, model: str) -> Decoding:
-    """Greedy decoding of ``src`` (B, T), or of one string (T,): as many steps as symbols."""
+def decode(p: dict, src, model: str, allowed=None) -> Decoding:
+    """Greedy decoding of ``src`` (B, T), or of one string (T,): as many steps as symbols.
+
+    ``allowed`` (T, T) bool, for the attention model only: the source positions output
+    step t may read (row t - 1); the softmax runs over those alone (weight 0 elsewhere,
+    the rest renormalised). Every row must allow one position or more. None: all.
+    """
     src = as_strings(src)
     attend = model == "attention"
     B, T = src.shape
+    if allowed is not None:
+        allowed = np.asarray(allowed, dtype=bool)
+        if not attend or allowed.shape != (T, T) or not allowed.any(axis=1).all():
+            raise ValueError(f"allowed must be a ({T}, {T}) bool array of the attention "
+                             "model, allowing one source position or more at every step; "
+                             f"got shape {allowed.shape} for the {model} model")
     hs, _ = encode(p, src)
     h_last = hs[:, -1]
     table = p["dec.E"] @ p["dec.Wy"] + p["dec.bx"]  # (V+1, 3d): each input symbol's y part
@@ -60,7 +71,11 @@ def decode(p: dict, src, model: str) -> Decoding:
     s, y = h_last, np.full(B, BOS)
     for t in range(T):
         if attend:
-            c, weights[:, t], _ = additive_step_forward(s, hs, Uh, p["att.W"], p["att.v"])
+            c, weights[:, t], (_, _, u, _, _, v) = additive_step_forward(
+                s, hs, Uh, p["att.W"], p["att.v"])
+            if allowed is not None:  # the same scores, softmax over the allowed positions
+                weights[:, t] = softmax_forward(u @ v, allowed[t])
+                c = (weights[:, t, None, :] @ hs)[:, 0]
         else:
             c = h_last
         s, _ = gru_cell_forward(table[y] + c @ p["dec.Wc"], s, p["dec.Wh"], p["dec.bh"])
@@ -78,10 +93,13 @@ class DecodingStep:
     t is the output step counted as in the formulas, from 1 (step t writes the t-th
     symbol; array row t - 1 of :class:`Decoding`); previous_token is y_{t-1} (y_0 = BOS),
     previous_state s_{t-1} (d,) (s_0 = h_n), projected_state W s_{t-1} (A,),
-    projected_sources U h_s (Ts, A),
-    scores e_ts (Ts,), weights α_t (Ts,) summing to 1, context c_t (d,);
-    reset r, update z and candidate n (d,) of the GRU, state s_t = (1 - z) n + z s_{t-1};
-    logits W_o [s_t; c_t] + b_o and probabilities (V,), and the chosen token (argmax).
+    projected_sources U h_s (Ts, A), score_weights v (A,),
+    scores e_ts = v · tanh(W s_{t-1} + U h_s) (Ts,), weights α_t (Ts,) summing to 1,
+    context c_t (d,); reset r, update z and candidate n (d,) of the GRU, state
+    s_t = (1 - z) n + z s_{t-1}; the output layer's three parts (V,) each, from_state
+    (the rows of W_o that read s_t, times s_t), from_context (those that read c_t, times
+    c_t) and output_bias b_o, whose sum is logits W_o [s_t; c_t] + b_o; probabilities
+    (V,), and the chosen token (argmax).
     """
 
     t: int
@@ -90,6 +108,7 @@ class DecodingStep:
     previous_state: np.ndarray
     projected_state: np.ndarray
     projected_sources: np.ndarray
+    score_weights: np.ndarray
     scores: np.ndarray
     weights: np.ndarray
     context: np.ndarray
@@ -97,6 +116,9 @@ class DecodingStep:
     update: np.ndarray
     candidate: np.ndarray
     state: np.ndarray
+    from_state: np.ndarray
+    from_context: np.ndarray
+    output_bias: np.ndarray
     logits: np.ndarray
     probabilities: np.ndarray
     token: int
@@ -124,11 +146,13 @@ def trace_step(p: dict, source, t: int) -> DecodingStep:
     d = s.shape[-1]
     logits = (np.concatenate([s, c], axis=-1) @ p["out.W"] + p["out.b"])[0]
     probs = softmax_forward(logits)
+    from_state, from_context = (s @ p["out.W"][:d])[0], (c @ p["out.W"][d:])[0]
     return DecodingStep(
         t=t, source=src[0], previous_token=y_prev, previous_state=s_prev[0],
         projected_state=(s_prev @ p["att.W"])[0], projected_sources=Uh[0],
-        scores=(u @ p["att.v"])[0], weights=alpha[0], context=c[0],
+        score_weights=p["att.v"].copy(), scores=(u @ p["att.v"])[0], weights=alpha[0], context=c[0],
         reset=rz[0, :d], update=rz[0, d:], candidate=n[0], state=s[0],
+        from_state=from_state, from_context=from_context, output_bias=p["out.b"].copy(),
         logits=logits, probabilities=probs, token=int(np.argmax(logits)),
     )
 
@@ -145,20 +169,59 @@ def weight_by_offset(weights: np.ndarray, offsets=OFFSETS) -> np.ndarray:
                      if abs(k) < T else np.nan for k in offsets])
 
 
-def accuracy_by_length(p: dict, model: str, lengths, n: int, seed: int):
-    """Greedy token accuracy on ``n`` fresh strings at each length.
+def accuracy_by_length(p: dict, model: str, lengths, n: int, seed: int,
+                       teacher_forced: bool = False):
+    """Token accuracy on ``n`` fresh strings at each length: greedy (each step reads the
+    model's own last output), or with ``teacher_forced`` each step reading the correct
+    previous symbol, as in training (the same strings either way: they come from
+    ``seed`` alone). The two differ only from the second step on: the first reads BOS.
 
     Returns (accuracy (L,), position_accuracy (L, max length)): the fraction of right
-    symbols at each length, and at each output position (NaN past the length). The
-    strings come from ``seed`` alone, so two models given the same seed see the same ones
-    (at short lengths most were also seen in training: there are only 12^n strings).
+    symbols at each length, and at each output position (NaN past the length). Two models
+    given the same seed see the same strings (at short lengths most were also seen in
+    training: there are only 12^n strings).
     """
     rng = np.random.default_rng([seed, 3])
     lengths = np.asarray(lengths)
     accuracy = np.empty(len(lengths))
     by_position = np.full((len(lengths), lengths.max()), np.nan)
     for i, length in enumerate(lengths):
-        right = decode(p, make_strings(rng, n, int(length)), model).correct
+        src = make_strings(rng, n, int(length))
+        if teacher_forced:
+            right = forward(p, src, model)[0].argmax(axis=-1) == src
+        else:
+            right = decode(p, src, model).correct
         accuracy[i] = right.mean()
         by_position[i, :length] = right.mean(axis=0)
     return accuracy, by_position
+
+
+@dataclass(frozen=True)
+class EarlierStates:
+    """What the attention model's weight on encoder states before the symbol it copies is
+    for, measured on ``strings`` fresh strings of ``length`` symbols.
+
+    A left-to-right encoder's h_s has read symbols 1..s only, so at output step t the
+    states h_1 .. h_(t-1) hold nothing of symbol t: only h_t and later states can carry
+    it. ``weight_before`` is the mean weight on those earlier states (Σ_{s<t} α_ts, over
+    every step of every string); ``accuracy`` is the greedy token accuracy as trained,
+    ``accuracy_later_only`` the same when each step may read h_t and later states alone
+    (the same scores, softmax over s >= t: the weight before moves onto them).
+    """
+
+    length: int
+    strings: int
+    weight_before: float
+    accuracy: float
+    accuracy_later_only: float
+
+
+def earlier_states(p: dict, src) -> EarlierStates:
+    """Measure :class:`EarlierStates` of the attention model ``p`` on strings ``src`` (B, T)."""
+    src = as_strings(src)
+    B, T = src.shape
+    run = decode(p, src, "attention")
+    later = np.triu(np.ones((T, T), dtype=bool))  # row t: source positions s >= t
+    before = float(np.mean(np.sum(run.weights * ~later, axis=-1)))
+    return EarlierStates(length=T, strings=B, weight_before=before, accuracy=run.accuracy,
+                         accuracy_later_only=decode(p, src, "attention", later).accuracy)

@@ -40,8 +40,9 @@ def estimated_seconds(d_model: int, min_length: int, max_length: int, steps: int
                       n_test: int = 200) -> float:
     """Estimated wall time of :func:`train_bottleneck`: the steps (a batch's length is
     uniform over the trained range), 10% more for the checkpoints, and the test, whose
-    greedy decoding of n_test strings at each tested length costs about twice a
-    training step at that length per 200 strings (measured)."""
+    greedy decoding and teacher-forced pass of n_test strings at each tested length cost
+    together at most about twice a training step at that length per 200 strings
+    (measured at d = 64, lengths 2 to 24, both models: 1.3 s against 1.6 s estimated)."""
     train_ms = steps * step_ms(d_model, np.arange(min_length, max_length + 1)).mean() * 1.1
     tested = np.arange(SHORTEST_TESTED, max(LONGEST_TESTED, max_length + 4) + 1)
     test_ms = 2 * step_ms(d_model, tested).sum() * max(1.0, n_test / 200)

@@ -12,7 +12,7 @@ import numpy as np
 from ..layers import cross_entropy_forward
 from ..run import Measure, TrainingRun, train
 from .backward import loss_and_gradients
-from .decoding import accuracy_by_length, decode, weight_by_offset
+from .decoding import EarlierStates, accuracy_by_length, decode, earlier_states, weight_by_offset
 from .network import count_parameters, forward, init_params
 from .settings import BottleneckConfig
 from .task import (
@@ -92,11 +92,13 @@ class BottleneckResult:
     runs: each model's :class:`TrainingRun` (loss per step, checkpoint measures, trained
     params). lengths (L,) the tested lengths; accuracy[model] (L,) greedy token accuracy
     on n_test fresh strings per length; position_accuracy[model] (L, max length) the same
-    per output position, NaN past each length; example[model] the :class:`Decoding` of one
-    string of EXAMPLE_LENGTH symbols (the same string for both); offset_weights (5,) the
-    attention model's :func:`weight_by_offset` at OFFSETS (-2..2) over n_test fresh
-    strings of EXAMPLE_LENGTH symbols; parameters[model] the number of trained numbers;
-    seconds the wall time of training both and testing.
+    per output position, NaN past each length; forced_position_accuracy[model] the same on
+    the same strings with teacher forcing (each step reading the correct previous symbol);
+    example[model] the :class:`Decoding` of one string of EXAMPLE_LENGTH symbols (the same
+    string for both); offset_weights (5,) the attention model's :func:`weight_by_offset`
+    at OFFSETS (-2..2) over n_test fresh strings of EXAMPLE_LENGTH symbols, and earlier its
+    :class:`EarlierStates` on the same strings; parameters[model] the number of trained
+    numbers; seconds the wall time of training both and testing.
     """
 
     config: BottleneckConfig
@@ -108,6 +110,8 @@ class BottleneckResult:
     offset_weights: np.ndarray
     parameters: dict
     seconds: float
+    forced_position_accuracy: dict
+    earlier: EarlierStates
     chance: float = field(default=CHANCE)
 
     def summary(self) -> dict:
@@ -125,6 +129,8 @@ class BottleneckResult:
             "chance": round(self.chance, 4),
             "offsets": OFFSETS.tolist(),
             "offset_weights_attention": [round(float(w), 4) for w in self.offset_weights],
+            "weight_before_attention": round(self.earlier.weight_before, 4),
+            "accuracy_later_states_only": round(self.earlier.accuracy_later_only, 4),
             "n_test": c.n_test,
             "parameters_fixed": self.parameters["fixed"],
             "parameters_attention": self.parameters["attention"],
@@ -144,7 +150,7 @@ def train_bottleneck(config: BottleneckConfig = _DEFAULTS,
     (total = 2 x steps; the fixed model's come first)."""
     start = time.perf_counter()
     limit = threadpool_limits(1) if threadpool_limits is not None else nullcontext()
-    runs, accuracy, by_position, example, count = {}, {}, {}, {}, {}
+    runs, accuracy, by_position, forced, example, count = {}, {}, {}, {}, {}, {}
     with limit:
         for i, model in enumerate(MODELS):
             report = None if progress is None else (
@@ -152,10 +158,14 @@ def train_bottleneck(config: BottleneckConfig = _DEFAULTS,
             run = runs[model] = train_model(config, model, report)
             accuracy[model], by_position[model] = accuracy_by_length(
                 run.params, model, config.test_lengths, config.n_test, config.seed)
+            forced[model] = accuracy_by_length(run.params, model, config.test_lengths,
+                                               config.n_test, config.seed, True)[1]
             example[model] = decode(run.params, run.examples["example"], model)
             count[model] = count_parameters(config.d_model, model)
         strings = make_strings(np.random.default_rng([config.seed, 6]), config.n_test,
                                EXAMPLE_LENGTH)
         offsets = weight_by_offset(decode(runs["attention"].params, strings, "attention").weights)
+        earlier = earlier_states(runs["attention"].params, strings)
     return BottleneckResult(config, runs, config.test_lengths, accuracy, by_position,
-                            example, offsets, count, time.perf_counter() - start)
+                            example, offsets, count, time.perf_counter() - start,
+                            forced_position_accuracy=forced, earlier=earlier)

@@ -100,6 +100,7 @@ def matrix_heatmap(
     height: int | None = None,
     font_size: int = 14,
     compact: bool = False,
+    blank_below: float | None = None,
 ) -> go.Figure:
     """A labelled heatmap of one matrix.
 
@@ -117,6 +118,9 @@ def matrix_heatmap(
     compact : bool
         For small multiples: no colour bar and no numbers in the cells (hover still
         shows them), so that several fit side by side.
+    blank_below : float, optional
+        Cells below this value print no number (their colour and hover stay), and the
+        cell font fits the numbers printed: fewer numbers, larger.
     """
     m = np.asarray(m, dtype=np.float64)
     if m.ndim != 2:
@@ -132,7 +136,11 @@ def matrix_heatmap(
     small = has_text and not compact  # numbers printed in the cells
     text = _cell_text(shown, kind, decimals) if has_text else None
     value = "%{text}" if has_text else f"%{{z:.{decimals}f}}"
-    cell_font = _cell_font(font_size, shown.shape, row_names, text if small else None)
+    printed = text
+    if small and blank_below is not None:
+        printed = [["" if x < blank_below else t for t, x in zip(row, values, strict=True)]
+                   for row, values in zip(text, shown, strict=True)]
+    cell_font = _cell_font(font_size, shown.shape, row_names, printed if small else None)
     if small and font_size >= PRESENTER_MIN_FONT and cell_font < PRESENTER_MIN_FONT:
         small = False  # on a projector: no number rather than a tiny one (hover has it)
     colour = heatmap_colours(shown, kind, compact)
@@ -154,8 +162,8 @@ def matrix_heatmap(
     if masked.any():
         traces.append(_masked_layer(masked, cols, rows))
     if small:
-        traces.append(_text_layer(_printed(text, masked), cell_fills(shown, colour), cols, rows,
-                                  cell_font))
+        traces.append(_text_layer(_printed(printed, masked), cell_fills(shown, colour), cols,
+                                  rows, cell_font))
     if block > 1:
         title += _pooling_note(block)
     layout = _heatmap_layout(title, x_title, y_title, font_size, rows, cols, height,

@@ -329,6 +329,28 @@ def _mark_cell(d: Diagram, x: float, y: float, em: float, row: int, col: int, *,
         d.rect(bx, by, bw, bh, TEXT_COLOUR, TEXT_COLOUR)
 
 
+def _block_row(d: Diagram, parts, y: float, gap: float) -> list:
+    """A block's parts left to right from x = 0.5 at height ``y``, each box (lines, name)
+    as wide as its longest line and 4.4 em high, joined by arrows; the boxes."""
+    x, boxes = 0.5, []
+    for lines, name in parts:
+        w = max(text_width(t) for t in lines) + 1.0
+        boxes.append(d.box(x, y, w, 4.4, lines, name=name))
+        if len(boxes) > 1:
+            d.arrow(boxes[-2], boxes[-1], said="")
+        x += w + gap
+    return boxes
+
+
+def _residual_stream(d: Diagram, skips, gap: float, top: float) -> None:
+    """The residual stream: for each (source, add), a line that leaves between ``source``
+    and the next box, runs above the row at height ``top`` and comes down into ``add``."""
+    for source, add in skips:
+        fork = source.x + source.w + gap / 2
+        d.line([(fork, source.centre[1]), (fork, top), (add.centre[0], top)])
+        d.arrow((add.centre[0], top), (add.centre[0], add.y), said="")
+
+
 def encoder_block(T: int, layer: int, head: int, font: int, *, n_layers: int, n_heads: int,
                   d_model: int, d_ff: int, activation: str) -> Diagram:
     """Lesson 9's encoder block as the loaded model's config has it, post-norm: attention
@@ -357,18 +379,10 @@ def encoder_block(T: int, layer: int, head: int, font: int, *, n_layers: int, n_
         ([goes, tokens], ("out: to mean pooling (the sentence embedding)" if layer == n_layers
                           else f"out: to layer {layer + 1}") + f", {tokens}"),
     ]
-    y, gap, x, boxes = 2.6, 1.6, 0.5, []
-    for lines, name in parts:
-        w = max(text_width(t) for t in lines) + 1.0
-        boxes.append(d.box(x, y, w, 4.4, lines, name=name))
-        if len(boxes) > 1:
-            d.arrow(boxes[-2], boxes[-1], said="")
-        x += w + gap
-    mid, top = y + 2.2, 1.4  # the residual stream leaves each sublayer's input above it
-    for source, add in ((boxes[0], boxes[2]), (boxes[2], boxes[4])):
-        fork = source.x + source.w + gap / 2
-        d.line([(fork, mid), (fork, top), (add.centre[0], top)])
-        d.arrow((add.centre[0], top), (add.centre[0], add.y), said="")
+    y, gap, top = 2.6, 1.6, 1.4
+    boxes = _block_row(d, parts, y, gap)
+    # the residual stream leaves each sublayer's input above it
+    _residual_stream(d, ((boxes[0], boxes[2]), (boxes[2], boxes[4])), gap, top)
     d.label((boxes[0].x + boxes[0].w + boxes[2].centre[0] + gap / 2) / 2, top - 0.35,
             "residual", dim=True, size=0.85, said=False)
     attention = boxes[1]
@@ -1185,17 +1199,9 @@ def decoder_block(cfg, T: int, layer: int, head: int, font: int) -> Diagram:
              (["to", f"layer {layer + 1}" if layer < L else "logits", shape],
               (f"on to layer {layer + 1}" if layer < L else "to the final norm and the "
                "logits") + f", {shape}")]
-    y, gap, x, boxes = 2.1, 0.6, 0.5, []
-    for lines, name in parts:
-        w = max(text_width(t) for t in lines) + 1.0
-        boxes.append(d.box(x, y, w, 4.4, lines, name=name))
-        if len(boxes) > 1:
-            d.arrow(boxes[-2], boxes[-1], said="")
-        x += w + gap
-    for source, add in ((boxes[0], boxes[3]), (boxes[3], boxes[6])):  # the residual stream
-        fork = source.x + source.w + gap / 2
-        d.line([(fork, y + 2.2), (fork, 0.8), (add.centre[0], 0.8)])
-        d.arrow((add.centre[0], 0.8), (add.centre[0], add.y), said="")
+    y, gap = 2.1, 0.6
+    boxes = _block_row(d, parts, y, gap)
+    _residual_stream(d, ((boxes[0], boxes[3]), (boxes[3], boxes[6])), gap, 0.8)
     x0, lane_y = boxes[4].x, y + 5.0
     _lm_heads(d, boxes[2].centre[0], (boxes[1].x, boxes[3].x + boxes[3].w), cfg, head,
               lane_y, T)
