@@ -325,6 +325,8 @@ def alibi_scheme(page: Page, small: int, results: dict) -> None:
 def model_diagram(page: Page, T: int, d: int) -> None:
     """Where each scheme enters attention, the one picked highlighted (its picker reruns
     the diagram alone)."""
+    if not page.presenter:  # on a projector the diagram comes right after the controls
+        st.markdown(say.DIAGRAM_TEXT)
     scheme = st.radio("Scheme shown in the diagram", list(SCHEME_ENTRIES), horizontal=True,
                       key="pe_scheme", **URL)
     show_diagram(positional_flow(T, d, scheme, page.font), key=page.key("diagram_flow"))

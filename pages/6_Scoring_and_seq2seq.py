@@ -168,10 +168,10 @@ def alignment_section(page: Page, h: np.ndarray, s: np.ndarray, params: s2s.Seq2
                         " " + describe_matrix(align.weights[:t + 1], tgt[:t + 1], src,
                                               rows="target", cols="source"))
     found = s2s.lexicon_alignment(src, tgt, align.weights)
-    st.markdown(f"α_{t + 1} sums to {align.weights[t].sum():.6f}, and the "
-                f"{term_link('context-vector', 'context vector')} c_{t + 1} is the average of "
-                f"the encoder states weighted by it. Move the step slider to fill the alignment "
-                "matrix row by row. " + alignment_text(found, score_used))
+    st.markdown(f"α_{t + 1} sums to {align.weights[t].sum():.6f}, and the context vector "
+                f"c_{t + 1} is the average of the encoder states weighted by it. Move the step "
+                "slider to fill the alignment matrix row by row. "
+                + alignment_text(found, score_used))
     if not page.presenter:
         st.caption(DECODER_STATE_NOTE)
     st.latex(rf"\alpha_{{ts}} = \frac{{\exp \mathrm{{score}}({query}, h_s)}}{{\sum_{{s'}} "
@@ -266,8 +266,8 @@ def next_word_section(page: Page, h: np.ndarray, s: np.ndarray, params: s2s.Seq2
         vectors = np.stack([bah.s_prev, bah.context, bah.z, bah.r, bah.candidate, bah.state])
         show_vectors(vectors, rows, f"Bahdanau's step {n}", "s2s_fig_bahdanau_step", page.font)
         st.markdown(gate_text(bah.z, n))
-        show_output(bah.probs, vocab, f"Bahdanau: p(y{sub(n)}) = g(y{sub(n - 1)}, s{sub(n)}, "
-                    f"c{sub(n)})", "s2s_fig_bahdanau_output", SERIES_COLOURS[0], page.font)
+        show_output(bah.probs, vocab, f"Bahdanau: p(y{sub(n)}) from y{sub(n - 1)}, s{sub(n)} "
+                    f"and c{sub(n)}", "s2s_fig_bahdanau_output", SERIES_COLOURS[0], page.font)
         st.markdown(next_word_text("Bahdanau", bah.probs, vocab, tgt[t], n))
         st.latex(r"\begin{aligned}"
                  r"z_t &= \mathrm{sigmoid}(W_z E y_{t-1} + U_z s_{t-1} + C_z c_t)\\"

@@ -304,13 +304,21 @@ def alibi_text(head: int, slope: float) -> str:
         f"{10 * slope:.4g} from its score), and the form switches between the two.")
 
 
+#: What the diagram above section 1 shows, with the schemes it names linked.
+DIAGRAM_TEXT = (
+    "Five schemes give attention the order of the tokens, in three places: a table added to "
+    "the inputs X (sinusoidal or learned), a rotation of each query and key by its position "
+    f"({term_link('rope', 'RoPE')}), or a bias by offset added to the scores (relative "
+    f"positions, {term_link('alibi', 'ALiBi')}). Sections 1 to 4 study the sinusoidal table, "
+    "section 5 the others; pick one to see where it enters lesson 1's flow.")
+
+
 def schemes_text(small: int) -> str:
     """What section 5's four schemes share, and the positions its figures use."""
     return (f"The sinusoidal table is fixed and added to the inputs once. A learned table is "
             f"added the same way; the three others put position into every attention score "
             f"instead. Each figure here uses the first {small} positions, p = 0 to "
-            f"{small - 1}; {term_link('rope', 'RoPE')} and {term_link('alibi', 'ALiBi')} are "
-            f"in the glossary.")
+            f"{small - 1}.")
 
 
 def alike_note(table: SinusoidalTable) -> str:

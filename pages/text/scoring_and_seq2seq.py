@@ -99,18 +99,26 @@ NOTICE_ITEMS = [
 ]
 
 
+#: What both models make of their weights, said before section 2's figures draw it.
+CONTEXT_SENTENCE = (
+    " In both models, the weights αₜ over the source make the "
+    f"{term_link('context-vector', 'context vector')} cₜ that the decoder reads at step t: "
+    "the figures below draw αₜ, cₜ and the alignment.")
+
+
 def model_text(model: str, luong_score: str) -> str:
     """Which decoder state asks the score in the model chosen (section 2), and with which
-    score."""
+    score; then what the weights make, the context vector."""
     if model == "Bahdanau":
         return ("**Bahdanau**: additive score, asked with the *previous* decoder state "
                 "sₜ₋₁: the decoder computes the context before its new state. Step 1 has "
                 "no previous state; this app uses the mean of the encoder states there "
                 r"(Bahdanau et al. start from $s_0 = \tanh(W_s \overleftarrow{h}_1)$, the "
-                "backward encoder's state at the first source word).")
+                "backward encoder's state at the first source word)." + CONTEXT_SENTENCE)
     concat = " (Luong et al.'s “concat”)" if luong_score == "additive" else ""
     return (f"**Luong**: {luong_score} score{concat}, asked with the *current* decoder "
-            "state sₜ (Luong et al. write hₜ for it and h̄ₛ for the encoder's states).")
+            "state sₜ (Luong et al. write hₜ for it and h̄ₛ for the encoder's states)."
+            + CONTEXT_SENTENCE)
 
 
 def next_word_intro(tgt: list[str], n: int) -> str:
@@ -278,10 +286,10 @@ def illustrative_items(maxout_pairs: int, d: int) -> list[str]:
         "score's matrix on this page, hence W_s̃, U_s̃ and C_s̃. Their z weights the "
         "candidate: Cho et al.'s GRU and PyTorch's write it the other way round, z "
         "keeping the old state.",
-        "Their output g is a deep output: maxout keeps the larger entry of each pair of "
+        "Their output layer is a deep output: maxout keeps the larger entry of each pair of "
         f"U_o sₜ + V_o E yₜ₋₁ + C_o cₜ ({2 * maxout_pairs} entries, "
-        f"{maxout_pairs} pairs), then W_o. Their eq. (4) writes g(yₜ₋₁, sₜ, cₜ), "
-        "their appendix U_o sₜ₋₁: this page follows eq. (4).",
+        f"{maxout_pairs} pairs), then W_o. Their eq. (4) feeds it yₜ₋₁, sₜ and cₜ, "
+        "their appendix U_o sₜ₋₁ instead of U_o sₜ: this page follows eq. (4).",
         "Luong et al. write the output matrix W_s (W_s is Bahdanau's s₀ matrix above) "
         "and hₜ for the decoder state. Their decoder is a stacked LSTM; Bahdanau et "
         "al.'s encoder states are twice the decoder's width (forward and backward). "

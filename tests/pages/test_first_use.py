@@ -370,15 +370,6 @@ def known_lessons(lesson: Lesson | None) -> set[int]:
 
 # (page, entry key): what is wrong there today. Each is removed when its page is fixed.
 GAPS = {
-    ("5_Positional_encoding.py", "alibi"):
-        "the diagram's text alternative names ALiBi before the section that explains it; "
-        "no link",
-    ("6_Scoring_and_seq2seq.py", "g"):
-        "the figure 'Bahdanau: p(y₂) = g(y₁, s₂, c₂)' uses g for Bahdanau's output function: "
-        "a second meaning of g (the glossary's g is a norm's gain), unexplained",
-    ("6_Scoring_and_seq2seq.py", "context-vector"):
-        "the figure title 'Context vector c_2 = Σ α h_s' comes before any sentence that "
-        "links or defines the context vector",
 }
 
 

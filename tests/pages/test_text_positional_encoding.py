@@ -169,3 +169,10 @@ def test_the_practice_answers_come_from_the_numbers():
     assert questions[0]["value"] == math.sin(1.0) and "sin 1 ≈ 0.8415" in questions[0]["a"]
     # Head 5 of 6 takes the first 8-head slope, 2^(−8/8) = 0.5.
     assert questions[3]["value"] == 0.5 and questions[3]["a"].startswith("0.5. 6 is not")
+
+
+def test_the_diagram_sentence_links_rope_and_alibi_before_section_5():
+    # the diagram above section 1 names every scheme: the two glossary terms are linked there
+    assert "([RoPE](./#glossary-rope))" in say.DIAGRAM_TEXT
+    assert "[ALiBi](./#glossary-alibi))" in say.DIAGRAM_TEXT
+    assert "glossary" not in say.schemes_text(16)

@@ -157,3 +157,16 @@ def test_the_model_sentence_names_which_state_asks_and_luongs_concat():
         "**Luong**: dot score, asked with the *current* decoder state sₜ")
     assert "“concat”" in text.model_text("Luong", "additive")
     assert "“concat”" not in text.model_text("Luong", "general")
+
+
+def test_both_models_link_the_context_vector_before_the_figures_draw_it():
+    link = "[context vector](./#glossary-context-vector) cₜ"
+    for model in ("Bahdanau", "Luong"):
+        assert link in text.model_text(model, "dot")
+
+
+def test_bahdanaus_output_layer_is_not_written_g():
+    # g is the gain of a norm (lessons 10 and 12): Bahdanau's output is named in words.
+    items = " ".join(text.illustrative_items(maxout_pairs=4, d=16))
+    assert "Their output layer is a deep output" in items
+    assert "g(" not in items and "output g" not in items
