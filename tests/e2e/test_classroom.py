@@ -132,8 +132,8 @@ CONTROLS: dict[str, dict] = {
             Ctl("mha_dmodel", "64", "slider", "d_model", "64", "32"),
             Ctl("mha_heads", "8", "select", "Heads H", "8", "4"),
             Ctl("mha_weights", "designed", "radio", "designed", "on", "off"),
-            Ctl(None, None, "contains", "", "T = 3 tokens, d_model = 64, H = 8 heads",
-                "T = 11 tokens, d_model = 32, H = 4 heads"),
+            Ctl(None, None, "contains", "", "T = 3 tokens, d_model = 64 (",
+                "T = 11 tokens, d_model = 32 ("),
         ],
         "move": Move("slider", "d_model", "ArrowRight", "mha_dmodel", "128"),
         "nonsense": {"mha_dmodel": "7", "mha_heads": "3", "mha_weights": "magic",
@@ -239,6 +239,17 @@ CONTROLS["Attention_for_the_answer"] = {
     "move": Move("slider", "Layers in each window", "ArrowRight", "ans_window", "5"),
     "nonsense": {"ans_preset": "banana", "ans_window": "99", "ans_clean": "<b>x</b>",
                  "ans_answer": "", "ans_dl_matrix": "nope", "zzz": "1"},
+}
+CONTROLS["Fixed_size_memory"] = {
+    # Section 3's stored pairs (the trained comparison waits for its button off the
+    # defaults).
+    "controls": [
+        Ctl("mem_dk", "32", "slider", "Key width d_k (= d_v)", "32", "16"),
+        Ctl("mem_pairs", "128", "slider", "Pairs stored n (the diagram)", "128", "64"),
+    ],
+    "move": Move("slider", "Pairs stored n (the diagram)", "ArrowRight", "mem_pairs", "256"),
+    "nonsense": {"mem_dk": "7", "mem_pairs": "banana", "mem_beta": "2", "mem_alpha": "-1",
+                 "mem_query": "k9", "mem_scale": "inf", "mem_steps": "1e9", "zzz": "1"},
 }
 CONTROLS["Inference"] = {
     "controls": [

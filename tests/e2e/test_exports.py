@@ -27,6 +27,8 @@ import pytest
 from playwright.sync_api import Page
 from test_pages import PAGES, _runs_finished, _wait_idle
 
+from attncore.lm import answer
+
 pytestmark = pytest.mark.e2e
 
 DOWNLOAD_TIMEOUT_MS = 60_000
@@ -375,7 +377,23 @@ def _check_answer(page: Page) -> None:
     assert abs(parts - trace["logit_diff_clean"]) < 1e-4
     best = np.unravel_index(np.argmax(table.values), table.values.shape)
     assert trace["top_heads"][0][:2] == [int(best[0]) + 1, int(best[1]) + 1]  # from 1
-    assert len(trace["knockout"]) == 30 - 9 + 1 and trace["knockout"][0][:2] == [1, 9]
+    # every window of the default width w, from layers 1..w on: 30 − w + 1 of them
+    w = answer.KNOCKOUT_WINDOW
+    assert len(trace["knockout"]) == 30 - w + 1 and trace["knockout"][0][:2] == [1, w]
+
+
+def _check_memory(page: Page) -> None:
+    """Lesson 13 at its defaults: the state after the three writes of section 2 as CSV,
+    and the JSON's linear read of k₁ agrees with it."""
+    table = _get_csv(page, "mem")  # "state after three writes", the first choice
+    assert table.values.shape == (2, 3)
+    # By hand: v₁k₁ᵀ + v₂k₂ᵀ + v₃k₃ᵀ with k = (1,0,0), (0,1,0), (0.6,0,0.8) and
+    # v = (2,0), (0,2), (1,1): row 1 = (2 + 0.6, 0, 0.8), row 2 = (0.6, 2, 0.8).
+    np.testing.assert_allclose(table.values, [[2.6, 0.0, 0.8], [0.6, 2.0, 0.8]], atol=1e-12)
+    trace = _get_json(page, "mem")
+    # S k₁ = the first column of S: (2.6, 0.6)
+    np.testing.assert_allclose(_arr(trace["by_hand"]["linear_read"]).ravel(), [2.6, 0.6],
+                               atol=1e-12)
 
 
 CHECKS = {
@@ -392,6 +410,7 @@ CHECKS = {
     "Language_model": _check_language_model,
     "Inference": _check_inference,
     "Attention_for_the_answer": _check_answer,
+    "Fixed_size_memory": _check_memory,
 }
 
 
