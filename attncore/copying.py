@@ -200,8 +200,11 @@ def alignment_reading(weights, offset_weights, offsets) -> AlignmentReading:
 class StepReading:
     """One decoding step of the attention model, checked.
 
-    ``rebuilt`` is the context Σ_s α_ts h_s computed again from the weights shown, and
-    ``difference`` its largest difference from the model's own context (0, or rounding);
+    ``rebuilt`` is the context Σ_s α_ts h_s computed again from the model's full-precision
+    weights, and ``difference`` its largest difference from the model's own context (0, or
+    rounding); ``rounded_difference`` is that difference when the weights are first rounded
+    to ``decimals`` decimals, as a reader copying printed weights gets it, and
+    ``rounded_sum`` the sum of those rounded weights;
     ``best`` is the source position, counted from 1, with the largest weight;
     ``mean_update`` the mean of the GRU's update gate z, the share of the old state kept.
     """
@@ -210,26 +213,39 @@ class StepReading:
     difference: float
     best: int
     mean_update: float
+    rounded_difference: float
+    rounded_sum: float
+    decimals: int
 
 
-def step_reading(weights, encoder_states, context, update) -> StepReading:
+def step_reading(weights, encoder_states, context, update, decimals: int = 2) -> StepReading:
     """Check one step: ``weights`` (S,) α_t over the source, ``encoder_states`` (S, d),
-    the model's ``context`` c_t (d,) and update gate ``update`` (d,).
+    the model's ``context`` c_t (d,) and update gate ``update`` (d,); ``decimals`` the
+    decimals the weights are printed with.
 
     >>> r = step_reading([0.25, 0.75], [[1.0, 0.0], [0.0, 2.0]], [0.25, 1.5], [0.2, 0.4])
     >>> r.difference, r.best, round(r.mean_update, 3)
     (0.0, 2, 0.3)
+    >>> # printed to 1 decimal, 0.25 and 0.75 read 0.2 and 0.8: c = (0.2, 1.6), 0.1 off
+    >>> r = step_reading([0.25, 0.75], [[1.0, 0.0], [0.0, 2.0]], [0.25, 1.5], [0.2, 0.4], 1)
+    >>> round(r.rounded_difference, 12), round(r.rounded_sum, 12)
+    (0.1, 1.0)
     """
     weights = np.asarray(weights)
     states = np.asarray(encoder_states)
     if weights.ndim != 1 or states.ndim != 2 or states.shape[0] != weights.shape[0]:
         raise ValueError(f"weights (S,) and encoder states (S, d) must agree; got shapes "
                          f"{weights.shape} and {states.shape}")
+    decimals = whole_number(decimals, "decimals", 0)
     rebuilt = weights @ states  # Σ_s α_ts h_s, in the model's own precision
+    rounded = np.round(weights.astype(np.float64), decimals)  # as printed
+    context = np.asarray(context)
     return StepReading(rebuilt=rebuilt,
-                       difference=float(np.abs(rebuilt - np.asarray(context)).max()),
+                       difference=float(np.abs(rebuilt - context).max()),
                        best=int(np.argmax(weights)) + 1,
-                       mean_update=float(np.mean(update)))
+                       mean_update=float(np.mean(update)),
+                       rounded_difference=float(np.abs(rounded @ states - context).max()),
+                       rounded_sum=float(rounded.sum()), decimals=decimals)
 
 
 @dataclass(frozen=True)

@@ -8,20 +8,48 @@ timing shown to a student, and small-matrix work such as training, runs inside
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import time
 import tracemalloc
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
+
+
+@functools.cache
+def _blas() -> ThreadpoolController:
+    """threadpoolctl's controller, made once: making one scans the loaded libraries."""
+    return ThreadpoolController()
+
+
+_pinned = False  # set by pin_one_blas_thread: the whole process runs BLAS on one thread
+
+
+def pin_one_blas_thread() -> None:
+    """NumPy's BLAS on one thread for the rest of the process (a server's start).
+
+    Entering or leaving a thread-count context calls OpenBLAS's set-threads function,
+    which is not safe while another thread is inside a product: a server whose sessions
+    trained a model while another session's timing context closed died of a
+    segmentation fault inside the training's product. Once pinned, every
+    :func:`one_blas_thread` context does nothing.
+    """
+    global _pinned
+    _blas().limit(limits=1, user_api="blas")
+    _pinned = True
 
 
 def one_blas_thread():
-    """A context in which NumPy's BLAS uses one thread (threadpoolctl).
+    """A context in which NumPy's BLAS uses one thread (threadpoolctl); nothing to do
+    once the process is pinned to one (:func:`pin_one_blas_thread`).
 
     On a busy 2-core machine OpenBLAS's worker threads spin waiting for a core and
     small products slow down many times over; one thread makes timings repeatable.
     """
-    return threadpool_limits(limits=1, user_api="blas")
+    if _pinned:
+        return contextlib.nullcontext()
+    return _blas().limit(limits=1, user_api="blas")
 
 
 def best_time(fn, repeats: int, min_total: float = 0.0, max_calls: int = 200) -> float:

@@ -30,6 +30,7 @@ from pages.text.why_attention import (
 )
 from pages.ui.controls import URL, bounded_slider, seed_input
 from pages.ui.copying_view import (
+    DECIMALS,
     WRONG,
     context_line,
     example_table,
@@ -46,6 +47,7 @@ from pages.ui.figures import (
     matrix_heatmap,
 )
 from pages.ui.figures.models import bottleneck_models
+from pages.ui.glossary import term_link
 from pages.ui.layout import (
     bullet_list,
     practice_questions,
@@ -280,9 +282,9 @@ def one_step(page: Page, config: bn.BottleneckConfig, result: bn.BottleneckResul
     draw_models(slot, page, source, t, example.weights[0][t - 1])  # the alignment's row t
     step = bn.trace_step(result.runs["attention"].params, example.source[0], t)
     check = copying.step_reading(step.weights, example.encoder_states[0], step.context,
-                                 step.update)
+                                 step.update, decimals=DECIMALS)
     by_hand = copying.step_arithmetic(step, example.encoder_states[0])
-    st.latex(r"e_{ts} = v^\top \tanh(W s_{t-1} + U h_s),\quad "
+    st.latex(r"e_{ts} = v_a^\top \tanh(W_a s_{t-1} + U_a h_s),\quad "
              r"\alpha_{ts} = \frac{\exp(e_{ts})}{\sum_{s'} \exp(e_{ts'})},\quad "
              r"c_t = \sum_s \alpha_{ts} h_s")
     st.latex(r"s_t = \mathrm{GRU}\big([\,E y_{t-1};\ c_t\,],\ s_{t-1}\big),\quad "
@@ -291,13 +293,14 @@ def one_step(page: Page, config: bn.BottleneckConfig, result: bn.BottleneckResul
                 "largest weight), then for every position with the softmax's terms:")
     for line in score_lines(by_hand, letters):
         st.latex(line)
-    st.markdown("**Weights**: subtract the largest score m (the weights stay the same), "
-                "exponentiate, divide by the sum Z:")
+    st.markdown("**Weights**: subtract the largest score e_(t,max) (the weights stay the "
+                "same), exponentiate, divide by the sum Z:")
     st.latex(softmax_line(by_hand))
     st.markdown("**Context**: the encoder states weighted by α, the largest written out:")
     st.latex(context_line(by_hand))
     st.markdown("**Output**: W_o's rows that read s_t and those that read c_t, plus b_o, give "
-                "each letter's score z; the letter written and the runner-up:")
+                f"each letter's {term_link('logit', 'logit')}; the letter written and the "
+                "runner-up:")
     st.latex(output_line(by_hand, LETTERS))
     left, right = st.columns(2)
     with left:
@@ -342,7 +345,7 @@ def closing_notes(page: Page, config: bn.BottleneckConfig, result: bn.Bottleneck
              r"s_t = \mathrm{GRU}([E y_{t-1};\ c_t],\ s_{t-1}),\quad s_0 = h_n")
     st.latex(r"\text{fixed: } c_t = h_n \qquad "
              r"\text{attention: } c_t = \sum_s \alpha_{ts} h_s,\ "
-             r"\alpha_t = \mathrm{softmax}_s\big(v^\top \tanh(W s_{t-1} + U h_s)\big)")
+             r"\alpha_t = \mathrm{softmax}_s\big(v_a^\top \tanh(W_a s_{t-1} + U_a h_s)\big)")
     if not page.presenter:
         run = result.config  # the steps trained, after any cap
         seen = copying.training_coverage(result.lengths, run.min_length, run.max_length,
@@ -405,7 +408,7 @@ with lesson_page("why") as page:
             f"{DEFAULT.batch} strings of {config.min_length} to {config.max_length} letters "
             f"(seed {config.seed}); {result.parameters['fixed']:,} trained numbers in the "
             f"fixed model, {result.parameters['attention']:,} in the attention model (its "
-            f"score's W, U and v add "
+            f"score's W_a, U_a and v_a add "
             f"{result.parameters['attention'] - result.parameters['fixed']:,}). Training both "
             "and testing "
             f"took {result.seconds:.1f} s when this machine first computed them (the result "

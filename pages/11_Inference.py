@@ -83,8 +83,8 @@ def kv_cache(page: Page, m: lm.LanguageModel, results: dict) -> None:
                                title=f"Tokens run through all {cfg.n_layers} layers at each "
                                      "step", x_title="step", y_title="tokens",
                                font_size=page.font, height=320),
-                key="inf_fig_steps", alt=fig.describe_lines(step_numbers, work, x_title="step",
-                                                            y_title="tokens read"))
+                key="inf_fig_steps", alt=fig.describe_lines(
+                    step_numbers, work, x_title="step", y_title="tokens run through the model"))
     written = "".join(lm.pieces(m, result.ids_cached))  # ␣ for spaces, ↵ for line breaks
     st.markdown(say.written_text(result, written))
     if not page.presenter:
@@ -94,14 +94,13 @@ def kv_cache(page: Page, m: lm.LanguageModel, results: dict) -> None:
     st.caption(say.cache_caption(measured_when(measured_at), result))
     if not page.presenter:
         with st.expander("Each step's time"):
-            st.table(pd.DataFrame({"context (tokens read)": result.contexts,
+            st.table(pd.DataFrame({"context length (tokens attended to)": result.contexts,
                                    "with the cache (ms)": result.seconds_cached_each * 1000,
                                    "without (ms)": result.seconds_uncached_each * 1000})
                      .style.format(precision=1).hide(axis="index"))
-        st.markdown(f"The {tokens_held} tokens whose keys and values the cache holds, "
-                    f"{say.per_token_bytes(cfg):,} bytes each:")
-        scrolled_table(pd.DataFrame(say.held_rows(result, cfg, lm.pieces(m, held_ids))),
-                       height=220)
+        held_pieces = lm.pieces(m, held_ids)
+        st.markdown(say.held_intro(result, cfg, held_pieces[-1]))
+        scrolled_table(pd.DataFrame(say.held_rows(result, cfg, held_pieces)), height=220)
 
     st.subheader("Time of one new token against the context")
     contexts = tuple(c for c in TIMING_CONTEXTS if c <= cfg.context_length)

@@ -31,6 +31,8 @@ from pages.text.attention_for_the_answer import (
     labelled_heads,
     labelled_text,
     largest_part_caption,
+    largest_parts_alt,
+    largest_parts_title,
     ld_text,
     lens_alt,
     lens_text,
@@ -55,7 +57,6 @@ from pages.ui.answer_view import (
 from pages.ui.controls import URL, bounded_slider
 from pages.ui.figures import (
     bar_chart,
-    describe_bars,
     describe_matrix,
     line_chart,
     matrix_heatmap,
@@ -225,13 +226,10 @@ def attribution_section(page: Page, m: lm.LanguageModel, study: answer.AnswerStu
     show_runs(page, study, "attribution", "split", biases=has_biases)
     shown = [names[k] for k in order]
     show_figure(bar_chart(shown, parts[order],
-                          title=f"The {LARGEST} largest parts of LD = "
-                                f"{number_text(study.ld_clean, 2)}",
+                          title=largest_parts_title(LARGEST, study.ld_clean),
                           x_title="component", y_title="part of LD", decimals=2,
                           font_size=page.font),
-                key="ans_fig_dla",
-                alt=describe_bars(shown, parts[order], what=f"The {LARGEST} largest direct "
-                                                            "parts of the logit difference"))
+                key="ans_fig_dla", alt=largest_parts_alt(shown, parts[order]))
     st.markdown(attribution_sum_text(dla, has_biases))
     if not page.presenter:
         st.caption(largest_part_caption(names, parts))
@@ -345,8 +343,8 @@ def looks_section(page: Page, study: answer.AnswerStudy) -> None:
     st.markdown("\n".join(f"- {line}" for line in lines))
     if not page.presenter:
         st.markdown(
-            "Our source texts say attention weights give \"insights into the model's "
-            "decision-making process\". This page tests that claim: a weight says where a "
+            "It is often said that attention weights show how the model reaches its "
+            "decision. This page tests that claim: a weight says where a "
             "head reads, not what it writes, nor whether later layers use it. Lesson 9 made "
             "the same point by switching heads off: a clear pattern does not say how much a "
             "head changes the result. Attention is evidence about the answer; patching is "

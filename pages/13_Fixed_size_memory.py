@@ -35,6 +35,7 @@ HYBRID_TOKENS = (32768, hybrid.QWEN3_NEXT.max_position_embeddings)
 DEFAULT = rc.RecallConfig()
 QUERIES = ["k₁", "k₂", "k₃"]  # section 2 reads one of its three stored keys
 DOWNLOADS = ["state after three writes", "recall by rule", "trained recall"]
+RMS_LINE = "√((n − 1)/d_k), root mean square"  # the leak's typical length
 RULE_LABELS = {"softmax": "softmax (keeps every pair)", "linear": "linear attention",
                "delta": "delta rule", "gated_delta": "gated delta"}
 
@@ -45,7 +46,10 @@ def introduction() -> None:
         "forgot; attention fixed it by keeping every state. Lesson 11 showed the price: a "
         f"{term_link('kv-cache', 'KV cache')} that grows with every token. "
         f"{term_link('linear-attention', 'Linear attention')} (Katharopoulos et al. 2020) "
-        "drops the softmax and keeps one d_v × d_k matrix S instead: an RNN again. The "
+        "drops the softmax and keeps one d_v × d_k matrix S instead: an RNN again. This "
+        "lesson uses its bare form, as the DeltaNet papers write it: the weights are the dot "
+        "products k · q themselves, with no feature map and no normaliser (Katharopoulos et "
+        "al. first map q and k by φ(x) = elu(x) + 1 and divide by φ(q) · Σ φ(k)). The "
         f"{term_link('delta-rule', 'delta rule')} (DeltaNet: Schlag et al. 2021; Yang et al. "
         "2024) writes by correcting what S already says about a key; "
         f"{term_link('gated-deltanet', 'Gated DeltaNet')} (Yang, Kautz and Hatamizadeh 2025) "
@@ -171,11 +175,11 @@ def capacity_section(page: Page, slot, results: dict) -> None:
                     key=page.key("fig_recall"), alt=fig.describe_lines(
                         PAIRS, lines, x_title="pairs", y_title="Share of keys recalled"))
     ratio = {"leak ÷ value, measured": leaks.mean_ratio,
-             "√((n − 1)/d_k), expected": leaks.expected}
+             RMS_LINE: leaks.expected}
     with right:
         show_figure(fig.line_chart(PAIRS, ratio, title="Linear attention: the leak of a read",
                                    x_title="pairs stored n", y_title="‖leak‖ / ‖value‖",
-                                   log_x=True, dashed=("√((n − 1)/d_k), expected",),
+                                   log_x=True, dashed=(RMS_LINE,),
                                    font_size=page.font, height=360),
                     key=page.key("fig_leak"), alt=fig.describe_lines(
                         PAIRS, ratio, x_title="pairs", y_title="Length of the leak over the "
@@ -186,7 +190,8 @@ def capacity_section(page: Page, slot, results: dict) -> None:
         st.caption(f"Each count: n random unit keys and values (d_v = d_k), {len(memory.SEEDS)} "
                    "draws; every stored key is read back, and a read counts as recalled when "
                    "the right value is the nearest (cosine) of the n. Softmax scale "
-                   f"{memory.SOFTMAX_SCALE:g}; β and α the same at every write.")
+                   f"{memory.SOFTMAX_SCALE:g}; β (both delta rules) and α (gated delta only: "
+                   "the delta rule keeps its state whole) the same at every write.")
     results[DOWNLOADS[1]] = (np.array([c.mean_recall for c in curves.values()]),
                              list(RULE_LABELS.values()), [f"n={p}" for p in PAIRS])
     keep(results, "capacity", {"d_k": d_k, "pairs_in_diagram": n, "beta": beta, "alpha": alpha,
@@ -249,14 +254,15 @@ def trained_result(page: Page) -> rc.RecallResult | None:
 
 
 def trained_section(page: Page, results: dict) -> rc.RecallResult | None:
-    st.header("5 · Trained: recall needs the softmax")
+    st.header("5 · Trained: recall needs room")
     if not page.presenter:
         st.markdown(
             f"One attention layer and a read-out, trained on recall: a sequence of "
             f"{DEFAULT.min_pairs} to {DEFAULT.max_pairs} pairs (key symbol, value symbol; "
             f"{rc.SYMBOLS} of each), then a query naming one key: answer its value. The two "
             "models start from the same weights and see the same batches; only the read "
-            "differs, softmax over the pairs or S q.")
+            "differs, softmax over the pairs or S q, and with it the room each has: a cache "
+            "that grows with the pairs against a state of d_model · d_k numbers.")
     result = trained_result(page)
     if result is None:  # the button and its note are shown; the closing notes still follow
         return None

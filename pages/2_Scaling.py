@@ -276,13 +276,14 @@ def closing_notes(page: Page) -> None:
         "with 2 keys or more the 1/√d_k panel of section 2 is sharper than at σ² = 1 (the same "
         "draws, every score 4 times larger): dividing by √d_k corrects for d_k, not for σ². "
         "The scaled scores have variance about 1 only when the components of q and k have "
-        "variance about 1. In a Transformer q = x W_Q and k = x W_K: "
-        f"{term_link('layer-norm', 'LayerNorm')} normalises the token vector x, not q and k, "
-        "whose variance comes from W_Q and W_K. Weights of variance "
-        f"1/{term_link('d_model', 'd_model')}, applied to a normalised x, make it about 1 at "
-        "initialisation "
-        "(PyTorch's default for a linear layer makes it about 1/3), and nothing keeps it so "
-        "during training.",
+        "variance about 1. In the original Transformer, and in models such as SmolLM2, "
+        f"q = x W_Q and k = x W_K: {term_link('layer-norm', 'LayerNorm')} (or RMSNorm) "
+        "normalises the token vector x, not q and k, whose variance comes from W_Q and W_K. "
+        f"Weights of variance 1/{term_link('d_model', 'd_model')}, applied to a normalised "
+        "x, make it about 1 at initialisation "
+        "(PyTorch's default for a linear layer makes it about 1/3), and nothing there keeps "
+        "it so during training. QK-norm (Henry et al. 2020; Dehghani et al. 2023) normalises "
+        "q and k themselves before their dot product, as OLMo 2, Qwen3 and Gemma 3 do.",
         f"Set τ to {TEMPERATURES[0]:g}, then {TEMPERATURES[-1]:g}: a "
         f"{term_link('sharp', 'sharp')} softmax (the weight gathers on the largest scores, "
         "and it is still differentiable), then weights flattened towards uniform.",

@@ -14,6 +14,7 @@ from pages.ui.figures import describe_lines, describe_matrix, line_chart, matrix
 from pages.ui.figures.models import SCHEME_ENTRIES, positional_flow
 from pages.ui.layout import bullet_list, practice_questions, show_diagram, show_error, show_figure
 from pages.ui.live import keep, offer_downloads
+from pages.ui.numbers import exact_text
 from pages.ui.page import Page, lesson_page
 
 BASES = [100, 300, 1000, 3000, 10000, 30000, 100000]
@@ -298,12 +299,12 @@ def alibi_scheme(page: Page, small: int, results: dict) -> None:
     left, right = st.columns(2)
     with left:
         show_figure(matrix_heatmap(bias, labels, labels,
-                                   title=f"ALiBi bias, head {head} (m = {m:.4g}), "
+                                   title=f"ALiBi bias, head {head} (m = {exact_text(m)}), "
                                          f"{'causal' if causal else 'symmetric'}",
                                    kind="scores", decimals=2, x_title="key j",
                                    y_title="query i", font_size=page.font - 2),
                     key="pe_fig_alibi",
-                    alt=f"ALiBi bias of head {head}, slope {m:.4g}, "
+                    alt=f"ALiBi bias of head {head}, slope {exact_text(m)}, "
                         f"{'causal: keys after the query masked' if causal else 'symmetric'}: "
                         + describe_matrix(bias, labels, labels, kind="scores",
                                           rows="query i", cols="key j"))

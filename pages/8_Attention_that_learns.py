@@ -37,11 +37,13 @@ MAX_INPUT_CHARS = 200
 
 
 def limits_caption() -> None:
+    quiet, busy = learning.INDUCTION_CAP_SECONDS
     st.caption(
         f"Caps: at most {learning.MAX_STEPS['induction']} training steps per run; the slowest "
-        "task (induction) took about 5 s for that many steps on a quiet machine here and up "
-        "to about 30 s on a busy one. Each result is cached on its settings: a class opening "
-        "the same link sees it without retraining. Seconds shown are measured on this server.")
+        f"task (induction) took about {quiet:.0f} s for that many steps on a quiet machine "
+        f"here and up to about {busy:.0f} s on a busy one. Each result is cached on its "
+        "settings: a class opening the same link sees it without retraining. Seconds shown "
+        "are measured on this server.")
 
 
 # ---- 1 · sentiment ----------------------------------------------------------------------
@@ -282,12 +284,13 @@ def induction_section(page: Page):
         f"{cfg.length}, periods {cfg.min_period}–{cfg.max_period}) can learn it with a "
         "**previous-token head** in layer 1 (each token looks at the one before it) and an "
         "**induction head** in layer 2 (it finds where the current token occurred before and "
-        "looks at the token that followed it). This one trains only when you press Train "
-        "(about 5–20 s).")
+        "looks at the token that followed it). This one trains only when you press Train.")
     chosen, pressed = learning.settings_form(page.presenter, "induction", cfg.steps)
     key = ("induction", chosen["seed"], chosen["steps"])
     if key not in learning.trained_settings() and not pressed:
-        st.info("Press **Train** above to train the induction model at these settings.")
+        steps = chosen["steps"]
+        st.info("Press **Train** above to train the induction model at these settings "
+                f"({say.training_estimate(steps, *learning.induction_seconds(steps))}).")
         return None
     with bad_input_stops_page():
         run = learning.induction_run(chosen["seed"], chosen["steps"])
@@ -314,11 +317,11 @@ def induction_section(page: Page):
     return run
 
 
-# ---- 4 · collapse and over-sparsity -------------------------------------------------------
+# ---- 4 · too uniform and too sharp ---------------------------------------------------------
 
 def collapse_section(page: Page):
     """Model A under five settings, once trained: returns (runs or None, seed)."""
-    st.header("4 · When attention goes wrong: collapse and over-sparsity")
+    st.header("4 · When attention goes wrong: too uniform and too sharp")
     st.markdown(say.collapse_intro())
     with st.form("learn_collapse_form"):
         seed = int(seed_input(st, "learn_collapse_seed"))

@@ -253,8 +253,7 @@ def explanation(trace: pt.PretrainedTrace, text: str, l: int, h: int, font: int)
 
 
 @st.fragment
-def one_head(trace: pt.PretrainedTrace, text: str, stats: dict[str, np.ndarray], page: Page,
-             top: DeltaGenerator) -> None:
+def one_head(trace: pt.PretrainedTrace, text: str, page: Page, top: DeltaGenerator) -> None:
     """Sections 2 to 4, everything that depends on the chosen layer and head: the head
     view, the head computed by hand and its ablation, and the encoder block's diagram in
     ``top`` (near the top of the page). A fragment, so that the Layer and Head pickers
@@ -270,8 +269,6 @@ def one_head(trace: pt.PretrainedTrace, text: str, stats: dict[str, np.ndarray],
                         **URL)
     l, h = int(layer) - 1, int(head) - 1
     w = trace.attentions[l, h]  # (T, T)
-    sink_share = stats["mass on [CLS] + [SEP]"][l, h]  # averaged over the query rows
-    previous = stats["previous-token mass"][l, h]
     with top:  # the model this lesson opens, with this sentence's T, layer and head
         show_diagram(encoder_block(len(tokens), l + 1, h + 1, font, n_layers=cfg.n_layers,
                                    n_heads=cfg.n_heads, d_model=cfg.d_model, d_ff=cfg.d_ff,
@@ -285,8 +282,7 @@ def one_head(trace: pt.PretrainedTrace, text: str, stats: dict[str, np.ndarray],
                                    "attention weights", decimals=1 if presenter else 2,
                                    font_size=font, height=160 + 3 * font * min(len(tokens), 20)),
                     key="pre_fig_head",
-                    alt=f"Layer {layer}, head {head} puts {sink_share:.0%} of its attention on "
-                        f"[CLS] and [SEP], {previous:.0%} on the token just before. "
+                    alt=say.head_shares_text(int(layer), int(head), w, tokens) + " "
                         + describe_matrix(w, tokens, tokens))
     with right:
         # The query token is picked inside a fragment of its own: it reruns the row only.
@@ -354,7 +350,8 @@ def layer_norm_view(trace: pt.PretrainedTrace, model: pt.MiniLM, font: int) -> N
         np.arange(1, shown + 1), steps,
         title=f"One token's first {shown} of {cfg.d_model} numbers, before and after LayerNorm",
         x_title="dimension", y_title="value", font_size=font, height=340), key="pre_fig_ln",
-        alt=f"The first {shown} numbers of {spoken_token(tokens[i])}'s vector. x has mean "
+        alt=f"The first {shown} numbers of {spoken_token(tokens[i])}'s vector. Over all "
+            f"{x.size} numbers (the figure draws the first {shown}), x has mean "
             f"{said_number(x.mean())} and variance {said_number(x.var())}, z mean 0 (to "
             f"rounding) and variance just under 1, y mean {said_number(y.mean())} and "
             f"variance {said_number(y.var())}.")
@@ -430,7 +427,7 @@ with lesson_page("pre") as page:
     top = st.container()  # one_head draws the encoder block here, following its pickers
     text, trace = read_sentence()
     stats, layer_sink, even, sinking = model_view(page, trace)
-    one_head(trace, text, stats, page, top)
+    one_head(trace, text, page, top)
     names, stream_norm = block_section(page, trace)
     layer_norm_view(trace, model, page.font)
     similarity_section(text)

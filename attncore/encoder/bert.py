@@ -26,10 +26,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import erf
-from threadpoolctl import threadpool_limits
 
 from .._checks import whole_number
 from .._installed import read_only
+from ..measure import one_blas_thread
 from ..softmax import softmax
 from .files import LayerWeights, MiniLM, ModelConfig, model
 
@@ -227,7 +227,7 @@ def _forward(m: MiniLM, ids: np.ndarray, start: int = 0, x: np.ndarray | None = 
     """
     emb = _embed(m, ids) if x is None else {"hidden": x}
     steps, x = [], emb["hidden"]
-    with threadpool_limits(1):  # small products: BLAS threads only spin on a busy machine
+    with one_blas_thread():  # small products: BLAS threads only spin on a busy machine
         for n in range(start, m.config.n_layers):
             steps.append(_layer(x, m.layers[n], m.config,
                                 None if head_mask is None else head_mask[..., n, :]))

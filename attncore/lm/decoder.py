@@ -31,26 +31,18 @@ token). Constants here are float32, and a test checks the residual stream's dtyp
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
+from ..measure import one_blas_thread
 from .config import LMConfig, LMWeights
 from .files import LanguageModel
 from .interventions import Interventions
 
 F32 = np.float32
-
-
-@functools.cache
-def _blas() -> ThreadpoolController:
-    """threadpoolctl's controller, made once: making one scans the loaded libraries, about
-    0.4 ms, which every generated token would pay."""
-    return ThreadpoolController()
 
 
 def linear(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -331,7 +323,7 @@ def forward(m: LanguageModel, ids: np.ndarray, *, cache: KVCache | None = None,
     keys, values = [], []
     # Small products: BLAS threads only spin. Even the batches of patched runs were 5 to
     # 10 times slower with 2 threads on this 2-core machine while other work ran.
-    with _blas().limit(limits=1, user_api="blas"):
+    with one_blas_thread():
         for n in range(from_layer, cfg.n_layers):
             h = norm(x, w.attn_norm[n], _layer(w.attn_norm_bias, n), cfg)
             layer_mask = mask if iv.layer_masks is None else iv.layer_masks.get(n, mask)

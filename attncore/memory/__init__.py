@@ -20,6 +20,7 @@ RULE --out OUT.npz`` runs one rule on arrays from a file.
 
 from .chunked import ChunkedLinear, causal_linear_attention, chunked_linear_attention
 from .rules import (
+    RATES,
     RECURRENT_RULES,
     RULES,
     Crosstalk,
@@ -31,6 +32,7 @@ from .rules import (
     delta_memory,
     gated_delta_memory,
     linear_memory,
+    rule_rates,
     softmax_memory,
     write_and_read,
 )
@@ -46,9 +48,9 @@ from .stored_pairs import (
 )
 
 __all__ = [
-    "PAIR_COUNTS", "RECURRENT_RULES", "RULES", "SEEDS", "SOFTMAX_SCALE", "ChunkedLinear",
+    "PAIR_COUNTS", "RATES", "RECURRENT_RULES", "RULES", "SEEDS", "SOFTMAX_SCALE", "ChunkedLinear",
     "Crosstalk", "MemoryTrace", "RecallCurve", "SoftmaxMemory", "WriteTwice",
     "causal_linear_attention", "check_pairs", "check_rate", "chunked_linear_attention",
     "crosstalk", "delta_memory", "gated_delta_memory", "linear_memory", "random_pairs",
-    "recall_curve", "softmax_memory", "write_and_read", "write_twice",
+    "recall_curve", "rule_rates", "softmax_memory", "write_and_read", "write_twice",
 ]

@@ -8,7 +8,8 @@ A layer of full attention keeps the keys and values of every token (lesson 11's 
 A layer of linear attention, of the delta rule or of Gated DeltaNet keeps one matrix
 :math:`S` (d_v, d_k) per head instead, whatever T is: :math:`L \cdot H \cdot d_k \cdot
 d_v \cdot b` bytes. :func:`cache_against_state` sets the two side by side for a model of
-lesson 10 (its own heads, each head's state d_k × d_k); :data:`QWEN3_NEXT` is a released
+lesson 10 (one d_k × d_k state per key/value head: a state is made of keys and values only,
+so query heads that share them share it); :data:`QWEN3_NEXT` is a released
 hybrid, mostly Gated DeltaNet layers with one full-attention layer in four, whose memory
 :func:`hybrid_memory` counts from its published config.
 """
@@ -45,8 +46,10 @@ class CacheAgainstState:
 
     tokens (c,) the context lengths T; cache_bytes (c,) the KV cache after T tokens
     (:func:`attncore.lm.inference.cache_bytes`); per_token the cache's bytes per token;
-    state_numbers the numbers of a state with one d_k × d_k matrix per query head in every
-    layer, L · H · d_k · d_k, and state_bytes those numbers at the cache's bytes per number.
+    state_numbers the numbers of a state with one d_k × d_k matrix per key/value head in
+    every layer, L · n_KV · d_k · d_k (S is built from keys and values only, so the H / n_KV
+    query heads that share a key/value head share its state), and state_bytes those numbers
+    at the cache's bytes per number.
     """
 
     layers: int
@@ -63,25 +66,26 @@ class CacheAgainstState:
     @property
     def crossover(self) -> int:
         """The fewest tokens whose cache holds at least as many bytes as the state:
-        ⌈state / bytes per token⌉."""
+        ⌈state / bytes per token⌉, that is ⌈d_k / 2⌉ (a token adds 2 d_k numbers per
+        key/value head, a state holds d_k · d_k)."""
         return -(-self.state_bytes // self.per_token)
 
 
 def cache_against_state(cfg: LMConfig, tokens, bytes_per_number: int = 4) -> CacheAgainstState:
     """The KV cache of the model ``cfg`` after each of ``tokens`` tokens, and the state of
-    linear-attention layers as wide as its query heads (L layers of H heads, each a
+    linear-attention layers with the same heads (L layers of n_KV key/value heads, each a
     d_k × d_k matrix), both at ``bytes_per_number`` (4: float32, as lesson 10 runs it).
 
     >>> from attncore.lm.config import LMConfig
     >>> cfg = LMConfig(30, 9, 3, 576, 1536, 49152, 8192, 1e-5, 1e5)
     >>> r = cache_against_state(cfg, [96])
     >>> r.per_token, r.state_bytes, r.crossover
-    (46080, 4423680, 96)
+    (46080, 1474560, 32)
     """
     b = whole_number(bytes_per_number, "bytes_per_number", 1, 16)
     t = _tokens(tokens)
     cache = np.array([cache_bytes(cfg, int(n), bytes_per_number=b) for n in t], dtype=np.int64)
-    numbers = cfg.n_layers * cfg.n_heads * cfg.d_head * cfg.d_head
+    numbers = cfg.n_layers * cfg.n_kv_heads * cfg.d_head * cfg.d_head
     return CacheAgainstState(cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, cfg.d_head, b, t,
                              cache, cache_bytes(cfg, 1, bytes_per_number=b), numbers,
                              numbers * b)

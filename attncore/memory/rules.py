@@ -30,6 +30,18 @@ from ..softmax import softmax
 
 RULES = ("softmax", "linear", "delta", "gated_delta")
 RECURRENT_RULES = RULES[1:]
+#: The settings each rule has: β the write strength of both delta rules, α the decay of
+#: gated delta only (the delta rule keeps its state whole, α = 1).
+RATES = {"softmax": (), "linear": (), "delta": ("beta",), "gated_delta": ("beta", "alpha")}
+
+
+def rule_rates(rule: str, beta, alpha):
+    """The (β, α) that ``rule`` writes with: the given ones for the settings it has
+    (:data:`RATES`), 1 for those it has not (so the delta rule ignores α)."""
+    if rule not in RATES:
+        raise ValueError(f"rule must be one of {RULES}; got {rule!r}")
+    has = RATES[rule]
+    return (beta if "beta" in has else 1.0), (alpha if "alpha" in has else 1.0)
 
 
 # --- Checks ---------------------------------------------------------------------------

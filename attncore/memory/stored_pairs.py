@@ -19,7 +19,7 @@ import numpy as np
 
 from .._checks import as_real_array, positive_number, whole_number
 from ..softmax import softmax
-from .rules import RULES, MemoryTrace, SoftmaxMemory, write_and_read, write_pairs
+from .rules import RULES, MemoryTrace, SoftmaxMemory, rule_rates, write_and_read, write_pairs
 
 PAIR_COUNTS = (4, 16, 64, 256)
 SEEDS = (0, 1, 2, 3, 4)
@@ -66,7 +66,8 @@ def _rule(rule: str) -> str:
 
 
 def _read_back(rule, keys, values, beta, alpha, scale) -> np.ndarray:
-    """Write (s, n) pairs per seed and read each stored key: reads (s, n, d_v)."""
+    """Write (s, n) pairs per seed and read each stored key: reads (s, n, d_v). ``beta``
+    and ``alpha`` are the ones the rule has (:func:`attncore.memory.rules.rule_rates`)."""
     if rule == "softmax":
         scores = scale * (keys @ keys.transpose(0, 2, 1))  # (s, n, d_k) x (s, d_k, n)
         return softmax(scores, axis=-1) @ values  # (s, n, n) x (s, n, d_v) -> (s, n, d_v)
@@ -82,7 +83,8 @@ class RecallCurve:
     pair_counts (c,), seeds (s,); recall (s, c) the share of stored keys whose read is
     nearest (cosine) to the right value; cosine (s, c) the mean cosine of a read with the
     right value (0 for a read of zeros); state_numbers (c,) what the memory holds: d_v d_k
-    for a recurrent rule, n (d_k + d_v) for softmax.
+    for a recurrent rule, n (d_k + d_v) for softmax; beta and alpha the rates the rule
+    wrote with (1 for a setting it has not: the delta rule's alpha is 1).
     """
 
     rule: str
@@ -124,7 +126,8 @@ def recall_curve(d_k: int = 16, pair_counts=PAIR_COUNTS, seeds=SEEDS, rule: str 
     rule : str
         One of :data:`attncore.memory.rules.RULES`.
     beta, alpha : float
-        The delta rules' write strength and gated delta's decay, each in [0, 1].
+        The delta rules' write strength and gated delta's decay, each in [0, 1]; a rule
+        ignores the ones it has not (the delta rule writes with α = 1 whatever ``alpha``).
     scale : float
         The softmax rule's scale (:data:`SOFTMAX_SCALE`).
     d_v : int, optional
@@ -133,7 +136,8 @@ def recall_curve(d_k: int = 16, pair_counts=PAIR_COUNTS, seeds=SEEDS, rule: str 
     Returns
     -------
     RecallCurve
-        recall and cosine (seeds, counts), each in [0, 1] for recall, [-1, 1] for cosine.
+        recall and cosine (seeds, counts), each in [0, 1] for recall, [-1, 1] for cosine;
+        ``beta`` and ``alpha`` the ones the rule wrote with (1 for a setting it has not).
 
     Notes
     -----
@@ -146,7 +150,7 @@ def recall_curve(d_k: int = 16, pair_counts=PAIR_COUNTS, seeds=SEEDS, rule: str 
     d_v = d_k if d_v is None else whole_number(d_v, "d_v", 1, MAX_DIM)
     counts, seed_list = counts_and_seeds(pair_counts, seeds)
     rule = _rule(rule)
-    beta, alpha = _rate(beta, "beta"), _rate(alpha, "alpha")
+    beta, alpha = rule_rates(rule, _rate(beta, "beta"), _rate(alpha, "alpha"))
     scale = positive_number(scale, "scale")
     recall = np.zeros((seed_list.size, counts.size))
     cosine = np.zeros_like(recall)

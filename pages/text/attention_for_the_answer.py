@@ -27,7 +27,7 @@ from pages.ui.numbers import (
 )
 
 HALF = 0.5  # "carries the answer": a patch that restores at least half of it
-SMALL = 0.05  # "does not matter": a patch that moves less than 5% of the way
+SMALL = 0.05  # "alone does not carry the answer": a patch that moves less than 5% of the way
 LOOKS = 0.5  # "looks at": at least half the last token's attention
 NEAR_ZERO = 0.1  # "near 0": a patch that restores less than a tenth of the way
 
@@ -244,6 +244,23 @@ def attribution_sum_text(dla: Attribution, biases: bool) -> str:
             + f" = **{number_text(dla.total, 4)}**; the clean LD is "
             f"**{number_text(dla.ld, 4)}**: they differ by {difference_text(dla.total - dla.ld)} "
             "(the model adds its parts in float32; they are summed here in float64).")
+
+
+def largest_parts_title(count: int, ld: float) -> str:
+    """The title of the chart of the ``count`` parts of LD largest in size."""
+    return f"The {count} largest parts of LD = {number_text(ld, 2)} in size, either sign"
+
+
+def largest_parts_alt(names: list[str], parts: np.ndarray, limit: int = 3) -> str:
+    """The chart's text alternative: its bars (``names``, ``parts``, largest in size first),
+    the ``limit`` largest said, and the most negative named as such."""
+    parts = np.asarray(parts, dtype=np.float64)
+    said = [f"“{name}” {said_number(part)}" for name, part in zip(names, parts, strict=True)]
+    low = int(np.argmin(parts))
+    negative = (f"The most negative: “{names[low]}”, {said_number(parts[low])}."
+                if parts[low] < 0 else "None is negative.")
+    return (f"The {len(said)} largest direct parts of the logit difference in size, either "
+            f"sign. Largest in size: " + "; ".join(said[:limit]) + f". {negative}")
 
 
 def largest_part_caption(names: list[str], parts: np.ndarray) -> str:
@@ -470,16 +487,16 @@ def labelled_text(n_top: int, pushes_back: bool, idle: list[tuple[int, int]], pa
         text += ", the head that pushes the answer back most"
     if idle:
         text += (f", and the {_plural(len(idle), 'head that looks', 'heads that look')} most "
-                 f"at {changed_names(pair)} (at least {LOOKS:g}) yet "
-                 f"{'changes' if len(idle) == 1 else 'change'} it by less than {SMALL:g}")
+                 f"at {changed_names(pair)} (at least {LOOKS:g}) yet, patched alone, "
+                 f"{'moves' if len(idle) == 1 else 'move'} it by less than {SMALL:g}")
     return text + "."
 
 
 def looks_lines(looks: np.ndarray, heads: np.ndarray, first_token: np.ndarray,
                 top: list[tuple[int, int, float]], pair: Pair) -> list[str]:
     """Where the heads look against what patching them does: the top head's look, the
-    heads that look and do not matter, the attention sinks (when the first token is not
-    a changed one) and the correlation. ``looks``, ``heads`` and ``first_token`` are
+    heads that look yet alone do not carry the answer, the attention sinks (when the first
+    token is not a changed one) and the correlation. ``looks``, ``heads`` and ``first_token`` are
     (L, H): attention to the changed token(s), recovery, attention to the first token."""
     lookers = looks >= LOOKS
     idle = lookers & (np.abs(heads) < SMALL)
@@ -492,11 +509,7 @@ def looks_lines(looks: np.ndarray, heads: np.ndarray, first_token: np.ndarray,
         f"{number_text(looks[best_l, best_h], 2)} of the last token's attention on "
         f"{changed_names(pair)}.",
         f"{_plural(int(lookers.sum()), 'head puts', 'heads put')} at least {LOOKS:g} of it "
-        f"there; of these, {int(idle.sum())} "
-        f"{'changes' if int(idle.sum()) == 1 else 'change'} the answer by less than "
-        f"{SMALL:g} when patched: "
-        f"{'it looks and does' if int(idle.sum()) == 1 else 'they look and do'} not matter "
-        "here.",
+        "there" + idle_text(int(lookers.sum()), int(idle.sum())),
     ]
     if 0 not in pair.changed:
         lines.append(
@@ -504,9 +517,28 @@ def looks_lines(looks: np.ndarray, heads: np.ndarray, first_token: np.ndarray,
             "first token, the attention sink of lessons 10 and 11" + (
                 f"; their recoveries lie between {number_text(heads[sinks].min(), 2)} and "
                 f"{number_text(heads[sinks].max(), 2)}." if sinks.any() else "."))
-    lines.append(f"Across all {heads.size} heads the correlation between looking and mattering "
-                 f"is r = {number_text(r, 2)}.")
+    lines.append(f"Across all {heads.size} heads the correlation between looking and restoring "
+                 f"(patched alone) is r = {number_text(r, 2)}.")
     return lines
+
+
+def idle_text(n_lookers: int, n_idle: int) -> str:
+    """The end of the sentence on the ``n_lookers`` heads that look at the changed token:
+    how many of them (``n_idle``), patched alone, move the answer by less than SMALL, and
+    what that does not show (patching one head tests whether it suffices alone, not whether
+    it is needed: another head can do the same work)."""
+    if not n_lookers:
+        return "."
+    if not n_idle:
+        return (f"; {'it moves' if n_lookers == 1 else 'each moves'} the answer by at least "
+                f"{SMALL:g} of the way when patched alone.")
+    one = n_idle == 1
+    return (f"; of these, {n_idle} {'moves' if one else 'move'} the answer by less than "
+            f"{SMALL:g} of the way when patched alone: alone "
+            f"{'it does' if one else 'they do'} not carry the answer. That does not show "
+            f"{'it is' if one else 'they are'} unnecessary: patching one head into the "
+            "corrupted run tests whether it suffices, not whether it is needed, and another "
+            "head can do the same work.")
 
 
 def moving_text(heads: np.ndarray) -> str:

@@ -33,6 +33,15 @@ def p_text(p: float) -> str:
     return probability_text(p, 3)
 
 
+def training_estimate(steps: int, quiet: float, busy: float) -> str:
+    """About how long ``steps`` steps of training take, ``quiet`` to ``busy`` seconds
+    (an estimate from the caps' measured time): whole seconds, or "under 1 s"."""
+    def about(seconds: float) -> str:
+        return f"about {seconds:.0f} s" if seconds >= 0.5 else "under 1 s"
+    return (f"{about(quiet)} for {steps} {'step' if steps == 1 else 'steps'} on a quiet "
+            f"machine here, up to {about(busy)} on a busy one")
+
+
 def share(x: float, decimals: int = 2) -> str:
     """A share of the weight, with two decimals by default, never a false 1.00 (0.9957 is
     "1 − 4.3×10⁻³") nor a false 0.00."""
@@ -73,14 +82,14 @@ def pooling_notice(run) -> str:
     reached = sa.first_step_reaching(run.checkpoints, run.scores, 0.5)
     text = (f"Before training model A's pooling weights are {start} (normalised entropy "
             f"{n2(run.curves['pool_entropy'][0])}; {start} here means "
-            f"{state_meaning(start)}): on average {n2(run.scores[0])} of a "
+            f"{state_meaning(start)}): on average {share(run.scores[0])} of a "
             f"held-out sentence's weight is on its sentiment and negation words, "
-            f"{n2(filler[0])} on filler. ")
+            f"{share(filler[0])} on filler. ")
     if reached is None:
         return text + (f"After {run.steps} steps the share on those words is "
-                       f"{n2(run.scores[-1])}: it has not yet reached one half.")
+                       f"{share(run.scores[-1])}: it has not yet reached one half.")
     return text + (f"By step {reached} the share on those words reaches one half; at step "
-                   f"{run.steps} it is {n2(run.scores[-1])}, and filler's {n2(filler[-1])}.")
+                   f"{run.steps} it is {share(run.scores[-1])}, and filler's {share(filler[-1])}.")
 
 
 def negation_text(runs: dict) -> str:
@@ -247,8 +256,10 @@ def collapse_intro() -> str:
     return (
         "Model A trained under settings that may break its attention. The "
         f"{term_link('entropy', 'normalised entropy')} of its pooling weights is 1 for uniform "
-        "attention (collapse: nothing picked out) and 0 for "
-        f"{term_link('one-hot', 'one-hot')} attention (one word takes all the weight). Ending "
+        "attention (nothing picked out) and 0 for "
+        f"{term_link('one-hot', 'one-hot')} attention (one word takes all the weight); what "
+        "Zhai et al. (ICML 2023) call “entropy collapse” is this one-hot extreme, not the "
+        "uniform one. Ending "
         "near 0 is no failure in itself: a model that has found the words that matter may "
         "give them all the weight. Starting near 0 is the danger: a one-hot softmax is "
         f"{term_link('saturation', 'saturated')}, its gradient all but vanishes, and the "

@@ -53,8 +53,13 @@ def growth_text(growth: cost.Growth) -> str:
         said = GROWTH_WORDS[verdict]
     else:
         open_ = sorted({cost.against_square(e) for e in exponents}, key=list(SHORT_WORDS).index)
+        low, high = 2 - cost.SQUARE_TOLERANCE, 2 + cost.SQUARE_TOLERANCE
+        straddled = ("the whole band" if {"slower", "faster"} <= set(open_)
+                     else f"{low:.2f}" if "slower" in open_ else f"{high:.2f}")
         said = ("and the rounds do not settle whether that is "
-                + " or ".join(SHORT_WORDS[w] for w in open_))
+                + " or ".join(SHORT_WORDS[w] for w in open_)
+                + f" (an exponent from {low:.2f} to {high:.2f} counts as like n² here; these "
+                f"fits fall on both sides of {straddled})")
     text = (f"Fitted over n = {fitted}: time grows like **n^{growth.exponent:.2f}** (the "
             f"{growth.rounds} rounds fitted one by one give {growth.exponent_low:.2f} to "
             f"{growth.exponent_high:.2f}), {said}.")

@@ -39,16 +39,24 @@ def sub(name: str, i: int) -> str:
 def state_cache_text(r: CacheAgainstState, model: str, context: int) -> str:
     """The model's cache against a state of the same width, from the numbers drawn."""
     at_context = r.per_token * context
+    shared = (f"S is built from keys and values only, so the {r.heads} query heads, which "
+              f"share {r.kv_heads} KV heads, share {r.kv_heads} states a layer"
+              if r.heads != r.kv_heads else
+              f"each of the {r.heads} query heads has its own keys and values, so its own "
+              "state")
     return (
         f"{model}'s {term_link('kv-cache', 'KV cache')} (lesson 11's formula) holds "
         f"2 · {r.layers} layers · {r.kv_heads} KV heads · {r.d_head} · {r.bytes_per_number} "
         f"bytes = {r.per_token:,} bytes a token, in float32 as lesson 10 runs it. "
-        f"A {term_link('linear-attention', 'linear-attention')} layer as wide, one "
-        f"{r.d_head} × {r.d_head} state per query head, keeps {r.layers} · {r.heads} · "
+        f"{term_link('linear-attention', 'Linear-attention')} layers with the same heads keep "
+        f"one {r.d_head} × {r.d_head} state per KV head: {shared}. All {r.layers} layers "
+        f"keep {r.layers} · {r.kv_heads} · "
         f"{r.d_head} · {r.d_head} = {r.state_numbers:,} numbers, {bytes_text(r.state_bytes)}, "
-        f"whatever the length. From {r.crossover:,} tokens on the cache is at least as large; "
-        f"at the model's longest context, {context:,} tokens, it holds "
-        f"{bytes_text(at_context)}, {ratio_text(at_context / r.state_bytes)} times the state.")
+        f"whatever the length. From {r.crossover:,} tokens on the cache is at least as large "
+        f"(a token adds 2 · {r.d_head} numbers per KV head, a state holds {r.d_head} · "
+        f"{r.d_head}); at the model's longest context, {context:,} tokens, it holds "
+        f"{bytes_text(at_context)}, {ratio_text(at_context / r.state_bytes)} times the states "
+        "of all its layers.")
 
 
 def layout_text(c: HybridConfig) -> str:
@@ -170,8 +178,8 @@ def by_hand_text(w: WorkedMemory) -> str:
         verdict = "Here the softmax is nearer the stored value."
     elif w.softmax_error > w.linear_error:
         verdict = ("Here linear attention is nearer: at this c the softmax still spreads "
-                   "weight over every key; a larger c sharpens it, and nothing sharpens the "
-                   "linear read.")
+                   "weight over every key; a larger c sharpens it, and nothing sharpens this "
+                   "bare linear read (no feature map, no normaliser).")
     else:
         verdict = "Here the two are as near."
     return f"{linear} {soft} {verdict}"
@@ -203,7 +211,8 @@ def recall_text(curves: dict) -> str:
             said.append(f"{NAMES[rule]} recalls under {GOOD:.0%} from "
                         f"{int(curve.pair_counts[0])} pair on ({at_last} at {last})")
         else:
-            said.append(f"{NAMES[rule]} recalls at least {GOOD:.0%} up to {holds} pairs and "
+            said.append(f"{NAMES[rule]} recalls at least {GOOD:.0%} up to {holds} "
+                        f"pair{'s' * (holds > 1)} and "
                         f"{at_last} at {last}")
     return (f"At d_k = {first.d_k} (a state of {first.d_v} × {first.d_k} = "
             f"{first.d_v * first.d_k:,} numbers), " + "; ".join(said) + ". Softmax attention's "
@@ -231,7 +240,7 @@ def delta_text(curves: dict) -> str:
 
 
 def leak_text(leak: LeakCurve, read: Crosstalk, n: int) -> str:
-    """The leak of one read and of all reads, against its expected size."""
+    """The leak of one read and of all reads, against its root-mean-square size."""
     d_k = leak.d_k
     if n == 1:
         one = "With one pair stored, reading k₁ gives v₁ exactly: there is nothing to leak."
@@ -245,7 +254,8 @@ def leak_text(leak: LeakCurve, read: Crosstalk, n: int) -> str:
                 f"n = {at} on, of the counts measured" if at is not None else
                 f"Over every read, the mean leak stays shorter than the value at every count "
                 f"measured, up to {int(leak.pair_counts[-1])}")
-    return (f"{one} {measured}; its expected size √((n − 1)/d_k) reaches 1 at n = d_k + 1 = "
+    return (f"{one} {measured}; its root-mean-square size √((n − 1)/d_k) reaches 1 at "
+            f"n = d_k + 1 = "
             f"{d_k + 1}. A state has d_k = {d_k} directions for keys: past {d_k} keys no "
             "choice of keys keeps them all orthogonal, and the reads blur.")
 
@@ -305,9 +315,16 @@ def trained_text(result) -> str:
     gap = soft - lin
     if np.all(gap > 0):
         text += "The softmax model is ahead at every number of pairs tested. "
-    return text + (f"The linear model keeps {state:,} numbers (d_model · d_k) whatever the "
-                   f"number of pairs; the softmax model's cache keeps {cache:,} at {last} "
-                   "pairs.")
+    text += (f"The linear model keeps {state:,} numbers (d_model · d_k) whatever the "
+             f"number of pairs; the softmax model's cache keeps {cache:,} at {last} pairs")
+    if cache > state:
+        text += (f", {ratio_text(cache / state)} times as many. So the test compares a "
+                 "memory that grows with a fixed one, not only a softmax with none: recall "
+                 "needs room, and Zoology and Based (Arora et al. 2023, 2024) find that "
+                 "a recurrent model's recall follows the size of its state.")
+    else:
+        text += ", no more than the state."
+    return text
 
 
 def conclusion(c: HybridConfig) -> str:
@@ -316,14 +333,20 @@ def conclusion(c: HybridConfig) -> str:
     return (f"**What a linear layer buys:** a {term_link('recurrent-state', 'state')} of "
             "fixed size, so memory that does not grow with the text, and a cost per new token "
             "that does not grow either (linear time over a text). **What it loses:** exact "
-            "recall. A state of d_v × d_k numbers holds about d_k pairs apart; past that every "
-            "read takes in the others (sections 3 and 5), as lesson 0's fixed-size vector "
-            f"did. **So released {term_link('hybrid', 'hybrids')} mix them:** "
+            "recall of more pairs than it has room for. A state of d_v × d_k numbers holds "
+            "about d_k pairs apart; past that every read takes in the others (sections 3 and "
+            "5), as lesson 0's fixed-size vector did. Recall needs room: a memory that grows "
+            "with the text, as softmax attention's KV cache does, or a larger state (Zoology "
+            "and Based, Arora et al. 2023, 2024: recall follows the state's size). "
+            f"**So released {term_link('hybrid', 'hybrids')} mix them:** "
             f"{c.name} keeps full attention in {c.full_layers} of its "
             f"{c.num_hidden_layers} layers ({percent_text(share)}, full_attention_interval = "
-            f"{c.full_attention_interval}), Kimi Linear in one layer in four too: those layers "
-            f"recall exactly, with a KV cache {percent_text(share)} the size of full attention "
-            "everywhere, and the Gated DeltaNet layers carry the rest.")
+            f"{c.full_attention_interval}): those layers recall exactly, with a KV cache "
+            f"{percent_text(share)} the size of full attention everywhere, and its "
+            f"{c.linear_layers} Gated DeltaNet layers carry the rest. Kimi Linear also keeps "
+            "one layer in four full, of multi-head latent attention (MLA), and makes the "
+            "other three Kimi Delta Attention: Gated DeltaNet with a decay per channel of the "
+            "key instead of one α per head.")
 
 
 # --- The closing notes ----------------------------------------------------------------------
@@ -332,8 +355,11 @@ NOTICE = [
     "A KV cache grows by the same number of bytes with every token; a linear-attention, "
     "delta-rule or Gated DeltaNet state keeps d_v × d_k numbers per head whatever the "
     "length.",
-    "Linear attention is softmax attention with the softmax taken out: the weights are the "
-    "dot products k · q themselves, unnormalised, and nothing can sharpen them.",
+    "Linear attention is softmax attention with the softmax taken out. In the bare form this "
+    "lesson uses (as the DeltaNet papers write it) the weights are the dot products k · q "
+    "themselves, unnormalised, and nothing sharpens them; Katharopoulos et al. first pass q "
+    "and k through a feature map φ and divide by φ(q) · Σ φ(k), and a feature map such as "
+    "Based's Taylor expansion of exp can sharpen the weights.",
     "A read of linear attention is the wanted value plus every other value weighted by its "
     "key's overlap with the query: with more pairs than d_k, keys must overlap.",
     "The delta rule writes the difference between the new value and what the state already "
@@ -392,7 +418,7 @@ def practice(c: HybridConfig) -> list[dict]:
               "reads S k = (1, 0), writes (0, 1) − (1, 0) = (−1, 1) along k, and reads "
               "(1, 0) + (−1, 1) = (0, 1): the new value."},
         {"q": "With random unit keys in d_k = 16 dimensions, each overlap k_t · k_j has "
-              "variance 1/16. At how many pairs n does the expected leak √((n − 1)/d_k) "
-              "reach the value's length 1?",
+              "variance 1/16. At how many pairs n does the leak's root-mean-square length "
+              "√((n − 1)/d_k) reach the value's length 1?",
          "value": 17.0, "tol": 0.5, "a": "n − 1 = d_k = 16, so n = 17."},
     ]

@@ -1,8 +1,9 @@
 """Lesson 11's sentences that depend on its measurements, as plain functions of them.
 
 Each is chosen by the numbers it is given (the cached time is called nearly flat only when
-every round's fit says so, the sinks are called the new sink only when they take at least
-half of what token 1 held), so that the page never states what this run did not measure.
+every round's fit says so, the sinks are said to take more than, about as much as or less
+than token 1 held by comparing the two shares), so that the page never states what this run
+did not measure.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from pages.ui.numbers import bytes_text, difference_text, number_text, percent_t
 
 #: Bytes of one number in the cache the model here keeps (float32).
 FLOAT32 = 4
+
+#: Two shares of weight within this fraction of each other are "about as much".
+ABOUT_THE_SAME = 0.1
 
 TRY_THIS = [
     "Set the context to 131,072 tokens and the batch to 64: which published models' "
@@ -103,6 +107,23 @@ def cache_caption(when: str, result: inf.CacheComparison) -> str:
     return (f"{when}, {len(result.ids_cached)} steps: {result.seconds_cached:.2f} s with the "
             f"cache, {result.seconds_uncached:.2f} s without (wall time on this machine, which "
             "others share: another run will differ).")
+
+
+def held_intro(result: inf.CacheComparison, cfg: LMConfig, newest: str) -> str:
+    """What the table of the cache's rows holds, and why a token "from step t" is a row the
+    diagram says was appended at step t + 1: a token written at step t enters the cache when
+    it is fed back in at step t + 1 (``newest``: the last row's readable piece)."""
+    held, prompt, steps = int(result.contexts[-1]), result.prompt_tokens, len(result.ids_cached)
+    written = held - prompt  # tokens written whose keys and values the cache holds
+    said = (f"The {held} tokens whose keys and values the cache holds, "
+            f"{per_token_bytes(cfg):,} bytes each:")
+    if written < 1:
+        return said
+    return ("A token written at step t enters the cache when it is fed back in, at step "
+            f"t + 1: row {held} “{md_escape(newest)}”, from step {written}, was appended at "
+            f"step {written + 1}, the newest row of the diagram above"
+            + (f"; the token written at step {steps} is not in it yet. " if steps > written
+               else ". ") + said)
 
 
 def held_rows(result: inf.CacheComparison, cfg: LMConfig, tokens: list[str]) -> dict:
@@ -311,12 +332,26 @@ def shift_text(result: inf.WindowResult) -> str:
            f"{s.dense_oldest[top]:.1%} to {s.window_oldest[top]:.1%}): it takes token "
            "1's place. ")
         + ("Set S above 0 to give the first tokens back." if not sinks else
-           f"Give the first {sinks} back and they take {percent_text(on_sinks)} of the weight"
-           + (f", at least half of what token 1 held: they take its place as the "
-              f"{term_link('attention-sink', 'attention sink')}, often read as a place "
-              "to put weight the model has no use for."
-              if on_sinks >= first / 2 else
-              f", less than half of the {percent_text(first)} token 1 held.")))
+           f"Give the first {sinks} back and they take {percent_text(on_sinks)} of the weight, "
+           + sinks_against_first(on_sinks, first)))
+
+
+def sinks_against_first(on_sinks: float, first: float) -> str:
+    """What the sinks take (``on_sinks``) against what token 1 held with full attention
+    (``first``): more than, about as much as (within :data:`ABOUT_THE_SAME` of it) or less
+    than it; the sinks are called the sink unless they take less than half of it."""
+    held = f"the {percent_text(first)} token 1 held"
+    if on_sinks < first / 2:
+        return f"less than half of {held}."
+    if abs(on_sinks - first) <= ABOUT_THE_SAME * first:
+        compared = f"about as much as {held}"
+    elif on_sinks > first:
+        compared = f"more than {held}"
+    else:
+        compared = f"less than {held} but more than half of it"
+    return (f"{compared}: they take its place as the "
+            f"{term_link('attention-sink', 'attention sink')}, often read as a place to put "
+            "weight the model has no use for.")
 
 
 def distance_text(layer: int, window: int, full_share: float, windowed: float) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 from attncore.analysis import SINK_FACTOR
 from attncore.lm import InductionTest, LMConfig, Sampling
 from attncore.lm.worked import WorkedHead
-from pages.ui.arithmetic import num
+from pages.ui.arithmetic import num, shown, sign
 from pages.ui.glossary import term_link
 from pages.ui.labels import md_escape
 from pages.ui.numbers import (
@@ -419,17 +419,40 @@ def positions_step(w: WorkedHead, cfg: LMConfig, name: str) -> tuple[str, str | 
             f"The rotated pair matches the model's q and k to {difference_text(w.check)}.")
 
 
+def _quotient(top: float, bottom: float, result: float, decimals: int = 4) -> int:
+    """The fewest decimals (``decimals`` or more, up to 10) to write ``top`` and ``bottom``
+    with so that their quotient, worked from the numbers as written, rounds to ``result``
+    as written: 1 / 1.00467 gives 0.9954, where 1 / 1.0047 gives 0.9953."""
+    target = shown(result, decimals)
+    for places in range(decimals, 10):
+        if shown(shown(top, places) / shown(bottom, places), decimals) == target:
+            return places
+    return 10
+
+
 def score_step(w: WorkedHead) -> tuple[str, str]:
-    """The score, the division by √d_k and the softmax over the causal prefix."""
+    """The score, the division by √d_k and the softmax over the causal prefix. Each "="
+    joins sides equal as written, "≈" a side that was rounded; the numbers in a fraction
+    carry enough digits that dividing them as written gives the result as written."""
     query, d_k = w.query + 1, w.d_k
     total = float(w.exps.sum())
+    root = float(f"{np.sqrt(d_k):g}")
+    score, dot, exp = float(w.scores[w.key]), w.dot, float(w.exps[w.key])
+    places = _quotient(dot, root, score)
+    dot_written = float(shown(dot, places))
+    fraction = _quotient(exp, total, w.weight)
+    exp_written, total_written = shown([exp, total], fraction)
     return (f"**Score, √{d_k} and the softmax over the prefix.** Query {query} may look at "
             f"keys 1 to {query} only (the causal mask); m = {num(w.max_score, 4)} is the "
             "largest of their scores, subtracted before e^ so that nothing overflows.",
-            rf"s = \frac{{q \cdot k}}{{\sqrt{{{d_k}}}}} = \frac{{{num(w.dot, 4)}}}"
-            rf"{{{np.sqrt(d_k):g}}} = {num(w.scores[w.key], 4)},\qquad w = "
-            rf"\frac{{e^{{s - m}}}}{{\sum_{{j' \le {query}}} e^{{s_{{j'}} - m}}}} = "
-            rf"\frac{{{num(w.exps[w.key], 4)}}}{{{num(total, 4)}}} = {num(w.weight, 4)}")
+            rf"s = \frac{{q \cdot k}}{{\sqrt{{{d_k}}}}} "
+            rf"{sign([dot, np.sqrt(d_k)], [dot_written, root])} "
+            rf"\frac{{{num(dot, places)}}}{{{root:g}}} "
+            rf"{sign(dot_written / root, shown(score, 4))} {num(score, 4)},\qquad w = "
+            rf"\frac{{e^{{s - m}}}}{{\sum_{{j' \le {query}}} e^{{s_{{j'}} - m}}}} "
+            rf"{sign([exp, total], [exp_written, total_written])} "
+            rf"\frac{{{num(exp, fraction)}}}{{{num(total, fraction)}}} "
+            rf"{sign(exp_written / total_written, shown(w.weight, 4))} {num(w.weight, 4)}")
 
 
 def model_weight_text(w: WorkedHead, checked: str) -> str:

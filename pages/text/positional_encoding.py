@@ -14,7 +14,7 @@ import numpy as np
 from attncore import positional as pos
 from attncore.positional import PermutationTest, ShiftCheck, SinusoidalTable
 from pages.ui.glossary import term_link
-from pages.ui.numbers import difference_text, number_text, said_number, subscript
+from pages.ui.numbers import difference_text, exact_text, number_text, said_number, subscript
 
 # Above this, a difference is more than rounding (which is about 1e-16 here).
 ORDER_MATTERS = 1e-9
@@ -274,16 +274,16 @@ def slopes_text(slopes: np.ndarray) -> str:
     """What the ALiBi slopes are, decided by the numbers: one slope, a geometric sequence
     (with its ratio), or two interleaved ones (the paper's rule when H is not a power of
     two)."""
-    listed = "Slopes: " + ", ".join(f"{s:.4g}" for s in slopes)
+    listed = "Slopes: " + ", ".join(exact_text(s) for s in slopes)
     H = len(slopes)
     if H == 1:
         return f"{listed}: one head, one slope, 2^(−8)."
     ratio = pos.geometric_ratio(slopes)
     if ratio is not None:
-        return (f"{listed}: a geometric sequence, each slope {ratio:.4g} = 2^(−8/{H}) times "
-                "the one before.")
+        return (f"{listed}: a geometric sequence, each slope {exact_text(ratio)} = "
+                f"2^(−8/{H}) times the one before.")
     below = 2 ** int(np.floor(np.log2(H)))
-    rest = ", ".join(f"{s:.4g}" for s in slopes[below:])
+    rest = ", ".join(exact_text(s) for s in slopes[below:])
     return (f"{listed}: not one geometric sequence. {H} is not a power of two, so "
             f"{heads_text(1, below)} take the {below}-head slopes 2^(−8h/{below}) and "
             f"{heads_text(below + 1, H)} every other slope of the {2 * below}-head sequence, "
@@ -300,17 +300,19 @@ def alibi_text(head: int, slope: float) -> str:
         f"penalty. The symmetric form puts the same penalty on keys after the query, "
         f"for a model that reads both ways; the two agree on and below the diagonal. "
         f"The controls: H sets how many slopes there are, h which head's bias is drawn "
-        f"(here m{subscript(head)} = {slope:.4g}: a key 10 positions back loses "
-        f"{10 * slope:.4g} from its score), and the form switches between the two.")
+        f"(here m{subscript(head)} = {exact_text(slope)}: a key 10 positions back loses "
+        f"{exact_text(10 * slope)} from its score), and the form switches between the two.")
 
 
 #: What the diagram above section 1 shows, with the schemes it names linked.
 DIAGRAM_TEXT = (
-    "Five schemes give attention the order of the tokens, in three places: a table added to "
+    "Five schemes give attention the order of the tokens, in four places: a table added to "
     "the inputs X (sinusoidal or learned), a rotation of each query and key by its position "
-    f"({term_link('rope', 'RoPE')}), or a bias by offset added to the scores (relative "
-    f"positions, {term_link('alibi', 'ALiBi')}). Sections 1 to 4 study the sinusoidal table, "
-    "section 5 the others; pick one to see where it enters lesson 1's flow.")
+    f"({term_link('rope', 'RoPE')}), a term q·a inside QKᵀ (relative positions: a learned "
+    "vector a per clipped offset is added to the key, so the term depends on the query and "
+    f"the offset), or a bias by offset alone added after ÷ √d_k ({term_link('alibi', 'ALiBi')})."
+    " Sections 1 to 4 study the sinusoidal table, section 5 the others; pick one to see "
+    "where it enters lesson 1's flow.")
 
 
 def schemes_text(small: int) -> str:
@@ -377,7 +379,8 @@ def try_items(d: int, T: int) -> list[str]:
         "positions or a mask the largest difference stays at rounding level for every "
         "shuffle; compare it with the difference with positions.",
         f"Compare ALiBi with 1 head and with 16: one head has the single slope "
-        f"{few[0]:.4g}; 16 heads run from {many.max():.4g} down to {many.min():.4g}.",
+        f"{exact_text(few[0])}; 16 heads run from {exact_text(many.max())} down to "
+        f"{exact_text(many.min())}.",
         "Switch ALiBi to symmetric: the cells on and below the diagonal stay as they "
         "were; the keys after the query, masked in the causal form, get the penalty of "
         "the keys as far behind.",
@@ -403,9 +406,9 @@ def questions(entry: float, slopes: np.ndarray) -> list[dict]:
               "itself alone, and last sees all three."},
         {"q": "With H = 6 ALiBi heads, what is the slope m₅ of head 5?",
          "value": float(slopes[4]), "tol": 1e-3,
-         "a": f"{slopes[4]:.4g}. 6 is not a power of two, so heads 1 to 4 take the 4-head "
-              f"slopes 2^(−8h/4): {', '.join(f'{s:.4g}' for s in slopes[:4])}; heads 5 and 6 "
+         "a": f"{exact_text(slopes[4])}. 6 is not a power of two, so heads 1 to 4 take the 4-head "
+              f"slopes 2^(−8h/4): {', '.join(exact_text(s) for s in slopes[:4])}; heads 5 and 6 "
               f"take every other slope of the 8-head sequence 2^(−8h/8), from its first: "
-              f"{slopes[4]:.4g} and {slopes[5]:.4g}. The six slopes are not one geometric "
-              "sequence."},
+              f"{exact_text(slopes[4])} and {exact_text(slopes[5])}. The six slopes are not "
+              "one geometric sequence."},
     ]

@@ -15,7 +15,13 @@ from attncore.encoder.worked import WorkedHead
 from pages.ui.arithmetic import num
 from pages.ui.glossary import term_link
 from pages.ui.labels import md_escape
-from pages.ui.numbers import difference_text, significant_latex, significant_sign, significant_text
+from pages.ui.numbers import (
+    difference_text,
+    percent_text,
+    significant_latex,
+    significant_sign,
+    significant_text,
+)
 
 #: float64 computations that agree to this differ only by rounding
 ROUNDING = 1e-12
@@ -129,6 +135,29 @@ def previous_notice(mass: np.ndarray) -> str:
             "on the previous token (a bright line just "
             f"below the diagonal) on this sentence; the most: layer {l + 1}, head {h + 1}, "
             f"{mass[l, h]:.2f} on average over the rows.")
+
+
+def head_shares_text(layer: int, head: int, w: np.ndarray, tokens: list[str]) -> str:
+    """One head's share of attention on [CLS] and [SEP] (over every query row) and on the
+    token just before (over the rows that have one: all but the first), and where the two
+    count the same weight: a row whose token before is [CLS] or [SEP]."""
+    T = len(tokens)
+    special = [j for j, t in enumerate(tokens) if t in ("[CLS]", "[SEP]")]
+    sink = float(w[:, special].sum(axis=-1).mean())
+    text = (f"Layer {layer}, head {head} puts {percent_text(sink)} of its attention on [CLS] "
+            f"and [SEP] (averaged over all {T} rows)")
+    if T < 2:
+        return text + "; no row has a token before it."
+    previous = float(np.mean([w[i, i - 1] for i in range(1, T)]))
+    text += (f", {percent_text(previous)} on the token just before (averaged over the "
+             f"{T - 1} rows that have one)")
+    both = [i for i in range(1, T) if tokens[i - 1] in ("[CLS]", "[SEP]")]
+    if not both:
+        return text + "."
+    rows = " and ".join(f"“{tokens[i]}”'s" for i in both)
+    before = " or ".join(dict.fromkeys(tokens[i - 1] for i in both))
+    return text + (f"; the two shares overlap where the token before is {before} ({rows} "
+                   f"row{'s' if len(both) > 1 else ''}: its weight on {before} counts in both).")
 
 
 def head_setup_text(w: WorkedHead, tokens: list[str]) -> str:

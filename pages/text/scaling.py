@@ -14,6 +14,7 @@ from attncore.scaling import weight_focus
 from pages.ui.glossary import term_link
 from pages.ui.numbers import (
     difference_text,
+    exact_text,
     number_text,
     probability_text,
     said_number,
@@ -152,6 +153,8 @@ def curves_sentence(cv: ex.ScalingCurves) -> str:
         return f"{verb} from {said(a)} at {first} to {said(b)} at {last}"
 
     sqrt_w, none_j = cv.max_weight["sqrt_dk"], cv.jacobian_norm["none"]
+    flat = exact_text(1 / n_keys, 3)  # 1/16 is 0.0625 in full; 1/3 ≈ 0.333
+    uniform = f"{'=' if float(flat) == 1 / n_keys else '≈'} {flat}"
     # A softmax passes the most gradient at a moderate spread of scores: the unscaled
     # norm may first rise with d_k, then fall.
     peak = int(np.argmax(none_j))
@@ -161,7 +164,7 @@ def curves_sentence(cv: ex.ScalingCurves) -> str:
         f"At {first} the three scalings are the same (1/d_k = 1/√d_k = 1). Without scaling "
         f"the mean max weight {moves(cv.max_weight['none'], 'weight')}, and the mean Jacobian norm "
         f"{moves(none_j, 'norm')}{peak_said}. With 1/d_k the mean max weight "
-        f"{moves(cv.max_weight['dk'], 'weight')}, against 1/T_k = {number_text(1 / n_keys, 3)} for "
+        f"{moves(cv.max_weight['dk'], 'weight')}, against 1/T_k {uniform} for "
         f"uniform weights. With 1/√d_k it stays between {number_text(sqrt_w.min(), 3)} and "
         f"{number_text(sqrt_w.max(), 3)} at every d_k shown."
     )

@@ -20,7 +20,13 @@ from attncore.copying import (
 from attncore.recurrence import LayerComparison
 from attncore.train.bottleneck import EarlierStates
 from pages.ui.glossary import term_link
-from pages.ui.numbers import difference_text, probability_text, superscript
+from pages.ui.numbers import (
+    difference_text,
+    number_text,
+    probability_text,
+    significant_text,
+    superscript,
+)
 from pages.ui.numbers import percent_text as percent  # never a false 0% or 100%
 
 LETTERS = "ABCDEFGHIJKL"  # the 12 symbols, ids 0..11, shown as letters
@@ -243,13 +249,18 @@ def step_text(step, check: StepReading, source: list[int], d_model: int) -> str:
     (attncore.train.bottleneck.trace_step), ``check`` its context computed again."""
     best = check.best
     gap = difference_text(check.difference, rounding=True)
+    places = check.decimals
+    off = check.rounded_difference
+    printed = ("exactly 0" if off == 0 else significant_text(off, 2))
     return (
         f"The decoder's previous state s_(t−1) gives a score e_ts for each source position "
         f"(its last letter plays no part in the score); the softmax turns them into "
         f"weights, largest on position {best} "
         f"({symbol(source[best - 1])}, {step.weights[best - 1]:.2f}). The context c_t is the "
         f"weighted sum of the {len(source)} encoder states ({d_model} numbers each; computed "
-        f"again from the weights shown, it differs by {gap}). "
+        f"again from the full-precision weights (shown rounded to {places} decimals), it "
+        f"differs by {gap}; from the rounded weights, which add up to "
+        f"{number_text(check.rounded_sum, places)}, by up to {printed}). "
         f"The GRU mixes c_t and the last letter written ({symbol(step.previous_token)}) "
         f"into its new state, keeping on average "
         f"{check.mean_update:.2f} of the old one (its update gate z: "
@@ -278,6 +289,13 @@ def layers_text(compared: LayerComparison) -> str:
     more is read from the counts."""
     cheaper = ("smaller" if compared.attention_multiply_adds < compared.gru_multiply_adds
                else "larger")
+    n, d = compared.n, compared.d
+    order = {True: "<", False: ">"}[n < d] if n != d else "="
+    which = ("self-attention's is the smaller" if n < d else
+             "a recurrent layer's is the smaller" if n > d else "the two are equal")
+    cost = (f"first the cost per layer, n²·d against n·d², of which {which} when n {order} d "
+            f"(here n = {n} {order} d = {d}: n²·d = {n * n * d:,} against n·d² = "
+            f"{n * d * d:,}; n < d is, they note, the usual case in machine translation)")
     return (
         "The recurrent encoder above had to run its steps one after the other, and in the "
         "fixed-context model a letter at the start reached the decoder only through every "
@@ -288,10 +306,9 @@ def layers_text(compared: LayerComparison) -> str:
         f"({compared.attention_multiply_adds:,} against {compared.gru_multiply_adds:,} "
         "multiply-adds; the products of matrices only, biases "
         "and entry-by-entry products not counted). An RNN is sometimes said to cost "
-        "O(n³): it is O(n·d²). Vaswani et al. (2017, table 1) compare the same three things; "
-        "computing every position at once and the one-step path between any two positions "
-        "are the reasons they give for the Transformer, which keeps attention and drops "
-        "recurrence.")
+        "O(n³): it is O(n·d²). Vaswani et al. (2017, section 4 and table 1) weigh the same "
+        f"three things for the Transformer, which keeps attention and drops recurrence: {cost}, "
+        "computing every position at once, and the one-step path between any two positions.")
 
 
 def notice_items(lengths: LengthReading, alignment: AlignmentReading,
@@ -310,6 +327,6 @@ def notice_items(lengths: LengthReading, alignment: AlignmentReading,
         "output steps of the example put their largest weight on the position they copy or a "
         f"neighbour, and on average {alignment.copied:.2f} of it on the copied position itself.",
         f"The attention model has {attention - fixed:,} more trained numbers than the fixed one "
-        f"(W, U and v of the score: {percent(attention / fixed - 1)} more); what it adds is a "
-        "way to read every encoder state.",
+        f"(W_a, U_a and v_a of the score: {percent(attention / fixed - 1)} more); what it adds "
+        "is a way to read every encoder state.",
     ]

@@ -14,7 +14,7 @@ import pandas as pd
 
 from attncore.copying import StepArithmetic
 
-from .arithmetic import num, wrapped_sum
+from .arithmetic import num, shown, wrapped_sum
 from .numbers import cell_number
 
 WRONG = "✗"  # marks a wrong letter: a symbol, not a colour
@@ -43,6 +43,18 @@ def _letter(letter: str) -> str:
     return rf"\text{{“{letter}”}}"
 
 
+def _adding(parts, total: float, extra: int = 0, most: int = 1) -> tuple[int, str]:
+    """The decimals, DECIMALS or up to ``most`` more, at which the written ``parts`` add up
+    to the written ``total`` (4.60 + 4.75 + 0.02 is 9.37, not 9.38, but 4.605 + 4.753 +
+    0.022 is 9.380), and the sign before the total: "=" then; else DECIMALS and
+    "\\approx". The last part is written with ``extra`` decimals more."""
+    for places in range(DECIMALS, DECIMALS + most + 1):
+        written = shown(np.asarray(parts[:-1]), places).sum() + shown(parts[-1], places + extra)
+        if abs(written - shown(total, places + extra)) < 0.5 * 10.0 ** -(places + extra + 2):
+            return places, "="  # equal up to the float sum's own rounding
+    return DECIMALS, r"\approx"
+
+
 def _factor(x: float, decimals: int = DECIMALS) -> str:
     s = num(x, decimals)
     return f"({s})" if s.startswith("-") else s
@@ -50,19 +62,22 @@ def _factor(x: float, decimals: int = DECIMALS) -> str:
 
 def score_lines(a: StepArithmetic, letters: list[str]) -> list[str]:
     """The score of the position with the largest weight, written out, then every
-    position's score, e^(e − m) and weight in one array."""
+    position's score, exp(e − e_max) and weight in one array. The score's parameters are
+    written v_a, W_a and U_a, as Bahdanau et al. write them (v is a value vector and W the
+    matrix of weights in the other lessons), and their components are counted by i."""
     t, b, A = a.t, a.position, a.v.size
     term = lambda k: (rf"{_factor(a.v[k])}\tanh({num(a.q[k], DECIMALS)} "  # noqa: E731
                       rf"{'-' if a.u[k] < 0 else '+'} {num(abs(a.u[k]), DECIMALS)})")
     shown = [term(0), term(1), r"\cdots", term(A - 1)] if A > 3 else [term(k) for k in range(A)]
     # the first line's sum says how many terms there are: the numbers show three of them
-    one = (rf"\begin{{aligned}} e_{{{t},{b}}} &= v^\top \tanh(W s_{{{t - 1}}} + U h_{{{b}}}) "
-           rf"= \sum_{{a=1}}^{{{A}}} v_a \tanh\big((W s_{{{t - 1}}})_a + (U h_{{{b}}})_a\big)"
+    one = (rf"\begin{{aligned}} e_{{{t},{b}}} &= v_a^\top \tanh(W_a s_{{{t - 1}}} + "
+           rf"U_a h_{{{b}}}) = \sum_{{i=1}}^{{{A}}} (v_a)_i \tanh\big((W_a s_{{{t - 1}}})_i + "
+           rf"(U_a h_{{{b}}})_i\big)"
            rf" \\ &\approx {' + '.join(shown)} \\ "
            rf"&\approx {num(a.scores[b - 1], DECIMALS)} \end{{aligned}}")
     head = " & ".join(str(s) for s in range(1, len(letters) + 1))
     written = " & ".join(_letter(letter) for letter in letters)
-    rows = [(rf"e_{{{t},s}}", a.scores), (rf"e^{{e_{{{t},s}} - m}}", a.exps),
+    rows = [(rf"e_{{{t},s}}", a.scores), (rf"\exp(e_{{{t},s}} - e_{{{t},\max}})", a.exps),
             (rf"\alpha_{{{t},s}}", a.weights)]
     body = r" \\ ".join(name + " & " + " & ".join(_cell(v) for v in values)
                         for name, values in rows)
@@ -72,19 +87,26 @@ def score_lines(a: StepArithmetic, letters: list[str]) -> list[str]:
 
 
 def softmax_line(a: StepArithmetic) -> str:
-    """m, the sum Z (the terms too small for DECIMALS summed together) and the largest
-    weight: α = e^(e − m) / Z."""
+    """The largest score e_max, the sum Z (the terms too small for DECIMALS summed
+    together) and the largest weight: α = exp(e − e_max) / Z. The terms and Z are written
+    with the decimals at which the terms add up to Z as printed."""
     t, b = a.t, a.position
     large = a.exps >= 0.5 * 10.0 ** -DECIMALS
-    exps = [num(x, DECIMALS) for x in a.exps[large]]
+    parts = list(a.exps[large]) + ([a.exps[~large].sum()] if (~large).any() else [])
+    extra = 1 if (~large).any() else 0  # the small terms together, a digit more
+    places, equals = _adding(parts, a.total, extra)
+    z = num(a.total, places + extra if equals == "=" else places)
+    exps = [num(x, places) for x in a.exps[large]]
     if (~large).any():
-        exps.append(rf"{num(a.exps[~large].sum(), DECIMALS + 1)}\ "
+        exps.append(rf"{num(a.exps[~large].sum(), places + extra)}\ "
                     rf"(\text{{the other {int((~large).sum())} together}})")
-    return (rf"\begin{{aligned}} m &= \max_s e_{{{t},s}} = e_{{{t},{b}}} \approx "
-            rf"{num(a.shift, DECIMALS)}, \qquad Z = \sum_s e^{{e_{{{t},s}} - m}} \\ "
-            rf"&\approx {wrapped_sum(exps, per_line=6)} \approx {num(a.total, DECIMALS)} \\ "
-            rf"\alpha_{{{t},{b}}} &= \frac{{e^{{e_{{{t},{b}}} - m}}}}{{Z}} = "
-            rf"\frac{{1}}{{{num(a.total, DECIMALS)}}} \approx "
+    top = rf"e_{{{t},\max}}"
+    return (rf"\begin{{aligned}} {top} &= \max_s e_{{{t},s}} = e_{{{t},{b}}} \approx "
+            rf"{num(a.shift, DECIMALS)}, \qquad Z = \sum_s \exp(e_{{{t},s}} - {top}) \\ "
+            rf"&\approx {wrapped_sum(exps, per_line=6)} {equals} "
+            rf"{z} \\ "
+            rf"\alpha_{{{t},{b}}} &= \frac{{\exp(e_{{{t},{b}}} - {top})}}{{Z}} = "
+            rf"\frac{{1}}{{{z}}} \approx "
             rf"{num(a.weights[b - 1], DECIMALS)} \end{{aligned}}")
 
 
@@ -106,21 +128,24 @@ def context_line(a: StepArithmetic) -> str:
 
 
 def output_line(a: StepArithmetic, alphabet: str) -> str:
-    """The logits of the letter written and the runner-up, each as its three parts, and
-    the letter's probability."""
+    """The logits of the letter written and the runner-up, each as its three parts (with
+    the decimals at which the parts add up to the logit as printed), and the letter's
+    probability."""
     t = a.t
 
     def logit(k: int) -> str:
-        return (rf"z_{{{_letter(alphabet[k])}}} &\approx {num(a.from_state[k], DECIMALS)} + "
-                rf"{_factor(a.from_context[k])} + {_factor(a.bias[k])} \approx "
-                rf"{num(a.logits[k], DECIMALS)}")
+        places, equals = _adding([a.from_state[k], a.from_context[k], a.bias[k]], a.logits[k])
+        return (rf"\mathrm{{logit}}_{{{_letter(alphabet[k])}}} &\approx "
+                rf"{num(a.from_state[k], places)} + {_factor(a.from_context[k], places)} + "
+                rf"{_factor(a.bias[k], places)} {equals} {num(a.logits[k], places)}")
 
     won = alphabet[a.token]
-    return (rf"\begin{{aligned}} z &= W_o [s_{{{t}}}; c_{{{t}}}] + b_o = "
+    top = r"\max \mathrm{logit}"
+    return (rf"\begin{{aligned}} \mathrm{{logit}} &= W_o [s_{{{t}}}; c_{{{t}}}] + b_o = "
             rf"W_o^{{(s)}} s_{{{t}}} + W_o^{{(c)}} c_{{{t}}} + b_o \\ "
             rf"{logit(a.token)} \\ {logit(a.runner_up)} \\ "
-            rf"p(y_{{{t}}} = {_letter(won)}) &= \frac{{e^{{z_{{{_letter(won)}}} - "
-            rf"\max z}}}}{{\sum_y e^{{z_y - \max z}}}} = "
+            rf"p(y_{{{t}}} = {_letter(won)}) &= \frac{{\exp(\mathrm{{logit}}_{{{_letter(won)}}}"
+            rf" - {top})}}{{\sum_y \exp(\mathrm{{logit}}_y - {top})}} = "
             rf"\frac{{1}}{{{num(a.out_total, 4)}}} \approx "
             rf"{num(a.probabilities[a.token], 4)} \end{{aligned}}")
 

@@ -61,15 +61,22 @@ SYMBOLS = (
     Term("QKV", "Q, K, V — queries, keys, values",
          "Matrices with one row per token: Q ($T_q × d_k$), K ($T_k × d_k$), V "
          "($T_k × d_v$). "
-         "A query is compared with every key; the weights mix the values.", 1),
+         "A query is compared with every key; the weights mix the values. A row of each is "
+         "a query q, a key k, a value v. Lesson 6's additive score $v^\\top \\tanh(\\cdot)$ "
+         "uses v for a learned vector of the score, as Bahdanau et al. do (lesson 0 writes "
+         "it $v_a$, with $W_a$ and $U_a$, as they do).", 1),
     Term("scores", "S — scores",
          "The matrix $QK^\\top$ of query-key dot products ($\\tilde S$ once divided by "
          "$\\sqrt{d_k}$); a row of it is written s. Rows are queries, columns are keys, as "
-         "in every figure here.", 1),
+         "in every figure here. Where a lesson follows its papers' letters: in lesson 13 S "
+         "is the state of linear attention; in lessons 0 and 6 s is a source position and "
+         "$s_t$ the decoder's state (Bahdanau et al.'s names).", 1),
     Term("weights", "α, w — attention weights",
          "The softmax of a row of scores: non-negative, summing to 1 over the keys a "
-         "query may attend to. Lesson 1 writes $w_{ij}$, lessons 0 and 6 $α_{ts}$ (output "
-         "step t, source position s) as Bahdanau et al. do.", 1),
+         "query may attend to. Lesson 1 writes $w_{ij}$ and the matrix of them W, lessons 0 "
+         "and 6 $α_{ts}$ (output step t, source position s) as Bahdanau et al. do. Where a "
+         "lesson follows its papers' letters: in lesson 13 $α_t$ is Gated DeltaNet's decay; "
+         "in lesson 11 W is the size of a sliding window.", 1),
     Term("L", "L — number of layers", "The number of Transformer blocks in a model.", 9),
     Term("n_KV", "n_KV — number of key/value heads",
          "In grouped-query attention several query heads share one key head and one value "
@@ -90,9 +97,11 @@ SYMBOLS = (
 TERMS = (
     Term("gru", "GRU (gated recurrent unit)",
          "A recurrent layer: at each step it mixes its previous state with the new input "
-         "through two gates, an update gate z (how much of the old state to keep) and a "
-         "reset gate r (how much of it the new candidate state reads). The encoders and "
-         "decoders of lesson 0, and lesson 6's decoding step, are built from it.", 0,
+         "through two gates, an update gate z and a reset gate r (how much of the old state "
+         "the new candidate state reads). Lesson 0 follows PyTorch: z is how much of the old "
+         "state to keep; lesson 6 follows Bahdanau et al.: z is how much of the new "
+         "candidate to take. The encoders and decoders of lesson 0, and lesson 6's decoding "
+         "step, are built from it. In lesson 3, r is a window's radius instead.", 0,
          also=(6,), forms=("GRU",)),
     Term("teacher-forcing", "Teacher forcing",
          "Training a decoder by giving each step the correct previous token, not the one it "
@@ -105,7 +114,9 @@ TERMS = (
          "written 0 to 100. Higher is better.", 0),
     Term("softmax", "Softmax",
          "$\\mathrm{softmax}(s)_j = e^{s_j} / \\sum_{j'} e^{s_{j'}}$: turns any real scores "
-         "into weights that are positive and sum to 1, keeping their order.", 1),
+         "into weights that are positive and sum to 1, keeping their order (e is Euler's "
+         "number; lesson 0 writes Bahdanau et al.'s scores $e_{ts}$, and the exponential "
+         "exp).", 1),
     Term("one-hot", "One-hot",
          "A row of weights with 1 on one key and 0 on every other. In exact arithmetic a "
          "softmax of finite scores is never exactly one-hot (in float64 a weight "
@@ -174,7 +185,8 @@ TERMS = (
     Term("alibi", "ALiBi",
          "Adds $-m \\cdot |i - j|$ to each score, with a fixed slope m per head: nearby "
          "keys are favoured, more steeply in some heads than in others. The paper uses it "
-         "with a causal mask (only $j ≤ i$).", 5),
+         "with a causal mask (only $j ≤ i$). In lessons 10 and 11 m is instead the largest "
+         "score, subtracted before a softmax (the online softmax's running maximum).", 5),
     Term("context-vector", "Context vector c_t",
          "In an encoder-decoder, the weighted average of the encoder states that the "
          "decoder uses at output step t: $c_t = \\sum_s α_{ts} h_s$.", 6,
@@ -213,7 +225,8 @@ TERMS = (
          "the k most likely tokens; top-p keeps the smallest set of tokens whose "
          "probabilities (after the temperature τ, and after top-k among the kept tokens, "
          "renormalised) add up to at least p. The rest get probability 0 and the kept "
-         "ones are renormalised.", 10, forms=("top-k", "top-p")),
+         "ones are renormalised. Here k is a number of tokens, not a key, and p a share of "
+         "probability.", 10, forms=("top-k", "top-p")),
     Term("greedy", "Greedy decoding",
          "Always taking the most likely next token (sampling in the limit τ → 0). Lesson "
          "0's decoders write every letter so when they are tested.", 10, also=(0,),
@@ -269,14 +282,19 @@ TERMS = (
     Term("recurrent-state", "State (of a recurrent layer)",
          "What a layer keeps between tokens when it does not keep every token: a vector in "
          "lesson 0's recurrent encoder, one matrix S of d_v × d_k numbers per head in linear "
-         "attention and its successors. Its size does not grow with the text, unlike a KV "
+         "attention and its successors (S is built from keys and values only, so query heads "
+         "that share them can share it). Its size does not grow with the text, unlike a KV "
          "cache.", 13, forms=("state of fixed size", "fixed-size state")),
     Term("linear-attention", "Linear attention",
-         "Attention with the softmax taken out (Katharopoulos et al. 2020): the state "
-         "$S_t = S_{t-1} + v_t k_t^\\top$ adds every pair's outer product, and a query reads "
-         "$S q = \\sum_t (k_t \\cdot q)\\, v_t$. Its memory is fixed and its cost per token "
-         "does not grow with the text; a read takes in every value whose key overlaps the "
-         "query.", 13),
+         "Attention with the softmax taken out (Katharopoulos et al. 2020). In its bare form, "
+         "as lesson 13 and the DeltaNet papers (Schlag et al. 2021; Yang et al. 2024) write "
+         "it, the state $S_t = S_{t-1} + v_t k_t^\\top$ adds every pair's outer product, and "
+         "a query reads $S q = \\sum_t (k_t \\cdot q)\\, v_t$: weights k · q, unnormalised, "
+         "that nothing sharpens. Katharopoulos et al. first map q and k by a feature map φ "
+         "(elu(x) + 1) and divide by φ(q) · Σ φ(k); other feature maps (Based's Taylor "
+         "expansion of exp) can sharpen the weights. Its memory is fixed and its cost per "
+         "token does not grow with the text; a read takes in every value whose key overlaps "
+         "the query.", 13),
     Term("delta-rule", "Delta rule (DeltaNet)",
          "A write that corrects what the state already says about the key (Schlag et al. "
          "2021; Yang et al. 2024): $S_t = S_{t-1} + \\beta_t (v_t - S_{t-1} k_t) k_t^\\top$, "
@@ -285,7 +303,8 @@ TERMS = (
     Term("gated-deltanet", "Gated DeltaNet",
          "The delta rule with a decay α in [0, 1] that multiplies the whole state before "
          "each write, so that old pairs fade (Yang, Kautz and Hatamizadeh 2025): "
-         "$S_t = \\alpha_t S_{t-1} + \\beta_t (v_t - \\alpha_t S_{t-1} k_t) k_t^\\top$.", 13),
+         "$S_t = \\alpha_t S_{t-1} + \\beta_t (v_t - \\alpha_t S_{t-1} k_t) k_t^\\top$. "
+         "With α = 1 it is the delta rule, which has no decay.", 13),
     Term("hybrid", "Hybrid model",
          "A model that mixes layers of fixed-size memory (Gated DeltaNet, say) with some "
          "layers of full attention: Qwen3-Next has one full-attention layer in four "
@@ -345,8 +364,10 @@ def show_glossary() -> None:
     import streamlit as st
 
     st.header("Glossary", anchor="glossary")
-    st.markdown("Each symbol and term keeps one meaning on every page. A link from a lesson "
-                "opens this list at its entry.")
+    st.markdown("Each symbol and term keeps one meaning throughout the lessons, except where a "
+                "lesson follows its paper's own letter for something else: the symbol's entry "
+                "then says so, and in which lesson. A link from a lesson opens this list at "
+                "its entry.")
     st.html(_COMPACT_CSS)
     entries = list(SYMBOLS) + sorted(TERMS, key=lambda t: (t.lesson is None, t.lesson or 0))
     with st.container(key="glossary_entries"):

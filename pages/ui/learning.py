@@ -25,6 +25,17 @@ from pages.ui.layout import show_figure
 
 # Caps: no control starts more than about 30 s of training on this machine.
 MAX_STEPS = {"sentiment": 600, "alignment": 600, "induction": 600}
+#: Seconds the slowest task (induction) took for its cap of steps, measured on a quiet
+#: machine here and on a busy one.
+INDUCTION_CAP_SECONDS = (5.0, 30.0)
+
+
+def induction_seconds(steps: int) -> tuple[float, float]:
+    """About how long training the induction model for ``steps`` steps takes, on a quiet
+    machine and on a busy one: the measured time of the cap, in proportion to the steps
+    (every step does the same work)."""
+    share = steps / MAX_STEPS["induction"]
+    return INDUCTION_CAP_SECONDS[0] * share, INDUCTION_CAP_SECONDS[1] * share
 
 
 # ---- cached training (small arguments only) ---------------------------------------------

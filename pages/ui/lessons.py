@@ -174,7 +174,7 @@ LESSONS: tuple[Lesson, ...] = (
         needs=(1, 4)),
     Lesson(
         8, "8_Attention_that_learns.py", "Attention that learns", "learn", "🌱",
-        goal="train three small models live (NumPy, hand-written gradients) and watch "
+        goal="train small models live on three tasks (NumPy, hand-written gradients) and watch "
              "their attention move from random to meaningful: onto sentiment words, into "
              "an alignment with crossings, into a previous-token head and an "
              "{induction-head:induction head}.",

@@ -11,6 +11,7 @@ small number it is in scientific notation, never a rounded 0.
 from __future__ import annotations
 
 import math
+from decimal import ROUND_HALF_UP, Decimal
 
 #: Fixed notation up to this magnitude; scientific from here on.
 LARGEST_FIXED = 1e6
@@ -78,13 +79,26 @@ def percent_text(x: float) -> str:
 
     >>> percent_text(0.86), percent_text(0.996), percent_text(0.0004), percent_text(1.0)
     ('86%', '99.6%', '0.04%', '100%')
+    >>> percent_text(0.945), percent_text(0.135)  # one rule for a half: up
+    ('95%', '14%')
     """
     exact = min(abs(x), abs(1 - x)) < 1e-6  # 0 or 1 up to float32 rounding
     for decimals in (0, 1, 2, 3):
-        text = f"{x:.{decimals}%}"
+        text = _percent(x, decimals)
         if float(text[:-1]) not in (0.0, 100.0) or exact:
             break
     return text
+
+
+def _percent(x: float, decimals: int) -> str:
+    """``x`` in percent with ``decimals`` decimals, a half rounded up as the decimal ``x`` is
+    written (0.945 -> 95%, 0.135 -> 14%), not as its nearest binary number happens to fall
+    (which would give 94% and 14%)."""
+    x = float(x) + 0.0  # −0.0 becomes 0.0
+    if not math.isfinite(x):
+        return f"{x:.{decimals}%}"
+    share = (Decimal(repr(x)) * 100).quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP)
+    return f"{share}%"
 
 
 def significant_text(x: float, digits: int) -> str:
@@ -114,6 +128,22 @@ def _significant(x: float, digits: int) -> str:
         digits += 1  # 0.999996 is not 1: as many digits as it takes to say so
         text = f"{x:.{digits}g}"
     return text
+
+
+def exact_text(x: float, digits: int = 4) -> str:
+    """``x`` in full when a short decimal holds it exactly (a whole number of halves,
+    quarters, … up to 2⁻²⁰: 2⁻⁶ is 0.015625, never cut to 0.01562), otherwise to
+    ``digits`` significant digits as :func:`significant_text` writes it.
+
+    >>> exact_text(2 ** -6), exact_text(2 ** -8), exact_text(10 * 2 ** -6), exact_text(0.5 ** 0.5)
+    ('0.015625', '0.00390625', '0.15625', '0.7071')
+    """
+    x = float(x)
+    if math.isfinite(x) and abs(x) < LARGEST_FIXED:
+        for k in range(21):
+            if x * 2 ** k == round(x * 2 ** k):
+                return f"{x + 0.0:.{k}f}"  # + 0.0: never a "-0"
+    return significant_text(x, digits)
 
 
 def significant_latex(x: float, digits: int) -> str:

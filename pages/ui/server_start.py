@@ -32,7 +32,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
-from threadpoolctl import threadpool_limits
+from attncore import measure
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -115,14 +115,14 @@ def one_blas_thread_for_good() -> None:
     """NumPy's BLAS on one thread for the rest of the process.
 
     The lessons' small products and timings run on one thread (OpenBLAS's threads
-    spin against other work on 2 cores), each inside a ``threadpool_limits(1)`` context.
-    Entering and leaving such a context changes OpenBLAS's thread count for the whole
-    process, while other visitors' sessions may be inside a product, which is one way
-    OpenBLAS can crash (a server process died of a segmentation fault while 10 students
-    failed over to it in the course test; its cause was not found). With one thread set
-    once here, those contexts leave the count as it is.
+    spin against other work on 2 cores), each inside ``attncore.measure.one_blas_thread``.
+    Entering and leaving such a context calls OpenBLAS's set-threads function for the
+    whole process while other visitors' sessions may be inside a product, and OpenBLAS
+    then crashes: with 20 first visits at once, a server died of a segmentation fault in
+    lesson 0's training while lesson 7's timing context closed. With one thread set once
+    here, those contexts do nothing.
     """
-    threadpool_limits(limits=1, user_api="blas")
+    measure.pin_one_blas_thread()
 
 
 def prepare(say: Callable[[str], None] = print) -> float:

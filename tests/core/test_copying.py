@@ -82,6 +82,12 @@ def test_the_step_reading_rebuilds_the_context_from_the_weights():
     np.testing.assert_array_equal(r.rebuilt, [0.25, 1.5])
     assert (r.difference, r.best) == (0.0, 2)
     assert r.mean_update == pytest.approx(0.2, abs=1e-15)
+    # Printed to 1 decimal the weights read 0.2 and 0.8 (0.25 rounds to even, 0.75 up):
+    # 0.2·h_1 + 0.8·h_2 = (0.2, 1.6), 0.1 from (0.25, 1.5) in the second number; sum 1.0.
+    printed = copying.step_reading(weights, states, [0.25, 1.5], [0.1, 0.3], decimals=1)
+    assert printed.rounded_difference == pytest.approx(0.1, abs=1e-12)
+    assert printed.rounded_sum == pytest.approx(1.0, abs=1e-12)
+    assert r.rounded_difference == 0.0 and r.decimals == 2  # 0.25, 0.75 hold at 2 decimals
     off = copying.step_reading(weights, states, [0.25, np.nextafter(1.5, 2)], [0.0, 0.0])
     assert off.difference == np.spacing(1.5)
     with pytest.raises(ValueError, match="must agree"):

@@ -145,6 +145,19 @@ def test_one_blas_thread_limits_blas_inside_only():
         assert set(blas_threads()) <= {1}
 
 
+def test_a_pinned_process_never_sets_the_blas_thread_count_again(monkeypatch):
+    """Once a server pins BLAS to one thread, the lessons' contexts call nothing: setting
+    the count while another session's product runs crashed a server (segmentation
+    fault)."""
+    def refuse():
+        raise AssertionError("the thread count was set again")
+
+    monkeypatch.setattr(measure, "_pinned", True)
+    monkeypatch.setattr(measure, "_blas", refuse)
+    with measure.one_blas_thread():
+        assert float(np.ones((2, 2)) @ np.ones(2) @ np.ones(2)) == 4.0  # (2, 2)·1 = 2 each
+
+
 def test_multiply_adds_counted_from_the_shapes_of_the_products():
     # A second count: an (a × b)(b × c) product takes a·b·c multiply-adds; per head Q Kᵀ is
     # (n × d_k)(d_k × n) and W V is (n × n)(n × d_k).

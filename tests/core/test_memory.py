@@ -179,6 +179,43 @@ def test_recall_softmax_keeps_every_pair_and_a_fixed_state_blurs():
     assert one.recall.min() == 1.0 and one.cosine.min() == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("d_k, beta", [(16, 1.0), (4, 0.5)])
+def test_only_gated_delta_decays(d_k, beta):
+    counts = (1, 4, 16, 64, 256)
+    # the delta rule has no α: its curve does not move with α and is gated delta's at α = 1
+    delta = [memory.recall_curve(d_k, counts, rule="delta", beta=beta, alpha=a)
+             for a in (1.0, 0.9, 0.0)]
+    whole = memory.recall_curve(d_k, counts, rule="gated_delta", beta=beta, alpha=1.0)
+    for curve in delta:
+        np.testing.assert_array_equal(curve.recall, whole.recall)
+        np.testing.assert_array_equal(curve.cosine, whole.cosine)
+        assert curve.alpha == 1.0 and curve.beta == beta
+    # with α < 1 gated delta forgets: its curve differs from the delta rule's
+    for alpha in (0.9, 0.0):
+        gated = memory.recall_curve(d_k, counts, rule="gated_delta", beta=beta, alpha=alpha)
+        assert gated.alpha == alpha
+        assert not np.array_equal(gated.cosine, whole.cosine)
+    assert memory.rule_rates("delta", 0.5, 0.9) == (0.5, 1.0)
+    assert memory.rule_rates("linear", 0.5, 0.9) == (1.0, 1.0)
+    with pytest.raises(ValueError, match="rule must be one of"):
+        memory.rule_rates("gated", 1.0, 1.0)
+
+
+def test_the_delta_rule_at_the_lesson_defaults():
+    # d_k = 16, β = 1, α = 0.9 on the page: the delta rule writes with α = 1 whatever
+    counts = (16, 256)
+    delta = memory.recall_curve(16, counts, rule="delta", beta=1.0, alpha=0.9)
+    again = memory.recall_curve(16, counts, rule="delta", beta=1.0)
+    # a second method: the delta rule run pair by pair with no decay (delta_memory)
+    keys, values = memory.random_pairs(0, 16, 16, 16)
+    reads = memory.delta_memory(keys, values, keys).reads
+    cos = (reads / np.linalg.norm(reads, axis=1, keepdims=True)) @ values.T
+    assert delta.recall[0, 0] == np.mean(np.argmax(cos, axis=1) == np.arange(16))
+    np.testing.assert_array_equal(delta.recall, again.recall)
+    gated = memory.recall_curve(16, counts, rule="gated_delta", beta=1.0, alpha=0.9)
+    assert delta.mean_recall[0] > gated.mean_recall[0]  # forgetting costs recall here
+
+
 def test_beta_zero_reads_nothing_and_recalls_nothing():
     curve = memory.recall_curve(4, pair_counts=(3,), seeds=(0,), rule="delta", beta=0.0)
     assert curve.recall[0, 0] == 0.0 and curve.cosine[0, 0] == 0.0

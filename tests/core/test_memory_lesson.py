@@ -14,21 +14,32 @@ SMOLLM2 = LMConfig(30, 9, 3, 576, 1536, 49152, 8192, 1e-5, 1e5)  # d_head = 576 
 # --- hybrid ------------------------------------------------------------------------------
 
 def test_the_cache_against_a_state_of_the_same_width():
-    r = hybrid.cache_against_state(SMOLLM2, [1, 96, 8192])
+    r = hybrid.cache_against_state(SMOLLM2, [1, 32, 8192])
     # 2 · 30 layers · 3 KV heads · 64 · 4 bytes = 46,080 bytes a token
     assert r.per_token == 46_080
-    assert r.cache_bytes.tolist() == [46_080, 46_080 * 96, 46_080 * 8192]
-    # 30 layers · 9 heads · 64 · 64 = 1,105,920 numbers, × 4 bytes = 4,423,680
-    assert (r.state_numbers, r.state_bytes) == (1_105_920, 4_423_680)
-    # 4,423,680 / 46,080 = 96 exactly: from 96 tokens on the cache is at least the state
-    assert r.crossover == 96
+    assert r.cache_bytes.tolist() == [46_080, 46_080 * 32, 46_080 * 8192]
+    # one state per KV head (the 9 query heads share 3 KV heads, so 3 states a layer):
+    # 30 layers · 3 · 64 · 64 = 368,640 numbers, × 4 bytes = 1,474,560
+    assert (r.state_numbers, r.state_bytes) == (368_640, 1_474_560)
+    # 1,474,560 / 46,080 = 32 = d_head / 2 exactly: from 32 tokens on the cache is at least
+    # the state
+    assert r.crossover == 32 == SMOLLM2.d_head // 2
     assert r.cache_bytes[1] == r.state_bytes
+
+
+def test_the_state_does_not_grow_with_query_heads_that_share_keys_and_values():
+    more = LMConfig(30, 18, 3, 1152, 1536, 49152, 8192, 1e-5, 1e5)  # 18 query heads of 64
+    assert hybrid.cache_against_state(more, [1]).state_numbers == \
+        hybrid.cache_against_state(SMOLLM2, [1]).state_numbers
+    alone = LMConfig(2, 4, 4, 32, 16, 100, 64, 1e-5, 1e5)  # every head its own: d_head 8
+    r = hybrid.cache_against_state(alone, [1])
+    assert r.state_numbers == 2 * 4 * 8 * 8 and r.crossover == 4  # 8 / 2
 
 
 def test_the_crossover_rounds_up():
     r = hybrid.cache_against_state(SMOLLM2, [1], bytes_per_number=4)
     smaller = hybrid.CacheAgainstState(**{**r.__dict__, "state_bytes": r.state_bytes + 1})
-    assert smaller.crossover == 97  # one byte more needs one token more
+    assert smaller.crossover == 33  # one byte more needs one token more
 
 
 def test_qwen3_next_is_read_from_its_published_config():

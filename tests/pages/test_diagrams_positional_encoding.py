@@ -1,6 +1,6 @@
 """Lesson 5's diagram: where each positional scheme enters lesson 1's flow (a table added
-to X, a rotation of q and k, a bias on the scores), with the page's T and d_model and the
-scheme picked above it highlighted."""
+to X, a rotation of q and k, a term q·a in QKᵀ, a bias after ÷ √d_k), with the page's T
+and d_model and the scheme picked above it highlighted."""
 
 from __future__ import annotations
 
@@ -17,12 +17,14 @@ from pages.ui.figures.models import SCHEME_ENTRIES, positional_flow
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "5_Positional_encoding.py")
 SCHEMES = ["sinusoidal", "learned", "RoPE", "ALiBi", "relative"]
 # Each scheme's entry box (its name in the text alternative) and the part of the flow it
-# changes, as the lesson says: added to X; q and k rotated; a bias on the scores.
+# changes, as the lesson says: added to X; q and k rotated; a learned vector added to the
+# key, so a term q·a in QKᵀ (Shaw et al.); a bias added after ÷ √d_k (Press et al.: the
+# bias joins q·k/√d_k), whose arrow ends on the link to the softmax, no box.
 ENTRY = {"sinusoidal": "sinusoidal or learned: a table P", "learned": "sinusoidal or learned",
-         "RoPE": "RoPE: each query and key rotated", "ALiBi": "ALiBi or relative: a bias",
-         "relative": "ALiBi or relative: a bias"}
+         "RoPE": "RoPE: each query and key rotated",
+         "ALiBi": "ALiBi: a bias by offset", "relative": "relative: a learned vector a"}
 CHANGED = {"sinusoidal": ["X"], "learned": ["X"], "RoPE": ["Q = X·W_Q", "K = X·W_K"],
-           "ALiBi": ["QKᵀ"], "relative": ["QKᵀ"]}
+           "ALiBi": [], "relative": ["QKᵀ"]}
 
 
 def crosses_a_box(d, arrow) -> list[str]:
@@ -53,12 +55,12 @@ def test_the_chosen_scheme_and_the_part_it_changes_are_highlighted(scheme):
     d = positional_flow(64, 64, scheme, 14)
     entries = [b for b in d.boxes if b.y < 1]  # the row of entries above the flow
     chosen = [b for b in entries if b.highlight]
-    assert len(entries) == 3 and len(chosen) == 1
+    assert len(entries) == 4 and len(chosen) == 1
     assert chosen[0].name.startswith(ENTRY[scheme])
     assert chosen[0].lines[1].startswith(scheme)  # the chosen name first, in bold
     flow = [b.lines[0] for b in d.boxes if b.highlight and b not in entries]
     assert flow == CHANGED[scheme]
-    assert [a.highlight for a in d.arrows[-3:]] == [b.highlight for b in entries]
+    assert [a.highlight for a in d.arrows[-4:]] == [b.highlight for b in entries]
     assert f"{ENTRY[scheme]}" in d.describe() and d.title.endswith(f": {scheme}")
 
 
@@ -68,8 +70,22 @@ def test_the_shapes_follow_t_and_d_model():
     said = positional_flow(40, 10, "ALiBi", 14).describe()
     assert "X, 40 tokens × d_model 10" in said and "Q, 40 × 10" in said
     assert "a table P, 40 × 10, added to X" in said
-    assert "a bias by offset, 40 × 40, added to the scores (highlighted)" in said
-    assert "scores QKᵀ, 40 × 40 (highlighted)" in said and "divided by √d_k = √10" in said
+    assert "a bias by offset, 40 × 40, added after ÷ √d_k, before the softmax (highlighted)" \
+        in said
+    assert "scores QKᵀ, 40 × 40;" in said and "divided by √d_k = √10;" in said
+
+
+def test_alibi_enters_after_the_scaling_and_relative_inside_the_scores():
+    # ALiBi: s = q·k/√d_k − m·(i − j), so its arrow ends between ÷ √d_k and the softmax;
+    # relative (Shaw et al.): q·(k + a)/√d_k, so its arrow ends on QKᵀ, before the scaling.
+    d = positional_flow(64, 64, "ALiBi", 14)
+    box = {b.lines[0]: b for b in d.boxes}
+    scale, soft = box["÷ √d_k"], box["softmax"]
+    alibi, relative = d.arrows[-1], d.arrows[-2]
+    assert scale.x + scale.w < alibi.end[0] < soft.x
+    assert scale.y < alibi.end[1] < scale.y + scale.h
+    qk = box["QKᵀ"]
+    assert qk.x <= relative.end[0] <= qk.x + qk.w and relative.end[1] == qk.y
 
 
 @pytest.mark.parametrize("font", [14, 20])
@@ -79,7 +95,7 @@ def test_every_setting_the_page_allows_fits_without_overlaps(T, d_model, font):
         d = positional_flow(T, d_model, scheme, font)
         assert overlapping_texts(d) == [] and texts_outside_boxes(d) == []
         # Each entry's arrow meets its part of the flow and runs through no other box.
-        for arrow in d.arrows[-3:]:
+        for arrow in d.arrows[-4:]:
             assert crosses_a_box(d, arrow) == []
         width, height = d.size()
         # About 55 em wide (58 em at 20 px shows at 19.3 px in a 1120 px column), and

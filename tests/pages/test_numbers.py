@@ -145,6 +145,8 @@ def test_written_arithmetic_says_approx_only_where_a_number_was_rounded():
     (0.0004, "0.04%"),  # never a false "0%"
     (0.99999994, "100%"),  # 1 to float32 rounding: all of it
     (0.0, "0%"),
+    (0.945, "95%"),  # 189/200: a half, rounded up as written, not down as 0.9449999... is
+    (0.135, "14%"),  # 27/200: the same rule, up
 ])
 def test_percent_text_never_rounds_to_all_or_nothing(x, text):
     from pages.ui.numbers import percent_text
@@ -251,3 +253,18 @@ def test_bytes_text_switches_to_gb_where_mb_would_read_1000(n_bytes, text):
     from pages.ui.numbers import bytes_text
 
     assert bytes_text(n_bytes) == text
+
+
+@pytest.mark.parametrize("x, text", [
+    (2.0 ** -6, "0.015625"),  # 1/64: six decimals, all of them, never 0.01562
+    (2.0 ** -8, "0.00390625"),  # 1/256
+    (10 * 2.0 ** -6, "0.15625"),  # 10/64 = 5/32
+    (0.5, "0.5"),
+    (-0.0, "0"),  # never "-0"
+    (2.0 ** -0.5, "0.7071"),  # 1/√2 has no finite decimal: 4 significant digits
+    (2.0 ** -21, "4.768×10⁻⁷"),  # past 2⁻²⁰: significant digits
+])
+def test_exact_text_writes_a_short_exact_decimal_in_full(x, text):
+    from pages.ui.numbers import exact_text
+
+    assert exact_text(x) == text

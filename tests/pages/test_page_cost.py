@@ -126,10 +126,30 @@ def test_a_verdict_the_rounds_could_reverse_is_not_stated(monkeypatch):
     # 1.88 is "like n²" (within 0.15 of 2) but its rounds, 1.83 to 1.93, reach "slower" too
     monkeypatch.setattr(cost, "measure_growth", made_up_growth(1.88))
     text = text_of(run(cost_rounds="3"))
+    # The band "like n²" is 2 ± 0.15 = 1.85 to 2.15: 1.83 is below its lower edge, 1.93 in it.
     assert ("time grows like **n^1.88** (the 3 rounds fitted one by one give 1.83 to 1.93), "
-            "and the rounds do not settle whether that is more slowly than n² or like n²."
-            in text)
+            "and the rounds do not settle whether that is more slowly than n² or like n² (an "
+            "exponent from 1.85 to 2.15 counts as like n² here; these fits fall on both sides "
+            "of 1.85)." in text)
     assert "close to the n² of the arithmetic" not in text
+
+
+@pytest.mark.parametrize("power, open_, edge", [
+    # 2.12 ± 0.05: 2.07 is within 2.15, 2.17 beyond it.
+    (2.12, "like n² or faster than n²", "2.15"),
+    # an extreme spread, 1.8 to 2.2 (a made-up ± 0.2): below 1.85 and above 2.15 at once.
+    (2.0, "more slowly than n² or like n² or faster than n²", "the whole band"),
+])
+def test_an_unsettled_verdict_names_the_band_and_the_edge_the_fits_straddle(power, open_,
+                                                                              edge):
+    from pages.text.cost import growth_text
+
+    g = made_up_growth(power)(np.array([64, 128, 256]), 2, 16, 3, None)
+    if power == 2.0:
+        g = dataclasses.replace(g, exponent_low=1.8, exponent_high=2.2)
+    text = growth_text(g)
+    assert (f"do not settle whether that is {open_} (an exponent from 1.85 to 2.15 counts as "
+            f"like n² here; these fits fall on both sides of {edge})." in text)
 
 
 def test_the_first_stretch_is_called_slow_only_when_every_round_agrees(monkeypatch):

@@ -47,10 +47,21 @@ def test_the_defaults_tell_the_story_with_the_numbers_shown():
     headers = [h.value for h in at.header]
     assert headers[:5] == ["1 · Memory that grows against memory that doesn't",
                            "2 · Write and read, by hand", "3 · How much a fixed state can hold",
-                           "4 · Replace, don't add", "5 · Trained: recall needs the softmax"]
+                           "4 · Replace, don't add", "5 · Trained: recall needs room"]
     text = text_of(at)
-    # SmolLM2: 2·30·3·64·4 = 46,080 bytes a token against 30·9·64·64·4 = 4,423,680: 96 tokens
-    assert "= 46,080 bytes a token" in text and "From 96 tokens on" in text
+    # SmolLM2: 2·30·3·64·4 = 46,080 bytes a token against one state per KV head,
+    # 30·3·64·64·4 = 1,474,560 bytes: 32 tokens
+    assert "= 46,080 bytes a token" in text and "From 32 tokens on" in text
+    # section 3 at d_k = 16, β = 1, α = 0.9: the delta rule keeps its state whole (α = 1)
+    pairs = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+    delta = memory.recall_curve(16, pairs, rule="delta")
+    gated = memory.recall_curve(16, pairs, rule="gated_delta", alpha=0.9)
+    np.testing.assert_allclose(chart_array(at, "mem_fig_recall", "y", 2), delta.mean_recall)
+    np.testing.assert_allclose(chart_array(at, "mem_fig_recall", "y", 3), gated.mean_recall)
+    assert not np.array_equal(delta.mean_recall, gated.mean_recall)
+    at16 = pairs.index(16)
+    assert (f"the delta rule (β = 1) recalls {percent_text(delta.mean_recall[at16])}"
+            in text)
     # Qwen3-Next at 32,768 tokens: 24,576 · 32,768 + 37,748,736 + 1,769,472 bytes = 845 MB
     hybrid = table(at, "hybrid in all")
     assert list(hybrid["hybrid in all"]) == ["845 MB", "6.48 GB"]
@@ -99,6 +110,9 @@ def test_section_3_follows_its_controls():
     gated = memory.recall_curve(64, (1, 2, 4, 8, 16, 32, 64, 128, 256), rule="gated_delta",
                                 alpha=0.5)
     np.testing.assert_allclose(chart_array(at, "mem_fig_recall", "y", 3), gated.mean_recall)
+    # α is gated delta's alone: the delta rule's curve is the one with no decay
+    delta = memory.recall_curve(64, (1, 2, 4, 8, 16, 32, 64, 128, 256), rule="delta")
+    np.testing.assert_allclose(chart_array(at, "mem_fig_recall", "y", 2), delta.mean_recall)
 
 
 def test_an_extreme_setting_draws_every_section():
@@ -140,7 +154,7 @@ def test_without_the_language_model_the_rest_of_the_page_works(monkeypatch):
     monkeypatch.setattr(attncore.lm, "model", missing)
     at = run()
     assert any("It is not installed" in i.value for i in at.info)
-    assert "From 96 tokens on" not in text_of(at)
+    assert "From 32 tokens on" not in text_of(at)
     assert "hybrid in all" in table(at, "hybrid in all").columns  # the hybrid still shows
 
 

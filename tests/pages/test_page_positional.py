@@ -117,7 +117,7 @@ def test_short_sentence_and_html_are_handled():
 def test_alibi_slopes_listed_and_practice_question_checks():
     at = run(pe_heads="4")
     captions = " ".join(c.value for c in at.caption)
-    assert "Slopes: 0.25, 0.0625, 0.01562, 0.003906" in captions  # 4^-1 .. 4^-4
+    assert "Slopes: 0.25, 0.0625, 0.015625, 0.00390625" in captions  # 4^-1 .. 4^-4
     at.number_input(key="pe_pq1").set_value(0.8415).run()
     assert any("Right" in s.value for s in at.success)
 
@@ -313,20 +313,20 @@ def test_how_fast_the_pairs_turn_is_said():
 
 @pytest.mark.parametrize("heads, listed, verdict", [
     # 8 heads: 2^(−h) for h = 1..8, ratio 1/2.
-    ("8", "0.5, 0.25, 0.125, 0.0625, 0.03125, 0.01562, 0.007812, 0.003906",
+    ("8", "0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625",
      "a geometric sequence, each slope 0.5 = 2^(−8/8) times the one before"),
     # 16 heads: 2^(−h/2), ratio 2^(−1/2) = 0.7071.
     ("16", "0.7071, 0.5, 0.3536", "a geometric sequence, each slope 0.7071 = 2^(−8/16)"),
     # 6 heads: the 4-head slopes 2^(−2h), then 8-head slopes 2^(−1) and 2^(−3).
-    ("6", "0.25, 0.0625, 0.01562, 0.003906, 0.5, 0.125",
+    ("6", "0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125",
      "not one geometric sequence. 6 is not a power of two, so heads 1 to 4 take the 4-head "
      "slopes 2^(−8h/4) and heads 5 and 6 every other slope of the 8-head sequence, from its "
      "first: 0.5, 0.125"),
     # 5 heads: the 4-head slopes, then the first 8-head slope 2^(−1).
-    ("5", "0.25, 0.0625, 0.01562, 0.003906, 0.5",
+    ("5", "0.25, 0.0625, 0.015625, 0.00390625, 0.5",
      "heads 1 to 4 take the 4-head slopes 2^(−8h/4) and head 5 every other slope"),
     # 1 head: 2^(−8/1).
-    ("1", "0.003906", "one head, one slope, 2^(−8)"),
+    ("1", "0.00390625", "one head, one slope, 2^(−8)"),
 ])
 def test_alibi_slopes_are_called_geometric_only_when_they_are(heads, listed, verdict):
     text = captions(run(pe_heads=heads))

@@ -4,7 +4,9 @@ so only the first test pays for it; other settings wait for the Train button."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -31,8 +33,9 @@ def text_of(at) -> str:
 def percent(x: float) -> str:
     """As the page says a share: whole percent, with the decimals needed so that a share
     that is not 0 or 1 never reads 0% or 100% (0.996 -> 99.6%)."""
-    for k in (0, 1, 2, 3):
-        text = f"{100 * x:.{k}f}"
+    for k in (0, 1, 2, 3):  # a half rounds up, as the decimal x is written: 0.945 -> 95%
+        scaled = Fraction(repr(float(x))) * 100 * 10 ** k
+        text = f"{math.floor(scaled + Fraction(1, 2)) / 10 ** k:.{k}f}"
         if float(text) not in (0.0, 100.0) or min(abs(x), abs(1 - x)) < 1e-6:
             break
     return text + "%"
@@ -168,12 +171,13 @@ def test_one_step_is_written_out_with_its_scores_weights_context_and_output():
     latex = " ".join(m.value for m in at.latex)
     best = int(np.argmax(step.weights)) + 1
     # by hand: the largest weight's score, the softmax's sum, the context, the two logits
-    assert f"e_{{3,{best}}} &= v^\\top" in latex
+    assert f"e_{{3,{best}}} &= v_a^\\top" in latex
     assert f"\\approx {step.scores[best - 1]:.2f} \\end{{aligned}}" in latex
-    assert "Z = \\sum_s e^{e_{3,s} - m}" in latex and "c_{3} &=" in latex
+    assert "Z = \\sum_s \\exp(e_{3,s} - e_{3,\\max})" in latex and "c_{3} &=" in latex
     letter = "ABCDEFGHIJKL"[step.token]
-    assert f"z_{{\\text{{“{letter}”}}}} &\\approx" in latex  # a letter quoted: a token
-    assert f"{step.logits[step.token]:.2f}" in latex
+    assert f"\\mathrm{{logit}}_{{\\text{{“{letter}”}}}} &\\approx" in latex  # quoted: a token
+    # the logit to 2 decimals, or to 3 where its parts add up to it only so
+    assert any(f"{step.logits[step.token]:.{k}f}" in latex for k in (2, 3))
 
 
 def test_the_coverage_of_the_test_strings_is_computed_from_the_settings():

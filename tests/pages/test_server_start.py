@@ -105,8 +105,8 @@ def test_lesson_11_s_first_visit_shows_the_comparison_the_server_measured(monkey
                      "all-MiniLM-L6-v2 (lesson 9)", "lesson 7's timings at its defaults",
                      "lesson 11's KV-cache comparison at its defaults"], said
     assert said[-1].startswith("Attention Lab: ready in ")
-    # one BLAS thread for good: the lessons' threadpool_limits(1) contexts then never
-    # change OpenBLAS's thread count under another session's product
+    # one BLAS thread for good: the lessons' one_blas_thread contexts then never set
+    # OpenBLAS's thread count under another session's product
     assert {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"} == {1}
     monkeypatch.setattr(inf, "cache_comparison", refuse)
     at = open_page(str(ROOT / "pages" / "11_Inference.py"), timeout=180)

@@ -102,6 +102,18 @@ def test_the_largest_part_is_the_largest_in_size_of_either_sign():
     # L1 H2's −3.0 outweighs FFN 1's 2.0
     assert text.largest_part_caption(names, parts).endswith(
         "The largest part here is L1 H2's, -3.00.")
+    # the chart's 7 bars, largest in size first: −3.0, 2.0, then the rest; its alt names the
+    # most negative part as such, not as the "smallest"
+    order = np.argsort(-np.abs(parts), kind="stable")
+    shown = [names[k] for k in order]
+    alt = text.largest_parts_alt(shown, parts[order], limit=2)
+    assert alt.startswith("The 7 largest direct parts of the logit difference in size, either "
+                          "sign. Largest in size: “L1 H2” −3; “FFN 1” 2.")
+    assert alt.endswith("The most negative: “L1 H2”, −3.") and "mallest" not in alt
+    assert text.largest_parts_alt(["a", "b"], np.array([2.0, 0.5])).endswith(
+        "None is negative.")
+    assert text.largest_parts_title(12, 7.3125) == (
+        "The 12 largest parts of LD = 7.31 in size, either sign")
 
 
 def test_the_carriers_are_read_from_the_residual_grid():
@@ -279,11 +291,18 @@ def test_looking_against_mattering():
     assert lines == [
         "L1 H1, the head that restores most, puts 0.90 of the last token's attention on "
         "'␣France'.",
-        "2 heads put at least 0.5 of it there; of these, 1 changes the answer by less than "
-        "0.05 when patched: it looks and does not matter here.",
+        "2 heads put at least 0.5 of it there; of these, 1 moves the answer by less than "
+        "0.05 of the way when patched alone: alone it does not carry the answer. That does "
+        "not show it is unnecessary: patching one head into the corrupted run tests whether "
+        "it suffices, not whether it is needed, and another head can do the same work.",
         "2 heads put at least 0.5 on the first token, the attention sink of lessons 10 and "
         "11; their recoveries lie between -0.20 and 0.00.",
-        f"Across all 4 heads the correlation between looking and mattering is r = {r:.2f}."]
+        f"Across all 4 heads the correlation between looking and restoring (patched alone) "
+        f"is r = {r:.2f}."]
+    # no looker that moves it by less than 0.05: each of the 2 moves it by 0.05 or more
+    assert text.looks_lines(looks, heads + 0.1, first, [(0, 0, 0.8)], make_pair())[1] == (
+        "2 heads put at least 0.5 of it there; each moves the answer by at least 0.05 of the "
+        "way when patched alone.")
 
 
 def test_no_sink_line_when_the_first_token_is_the_changed_one():
@@ -297,7 +316,7 @@ def test_a_correlation_with_a_constant_grid_is_not_a_number_shown():
     looks, heads, first = looks_grid()
     lines = text.looks_lines(np.zeros_like(looks), heads, first, [(0, 0, 0.8)], make_pair())
     assert lines[-1].endswith("r = 0.00.") and "nan" not in " ".join(lines)
-    assert lines[1].startswith("0 heads put at least 0.5")
+    assert lines[1] == "0 heads put at least 0.5 of it there."
 
 
 def test_the_heads_that_move_the_answer_are_counted():
@@ -387,7 +406,7 @@ def test_the_scatter_names_the_heads_that_restore_most_the_one_pushing_back_and_
     assert idle == [(0, 1)]
     assert text.labelled_text(2, True, idle, make_pair()) == (
         "Named: the 2 heads that restore most, the head that pushes the answer back most, and "
-        "the 1 head that looks most at '␣France' (at least 0.5) yet changes it by less than "
-        "0.05.")
+        "the 1 head that looks most at '␣France' (at least 0.5) yet, patched alone, moves it "
+        "by less than 0.05.")
     strong, idle = text.labelled_heads(looks, np.abs(heads), top)
     assert strong == [(0, 0), (0, 1)]  # nothing pushes back

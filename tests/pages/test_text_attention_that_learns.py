@@ -97,6 +97,29 @@ def test_the_pooling_notice_says_when_the_key_words_reach_one_half():
                          "reached one half.")
 
 
+def test_the_pooling_notice_never_rounds_a_share_to_a_false_one():
+    # 0.9978 at two decimals would read 1.00: 1 − 0.9978 = 2.2×10⁻³ is said instead, and
+    # filler's 0.0022 is not a false 0.00.
+    text = say.pooling_notice(pooling_run([0.2, 0.6, 0.9978], steps=20))
+    assert "at step 20 it is 1 − 2.2×10⁻³, and filler's 2.20×10⁻³." in text
+    assert "1.00" not in text and "0.00," not in text
+
+
+def test_the_estimate_scales_the_caps_time_by_the_steps():
+    # 5 s for 600 steps: 250 steps take 250/600 · 5 = 2.08 s, and 12.5 s at 30 s for 600
+    assert say.training_estimate(250, 250 / 600 * 5, 250 / 600 * 30) == (
+        "about 2 s for 250 steps on a quiet machine here, up to about 12 s on a busy one")
+    # 1 step: 5/600 = 0.008 s and 0.05 s, both under a second
+    assert say.training_estimate(1, 5 / 600, 30 / 600) == (
+        "under 1 s for 1 step on a quiet machine here, up to under 1 s on a busy one")
+
+
+def test_uniform_attention_is_not_called_collapse():
+    intro = say.collapse_intro()
+    assert "1 for uniform attention (nothing picked out)" in intro
+    assert "“entropy collapse” is this one-hot extreme, not the uniform one" in intro
+
+
 def sentiment_runs(steps: int, on_good: int) -> dict:
     """A and B after ``steps`` (B's layer switches on after 100); ``on_good`` of B's two
     heads look from *not* at *good* in the negated example."""

@@ -39,10 +39,15 @@ def trained(soft, lin, pairs=(2, 4, 8)) -> SimpleNamespace:
 def test_the_cache_and_the_state_of_smollm2():
     r = hybrid.cache_against_state(SMOLLM2, [16, 8192])
     text = say.state_cache_text(r, "SmolLM2", 8192)
-    # 2·30·3·64·4 = 46,080 bytes a token; 30·9·64·64 = 1,105,920 numbers = 4.42 MB
-    assert "= 46,080 bytes a token" in text and "= 1,105,920 numbers, 4.42 MB" in text
-    # 46,080 · 8,192 = 377,487,360 bytes = 377 MB, 85.3 times 4,423,680
-    assert "From 96 tokens on" in text and "it holds 377 MB, 85.3 times the state" in text
+    # 2·30·3·64·4 = 46,080 bytes a token; one state per KV head: 30·3·64·64 = 368,640
+    # numbers = 1,474,560 bytes = 1.47 MB
+    assert "= 46,080 bytes a token" in text and "= 368,640 numbers, 1.47 MB" in text
+    assert "one 64 × 64 state per KV head" in text and "share 3 states a layer" in text
+    # 46,080 · 8,192 = 377,487,360 bytes = 377 MB, 256 times 1,474,560; 1,474,560 / 46,080 = 32
+    assert "From 32 tokens on" in text and "it holds 377 MB, 256.0 times the states" in text
+    alone = LMConfig(2, 4, 4, 32, 16, 100, 64, 1e-5, 1e5)  # each query head its own KV head
+    text = say.state_cache_text(hybrid.cache_against_state(alone, [8]), "tiny", 64)
+    assert "each of the 4 query heads has its own keys and values" in text
 
 
 def test_the_layout_is_read_from_the_config():
@@ -67,6 +72,18 @@ def test_the_hybrids_memory_and_what_is_left_out():
 
 
 # --- 2 ------------------------------------------------------------------------------------
+
+def questions_text(questions) -> str:
+    return " ".join(q["q"] + " " + q["a"] for q in questions)
+
+
+def test_only_the_bare_linear_read_is_said_unsharpenable():
+    text = say.by_hand_text(by_hand.worked_memory(1, 4.0))
+    assert "nothing sharpens this bare linear read (no feature map, no normaliser)" in text
+    notice = " ".join(say.NOTICE)
+    assert "In the bare form this lesson uses" in notice and "feature map φ" in notice
+    assert "nothing can sharpen" not in notice
+
 
 def test_an_orthogonal_key_is_read_exactly():
     text = say.by_hand_text(by_hand.worked_memory(1, 4.0))
@@ -132,7 +149,8 @@ def test_the_delta_rule_against_linear_attention_at_d_k_pairs():
 def test_the_leak_of_one_read_and_of_all_reads():
     text = say.leak_text(leak.leak_curve(16, [1, 2, 4, 8, 16, 32]), leak.first_read(16, 32), 32)
     assert "Reading k₁ after n = 32 pairs, the other 31 keys' overlaps" in text
-    assert "reaches 1 at n = d_k + 1 = 17" in text
+    assert "its root-mean-square size √((n − 1)/d_k) reaches 1 at n = d_k + 1 = 17" in text
+    assert "expected" not in text
     lone = say.leak_text(leak.leak_curve(64, [1, 2]), leak.first_read(64, 1), 1)
     assert "gives v₁ exactly" in lone
     assert "stays shorter than the value at every count measured, up to 2" in lone
@@ -161,6 +179,11 @@ def test_the_trained_sentences_follow_the_test():
     assert "With 2 pairs the softmax model recalls 100% and the linear one 90%" in text
     assert "falls at every step up" in text and "ahead at every number of pairs" in text
     assert "keeps 512 numbers" in text and "keeps 576 at 8 pairs" in text  # 8 · 72
+    # 576 / 512 = 1.125: the cache has more room, and the text says so
+    assert "576 at 8 pairs, 1.1 times as many" in text and "recall needs room" in text
+    small = say.trained_text(trained([1.0, 1.0, 0.99], [0.9, 0.6, 0.3], pairs=(2, 4, 7)))
+    assert "keeps 504 at 7 pairs, no more than the state." in small  # 7 · 72 = 504 <= 512
+    assert "recall needs room" not in small
     flat = say.trained_text(trained([0.5, 0.4, 0.6], [0.5, 0.6, 0.6]))
     assert "falls at every step" not in flat and "ahead at every" not in flat
     assert say.trained_notice(None) is None
@@ -169,7 +192,12 @@ def test_the_trained_sentences_follow_the_test():
 
 
 def test_the_conclusion_and_the_practice_answers_use_the_config():
-    assert "12 of its 48 layers (25%" in say.conclusion(hybrid.QWEN3_NEXT)
+    text = say.conclusion(hybrid.QWEN3_NEXT)
+    assert "12 of its 48 layers (25%" in text and "its 36 Gated DeltaNet layers" in text
+    assert "Recall needs room" in text and "Arora et al. 2023, 2024" in text
+    assert "multi-head latent attention (MLA)" in text and "Kimi Delta Attention" in text
+    assert "expected" not in questions_text(say.practice(hybrid.QWEN3_NEXT))
+    assert "root-mean-square" in say.practice(hybrid.QWEN3_NEXT)[3]["q"]
     questions = say.practice(hybrid.QWEN3_NEXT)
     # 2 · 12 · 2 · 256 · 262,144 · 2 = 6,442,450,944 bytes
     assert questions[0]["value"] == pytest.approx(6.442450944)

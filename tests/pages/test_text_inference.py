@@ -56,6 +56,13 @@ def test_the_bytes_held_are_checked_against_the_formula():
     rows = text.held_rows(comparison([10, 11, 12], 0), SMOLLM2, list("abcdefg"))
     assert rows["from"] == ["prompt"] * 5 + ["step 1", "step 2"]
     assert rows["bytes held up to here"][-1] == "322,560"
+    # 5 prompt tokens, 3 steps, 7 held: row 7 came from step 2 and entered at step 3, when
+    # it was fed back in; step 3's token was never fed back
+    assert text.held_intro(comparison([10, 11, 12], 0), SMOLLM2, "g") == (
+        "A token written at step t enters the cache when it is fed back in, at step t + 1: "
+        "row 7 “g”, from step 2, was appended at step 3, the newest row of the diagram above; "
+        "the token written at step 3 is not in it yet. The 7 tokens whose keys and values "
+        "the cache holds, 46,080 bytes each:")
 
 
 def times(cached_k: list[float], uncached_k: list[float]) -> inf.TokenTimes:
@@ -141,7 +148,14 @@ def test_the_shift_sentence_says_where_token_1_s_weight_goes():
     assert "layer 1 puts 60% of its weight on token 1" in spread
     assert "less than half of that weight moves to the oldest token the window keeps (from " \
            "10.0% to 20.0%)" in spread and "onto tokens that held 30% of the query's" in spread
-    assert "they take 50% of the weight, at least half of what token 1 held" in spread
+    # 0.5 against 0.6: less than token 1 held (by 0.1, more than a tenth of 0.6), not half
+    assert "they take 50% of the weight, less than the 60% token 1 held but more than half " \
+           "of it: they take its place" in spread
+    # 0.802 against 0.675 (the defaults' layer): more; 0.62 against 0.6 (within 0.06): about
+    assert "they take 80% of the weight, more than the 68% token 1 held: they take its " \
+           "place" in text.shift_text(shifted(0.675, 0.1, 0.2, 0.802))
+    assert "they take 62% of the weight, about as much as the 60% token 1 held: they" in \
+        text.shift_text(shifted(0.6, 0.1, 0.2, 0.62))
     moved = text.shift_text(shifted(0.6, 0.1, 0.5, 0.2))  # gains 0.4 >= 0.3
     assert "it takes token 1's place" in moved
     assert moved.endswith("less than half of the 60% token 1 held.")  # 0.2 < 0.3

@@ -80,13 +80,13 @@ def induction(first: float, repeat: float, top_off: float, random_off: list[floa
 def test_the_induction_notice_says_what_the_test_found():
     assert "press its button" in text.induction_notice(None, 30)
     # copying saves 10 − 2 = 8 nats; the top heads off take back (6 − 2) / 8 = 50%, the worst
-    # random draw (3 − 2) / 8 = 12.5%, written "12%" (Python rounds half to even)
+    # random draw (3 − 2) / 8 = 12.5%, written "13%" (a half is rounded up)
     said = text.induction_notice(induction(10.0, 2.0, 6.0, [2.5, 3.0]), 30)
     assert said.startswith("In section 4's test (seed 2, 4 random tokens written twice) the "
                            "3 strongest induction heads sit in layers 18 and 19 of 30.")
     assert "takes back 50% of what copying saved on the second copy (6.0 nats a token " \
            "instead of 2.0)" in said
-    assert said.endswith("random heads of those layers take back at most 12%.")
+    assert said.endswith("random heads of those layers take back at most 13%.")
     # random heads that cost nothing: the second copy is no dearer with them off
     nothing = text.induction_notice(induction(10.0, 2.0, 6.0, [1.5, 2.0]), 30)
     assert nothing.endswith("take back nothing (the second copy costs no more with them off).")
@@ -162,8 +162,9 @@ def test_a_changed_token_leaves_the_earlier_logits_bit_for_bit():
 
 def worked(rope: bool, norm: str = "rms") -> WorkedHead:
     """Head 4 (KV head 2) of layer 2, query 5 on key 2, with d_k = 4, made up: q = (1, 0, 2, 0)
-    and the keys give scores 1 and 0 against m = 1, so e^(s − m) = (e^0, e^−1) = (1, 0.3679),
-    weight of key 2 = 0.3679 / 1.3679 = 0.2689."""
+    and the keys give scores 1 and 0 against m = 1, so e^(s − m) = (e^0, e^−1) = (1, 0.36788),
+    weight of key 2 = 0.36788 / 1.36788 = 0.268941 (written with 4 decimals, 0.3679 / 1.3679
+    = 0.268952 would round to 0.2690, not to the weight's 0.2689)."""
     q = np.array([1.0, 0.0, 2.0, 0.0])
     keys = np.array([[2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])  # q·k = 2 and 0, / √4
     turn = Turn(position=4, angle=4 * 0.5, before=(1.0, 0.0), after=(np.cos(2.0), np.sin(2.0)))
@@ -197,7 +198,13 @@ def test_the_head_by_hand_follows_the_model_s_norm_and_positions():
         "2.0×10⁻⁷."
     score, formula = text.score_step(worked(True))
     assert "Query 2 may look at keys 1 to 2 only" in score and "m = 1" in score
-    assert r"\frac{0}{2} = 0" in formula and "= 0.2689" in formula  # q·k = 0, √4 = 2
+    assert r"\frac{0}{2} = 0" in formula  # q·k = 0, √4 = 2: exact, so "="
+    # 4 decimals would not reproduce 0.2689 (see worked): 5 do, and the rounded sides are
+    # joined by ≈
+    assert r"\approx \frac{0.36788}{1.36788} \approx 0.2689" in formula
+    alone = dataclasses.replace(worked(True), query=0, key=0, keys=np.array([[2.0, 0, 0, 0]]),
+                                scores=np.array([1.0]), exps=np.array([1.0]))
+    assert r"= \frac{1}{1} = 1" in text.score_step(alone)[1]  # one key: e^0 / e^0, exact
     # the model's 0.26894 against 0.268941...: a difference of about 1.4×10⁻⁶
     steps = text.worked_steps(worked(True), SMOLLM2, "␣capital", "SmolLM2")
     assert [formula is None for _, formula in steps] == [False, False, False, True]

@@ -61,9 +61,9 @@ def test_a_sampled_tables_caption_counts_its_entries():
 
 
 @pytest.mark.parametrize("heads, words", [
-    (1, "Slopes: 0.003906: one head, one slope, 2^(−8)."),  # 2^(−8/1)
+    (1, "Slopes: 0.00390625: one head, one slope, 2^(−8)."),  # 2^(−8/1)
     # 4 heads: 2^(−2h) = 1/4, 1/16, …, ratio 1/4.
-    (4, "Slopes: 0.25, 0.0625, 0.01562, 0.003906: a geometric sequence, each slope 0.25 = "
+    (4, "Slopes: 0.25, 0.0625, 0.015625, 0.00390625: a geometric sequence, each slope 0.25 = "
         "2^(−8/4) times the one before."),
     # 6 heads: the 4-head slopes, then the 8-head slopes 2^(−1) and 2^(−3).
     (6, "not one geometric sequence. 6 is not a power of two, so heads 1 to 4 take the "
@@ -174,5 +174,23 @@ def test_the_practice_answers_come_from_the_numbers():
 def test_the_diagram_sentence_links_rope_and_alibi_before_section_5():
     # the diagram above section 1 names every scheme: the two glossary terms are linked there
     assert "([RoPE](./#glossary-rope))" in say.DIAGRAM_TEXT
-    assert "[ALiBi](./#glossary-alibi))" in say.DIAGRAM_TEXT
+    assert "([ALiBi](./#glossary-alibi))" in say.DIAGRAM_TEXT
     assert "glossary" not in say.schemes_text(16)
+
+
+def test_slopes_that_are_whole_powers_of_two_are_written_in_full():
+    # 8 heads: 2^(−h), h = 1..8; 2^(−6) = 1/64 = 0.015625 has six decimals, all shown.
+    text = say.slopes_text(pos.alibi_slopes(8))
+    assert "0.03125, 0.015625, 0.0078125, 0.00390625:" in text
+    # 16 heads run from 2^(−1/2) ≈ 0.7071 (no finite decimal) down to 2^(−8) in full.
+    assert "16 heads run from 0.7071 down to 0.00390625." in say.try_items(64, 64)[3]
+    # Head 6 of 8: m = 2^(−6); a key 10 back loses 10/64 = 0.15625.
+    assert "m₆ = 0.015625: a key 10 positions back loses 0.15625" in say.alibi_text(6, 2 ** -6)
+    # 6 heads: 4-head slopes 1/4, 1/16, 1/64, 1/256, in full in the answer.
+    assert "0.25, 0.0625, 0.015625, 0.00390625;" in say.questions(0.84, pos.alibi_slopes(6))[3]["a"]
+
+
+def test_the_diagram_sentence_puts_alibi_after_the_scaling_and_relative_in_the_key():
+    assert "a term q·a inside QKᵀ" in say.DIAGRAM_TEXT
+    assert "added to the key, so the term depends on the query and the offset" in say.DIAGRAM_TEXT
+    assert "a bias by offset alone added after ÷ √d_k" in say.DIAGRAM_TEXT

@@ -158,3 +158,22 @@ def test_the_practice_answers_come_from_the_model_s_sizes():
     assert scale["value"] == pytest.approx(5.656854, abs=1e-6)  # √32 = 4√2
     assert scale["a"] == "√d_k = √(384 / 12) = √32 ≈ 5.6569."
     assert maps["value"] == 72 and maps["a"] == "6 layers × 12 heads = 72."
+
+
+def test_the_head_shares_count_the_previous_token_over_the_rows_that_have_one():
+    # [CLS] a b [SEP]; every row puts 0.8 on the token before (row 0: all on [CLS] itself).
+    tokens = ["[CLS]", "a", "b", "[SEP]"]
+    w = np.array([[1.0, 0.0, 0.0, 0.0],
+                  [0.8, 0.2, 0.0, 0.0],
+                  [0.1, 0.8, 0.1, 0.0],
+                  [0.1, 0.0, 0.8, 0.1]])
+    text = say.head_shares_text(1, 3, w, tokens)
+    # on [CLS] + [SEP]: (1 + 0.8 + 0.1 + 0.2) / 4 = 0.525, 53% (a half rounds up); before:
+    # (0.8 · 3) / 3 rows = 0.8, not 2.4 / 4 = 0.6 with [CLS]'s row counted as 0
+    assert text.startswith("Layer 1, head 3 puts 53% of its attention on [CLS] and [SEP] "
+                           "(averaged over all 4 rows), 80% on the token just before "
+                           "(averaged over the 3 rows that have one); the two shares overlap "
+                           "where the token before is [CLS] (“a”'s row: its weight on [CLS] "
+                           "counts in both).")
+    # [CLS] [SEP] alone: [SEP]'s row is the one whose token before is [CLS]
+    assert "(“[SEP]”'s row" in say.head_shares_text(2, 1, np.eye(2)[::-1], ["[CLS]", "[SEP]"])

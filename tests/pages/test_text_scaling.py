@@ -78,7 +78,10 @@ def test_the_curves_sentence_follows_the_first_and_last_points():
     assert ("the mean Jacobian norm falls from 0.5 at d_k = 1 to 0.2 at d_k = 4, after a peak "
             "of 0.7 at d_k = 2") in said
     assert "With 1/d_k the mean max weight falls from 0.400" in said
-    assert "against 1/T_k = 0.250" in said and "stays between 0.400 and 0.450" in said
+    assert "against 1/T_k = 0.25 for" in said and "stays between 0.400 and 0.450" in said
+    # 1/16 is 0.0625 exactly, written in full after "="; 1/3 is rounded, after "≈".
+    assert "against 1/T_k = 0.0625 for" in text.curves_sentence(curves(16, [0.5, 0.7, 0.2]))
+    assert "against 1/T_k ≈ 0.333 for" in text.curves_sentence(curves(3, [0.5, 0.7, 0.2]))
     assert "after a peak" not in text.curves_sentence(curves(4, [0.7, 0.5, 0.2]))
     assert text.curves_sentence(curves(1, [0.0, 0.0, 0.0])).startswith(
         "With a single key every weight is 1")

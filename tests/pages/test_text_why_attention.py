@@ -184,16 +184,21 @@ def test_the_step_sentence_reads_the_step_and_its_check():
     # Source B, C, A (ids 1, 2, 0); step 2 copies C. The largest weight, 0.7, is on
     # position 2; the context rebuilt exactly; the top probability one rounding below 1.
     s = step([0.2, 0.7, 0.1], [1e-7, 1 - 1e-7], previous=1, token=2)
-    check = copying.StepReading(rebuilt=np.zeros(2), difference=0.0, best=2, mean_update=0.4)
+    # Printed to 2 decimals the weights add up to 0.99 and rebuild c_t 0.0098 off.
+    check = copying.StepReading(rebuilt=np.zeros(2), difference=0.0, best=2, mean_update=0.4,
+                                rounded_difference=0.0098, rounded_sum=0.99, decimals=2)
     said = text.step_text(s, check, [1, 2, 0], 32)
     assert "largest on position 2 (C, 0.70)" in said
     assert "the weighted sum of the 3 encoder states (32 numbers each" in said
-    assert "it differs by exactly 0" in said and "last letter written (B)" in said
+    assert "from the full-precision weights (shown rounded to 2 decimals), it differs by " \
+        "exactly 0; from the rounded weights, which add up to 0.99, by up to 0.0098)" in said
+    assert "last letter written (B)" in said
     assert "keeping on average 0.40 of the old one" in said
     assert "gives C the largest probability, 1 − 1.0×10⁻⁷." in said
     assert said.endswith("The letter to copy was C.")
     rounded = copying.StepReading(rebuilt=np.zeros(2), difference=1.2e-7, best=2,
-                                  mean_update=0.4)
+                                  mean_update=0.4, rounded_difference=0.0, rounded_sum=1.0,
+                                  decimals=2)
     assert "it differs by 1.2×10⁻⁷ (rounding)" in text.step_text(s, rounded, [1, 2, 0], 32)
     first = step([0.2, 0.7, 0.1], [0.5, 0.5], t=1, previous=12)
     assert "last letter written (BOS)" in text.step_text(first, check, [1, 2, 0], 32)
@@ -206,6 +211,12 @@ def test_the_layers_sentence_reads_which_part_is_cheaper():
         text.layers_text(compare_layers(16, 32))
     assert "attention's own part is larger than the GRU's (640,000 against 76,800" in \
         text.layers_text(compare_layers(200, 8))
+    # Vaswani et al.'s first reason, cost per layer, read from n and d: 16²·32 = 8,192
+    # against 16·32² = 16,384 (n < d); 200²·8 = 320,000 against 200·8² = 12,800 (n > d).
+    assert "self-attention's is the smaller when n < d (here n = 16 < d = 32: n²·d = 8,192 " \
+        "against n·d² = 16,384" in text.layers_text(compare_layers(16, 32))
+    assert "a recurrent layer's is the smaller when n > d (here n = 200 > d = 8: n²·d = " \
+        "320,000 against n·d² = 12,800" in text.layers_text(compare_layers(200, 8))
 
 
 def test_what_to_notice_reads_the_direction_and_the_added_numbers():
@@ -215,7 +226,7 @@ def test_what_to_notice_reads_the_direction_and_the_added_numbers():
                                "80% of the letters right at length 3 to 50% at length 4")
     assert "stays between 95% and 100%" in items[0]
     assert "75% of the output steps" in items[1] and "0.90 of it" in items[1]
-    assert "has 250 more trained numbers than the fixed one (W, U and v of the score: 25% " \
+    assert "has 250 more trained numbers than the fixed one (W_a, U_a and v_a of the score: 25% " \
            "more)" in items[2]
     rising = lengths_reading([1.0] * 5, [0.1, 0.2, 0.3, 0.4, 0.5], low=1, high=1)
     said = text.notice_items(rising, alignment(0.9), {"fixed": 10, "attention": 11})[0]

@@ -4,11 +4,11 @@ fresh strings (:func:`train_bottleneck`)."""
 from __future__ import annotations
 
 import time
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...measure import one_blas_thread
 from ..layers import cross_entropy_forward
 from ..run import Measure, TrainingRun, train
 from .backward import loss_and_gradients
@@ -26,11 +26,6 @@ from .task import (
     example_string,
     make_strings,
 )
-
-try:  # an optional speed-up; the numbers are the same without it
-    from threadpoolctl import threadpool_limits
-except ImportError:  # pragma: no cover
-    threadpool_limits = None
 
 
 def check_lengths(config: BottleneckConfig) -> np.ndarray:
@@ -149,7 +144,7 @@ def train_bottleneck(config: BottleneckConfig = _DEFAULTS,
     on the same fresh strings. ``progress(done, total)`` counts the steps of both models
     (total = 2 x steps; the fixed model's come first)."""
     start = time.perf_counter()
-    limit = threadpool_limits(1) if threadpool_limits is not None else nullcontext()
+    limit = one_blas_thread()
     runs, accuracy, by_position, forced, example, count = {}, {}, {}, {}, {}, {}
     with limit:
         for i, model in enumerate(MODELS):

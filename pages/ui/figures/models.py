@@ -602,31 +602,43 @@ def masked_flow(batch: list[list[str]], lengths, chosen: int, mask, kind: str,
     return d
 
 
-#: Where each positional scheme enters lesson 1's flow, in lesson 5's order.
-SCHEME_ENTRIES = {"sinusoidal": "x", "learned": "x", "RoPE": "qk", "ALiBi": "scores",
+#: Where each positional scheme enters lesson 1's flow, in lesson 5's order: added to X,
+#: rotating q and k, a term q·a inside QKᵀ (relative: a vector a added to the key), or a
+#: bias added to the scaled scores, after ÷ √d_k (ALiBi).
+SCHEME_ENTRIES = {"sinusoidal": "x", "learned": "x", "RoPE": "qk", "ALiBi": "scaled",
                   "relative": "scores"}
 
 
 def positional_flow(T: int, d_model: int, scheme: str, font: int) -> Diagram:
     """Lesson 5's model: lesson 1's flow for ``T`` positions of width ``d_model``, and
     above it where each scheme enters: a table P added to X (sinusoidal, learned), a
-    rotation of q and k (RoPE), a bias on the scores (ALiBi, relative); ``scheme`` is
-    highlighted, with the part of the flow it changes."""
+    rotation of q and k (RoPE), a learned vector per clipped offset added to each key, so
+    a term q·a in QKᵀ (relative), a bias by offset added after ÷ √d_k (ALiBi); ``scheme``
+    is highlighted, with the part of the flow it changes (for ALiBi, the link from ÷ √d_k
+    to the softmax)."""
     if scheme not in SCHEME_ENTRIES:
         raise ValueError(f"the scheme must be one of {', '.join(SCHEME_ENTRIES)}, got {scheme}")
     where = SCHEME_ENTRIES[scheme]
     d = attention_flow(T, d_model, d_model, font, d_model=d_model,
-                       position=where if where != "scores" else None,
+                       position=where if where in ("x", "qk") else None,
                        step=1 if where == "scores" else None, top=3.2)
     d.title = f"Where position enters attention ({T} positions, d_model {d_model}): {scheme}"
-    first = {"x": ("X",), "qk": ("Q = X·W_Q",), "scores": ("QKᵀ",)}
+    first = {"x": ("X",), "qk": ("Q = X·W_Q",), "scores": ("QKᵀ",), "scaled": ("÷ √d_k",)}
     targets = {key: next(b for b in d.boxes if b.lines[:1] == line)
                for key, line in first.items()}
+    scaled = targets["scaled"]
+    # ALiBi's arrow ends on the link from ÷ √d_k to the softmax, coming down the gap
+    # between them from a corridor above the flow.
+    ends = {key: (box.centre[0], box.y) for key, box in targets.items()}
+    ends["scaled"] = (scaled.x + scaled.w + 0.7, scaled.centre[1])
     groups = (("x", ("sinusoidal", "learned"), f"+ P {_shape(T, d_model)} to X",
                f"a table P, {T} × {d_model}, added to X"),
               ("qk", ("RoPE",), "rotates q and k", "each query and key rotated by its position"),
-              ("scores", ("ALiBi", "relative"), f"+ bias {_shape(T, T)} on QKᵀ",
-               f"a bias by offset, {T} × {T}, added to the scores"))
+              ("scores", ("relative",), "+ q·a in QKᵀ",
+               "a learned vector a per clipped offset added to each key, so a term q·a, "
+               "by query and offset, in QKᵀ"),
+              ("scaled", ("ALiBi",), f"+ bias {_shape(T, T)}",
+               f"a bias by offset, {T} × {T}, added after ÷ √d_k, before the softmax"))
     x = 0.5
     for key, names, action, said in groups:
         others = " or ".join(n for n in names if n != scheme)
@@ -636,8 +648,13 @@ def positional_flow(T: int, d_model: int, scheme: str, font: int) -> Diagram:
         w = max(text_width(t) for t in lines) + 1.2
         box = d.box(x, 0.2, w, 3.1, lines, highlight=scheme in names,
                     name=f"{' or '.join(names)}: {said}")
-        target = targets[key]
-        d.arrow(box, (target.centre[0], target.y), highlight=scheme in names, said="")
+        if key == "scaled":  # down to the corridor, across, then down the gap
+            (gx, gy), corridor = ends[key], (box.y + box.h + scaled.y) / 2
+            d.line([_below(box), (box.centre[0], corridor), (gx, corridor)],
+                   width=3.0 if scheme in names else 1.5)
+            d.arrow((gx, corridor), (gx, gy), highlight=scheme in names, said="")
+        else:
+            d.arrow(box, ends[key], highlight=scheme in names, said="")
         x += w + 1.0
     return d
 
