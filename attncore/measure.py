@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import threading
 import time
 import tracemalloc
 
@@ -38,6 +39,23 @@ def pin_one_blas_thread() -> None:
     global _pinned
     _blas().limit(limits=1, user_api="blas")
     _pinned = True
+
+
+_LONG_WORK = threading.RLock()
+
+
+def one_at_a_time() -> threading.RLock:
+    """A context that runs a process's long computations (trainings, kept results) one
+    after another, each in the thread that asked for it.
+
+    A server's sessions each run in their own thread. When 20 first visits on a fresh
+    machine started lesson 0's, 8's and 13's trainings together beside the language
+    model's passes, the server died of a segmentation fault inside NumPy (seen twice,
+    in a product and in ``bincount``; the cause inside the libraries was not found).
+    One long computation at a time never crashed; a visitor whose training waits sees
+    its progress bar start later.
+    """
+    return _LONG_WORK
 
 
 def one_blas_thread():

@@ -28,6 +28,7 @@ import faulthandler
 import importlib
 import importlib.util
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -35,6 +36,10 @@ from pathlib import Path
 from attncore import measure
 
 ROOT = Path(__file__).resolve().parents[2]
+
+# Arrow (which Streamlit uses to send tables) on the C library's allocator, set before
+# Arrow is first imported: see one_thread_each().
+os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 
 
 def page_imports(root: Path = ROOT) -> list[str]:
@@ -123,6 +128,21 @@ def one_blas_thread_for_good() -> None:
     here, those contexts do nothing.
     """
     measure.pin_one_blas_thread()
+    one_thread_each()
+
+
+def one_thread_each() -> None:
+    """Arrow's own thread pools down to one thread, and its allocator the C library's.
+
+    With 20 first visits at once on a fresh machine a server died of segmentation faults
+    inside NumPy while Streamlit converted tables with Arrow in other sessions' threads
+    (cause not found); a process whose libraries each keep to one thread of their own
+    leaves the sessions' threads as the only concurrency.
+    """
+    import pyarrow
+
+    pyarrow.set_cpu_count(1)
+    pyarrow.set_io_thread_count(1)
 
 
 def prepare(say: Callable[[str], None] = print) -> float:
