@@ -128,10 +128,15 @@ def local_mass(w, window: int) -> np.ndarray:
     return np.sum(w * near, axis=-1)
 
 
-def sparsity(w, threshold: float = 0.1) -> np.ndarray:
-    """Fraction of keys whose weight is below ``threshold`` in each row (1 = very sparse)."""
+def sparsity(w, fraction: float = 0.5) -> np.ndarray:
+    """Fraction of keys given less than ``fraction`` of the uniform weight 1/T_k, per row.
+
+    Relative to uniform, so a uniform row scores 0 at every length (an absolute threshold
+    such as 0.1 would call a uniform row over 11 keys, 1/11 each, fully sparse); a one-hot
+    row scores (T_k - 1)/T_k, the most a row can.
+    """
     w = _weights(w)
-    return np.mean(w < threshold, axis=-1)
+    return np.mean(w < fraction / w.shape[-1], axis=-1)
 
 
 def head_similarity(w) -> np.ndarray:
@@ -171,5 +176,5 @@ def head_statistics(w) -> dict[str, np.ndarray]:
         "diagonal": diagonal_mass(w).mean(axis=-1),
         "previous token": previous_token_mass(w).mean(axis=-1),
         "first token": first_token_mass(w).mean(axis=-1),
-        "sparsity (< 0.1)": sparsity(w).mean(axis=-1),
+        "sparsity (< 1/(2T))": sparsity(w).mean(axis=-1),
     }

@@ -166,8 +166,11 @@ def accuracy_section(page: Page, config: bn.BottleneckConfig, result: bn.Bottlen
     st.header("1 · Accuracy against length")
     lengths, acc = result.lengths, result.accuracy
     reading = copying.length_reading(lengths, acc, config.min_length, config.max_length)
-    st.markdown(comparison_text(result.config.n_test, int(lengths[0]), int(lengths[-1]),
-                                bn.SYMBOLS))
+    run = result.config  # the steps trained, after any cap
+    seen = copying.training_coverage(lengths, run.min_length, run.max_length, run.steps,
+                                     run.batch, bn.SYMBOLS)
+    st.markdown(comparison_text(run.n_test, int(lengths[0]), int(lengths[-1]), bn.SYMBOLS,
+                                seen))
     left, right = two_columns(page)
     with left:
         chance = f"chance (1/{bn.SYMBOLS})"
@@ -288,7 +291,8 @@ def one_step(page: Page, config: bn.BottleneckConfig, result: bn.BottleneckResul
              r"\alpha_{ts} = \frac{\exp(e_{ts})}{\sum_{s'} \exp(e_{ts'})},\quad "
              r"c_t = \sum_s \alpha_{ts} h_s")
     st.latex(r"s_t = \mathrm{GRU}\big([\,E y_{t-1};\ c_t\,],\ s_{t-1}\big),\quad "
-             r"p(y_t) = \mathrm{softmax}\big(W_o [\,s_t;\ c_t\,] + b_o\big)")
+             r"p(y_t) = \mathrm{softmax}\big(W_{\mathrm{out}} [\,s_t;\ c_t\,] "
+             r"+ b_{\mathrm{out}}\big)")
     st.markdown(f"**Scores** at step {t}, written out for position {by_hand.position} (the "
                 "largest weight), then for every position with the softmax's terms:")
     for line in score_lines(by_hand, letters):
@@ -298,8 +302,8 @@ def one_step(page: Page, config: bn.BottleneckConfig, result: bn.BottleneckResul
     st.latex(softmax_line(by_hand))
     st.markdown("**Context**: the encoder states weighted by α, the largest written out:")
     st.latex(context_line(by_hand))
-    st.markdown("**Output**: W_o's rows that read s_t and those that read c_t, plus b_o, give "
-                f"each letter's {term_link('logit', 'logit')}; the letter written and the "
+    st.markdown("**Output**: W_out's rows that read s_t and those that read c_t, plus b_out, "
+                f"give each letter's {term_link('logit', 'logit')}; the letter written and the "
                 "runner-up:")
     st.latex(output_line(by_hand, LETTERS))
     left, right = st.columns(2)
@@ -339,7 +343,8 @@ def layers_section(config: bn.BottleneckConfig) -> None:
 def closing_notes(page: Page, config: bn.BottleneckConfig, result: bn.BottleneckResult,
                   lengths: copying.LengthReading, alignment: copying.AlignmentReading) -> None:
     """What to notice, the two models' formulas, things to try and questions."""
-    bullet_list("What to notice", notice_items(lengths, alignment, result.parameters))
+    bullet_list("What to notice", notice_items(lengths, alignment, result.parameters,
+                                                  result.config.n_test))
     st.subheader("The two models")
     st.latex(r"h_s = \mathrm{GRU}(E x_s,\ h_{s-1}),\quad h_0 = 0 \qquad "
              r"s_t = \mathrm{GRU}([E y_{t-1};\ c_t],\ s_{t-1}),\quad s_0 = h_n")

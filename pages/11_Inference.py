@@ -38,6 +38,7 @@ CURVE_WINDOWS = (8, 16, 32, 64, 128)
 FLASH_TOKENS = 48  # the real Q, K, V of one head on the text's first tokens
 MEMORY_NS = (256, 512, 1024, 2048)
 MIB = 2**20
+SRAM_NUMBER_BYTES = 2  # the paper's count reads M as fp16 numbers, as on a GPU's SRAM
 SERVED = 8  # conversations written at once: section 2's default batch, section 1's example
 DOWNLOADS = ["Online softmax max"]  # the CSV: section 4's running maximum
 
@@ -376,10 +377,10 @@ def online_softmax(page: Page, m: lm.LanguageModel, results: dict) -> None:
                                float(np.max(np.abs(tiled.output - model_out))), T, d_k))
 
     st.subheader("Memory: tiled, the n × n matrix never exists")
-    sram_kb = st.slider("On-chip memory M (KB) for the paper's count", 16, 256, 100, 4,
-                        key="inf_sram", **URL)
+    sram_kb = st.slider(say.sram_label(SRAM_NUMBER_BYTES), 16, 256, 100, 4, key="inf_sram",
+                        help=say.sram_help(SRAM_NUMBER_BYTES), **URL)
     ns = np.array([256, 1024, 4096, 16384, 65536])
-    sram = sram_kb * 1024 // 2  # numbers of 2 bytes (fp16), as on a GPU
+    sram = sram_kb * 1024 // SRAM_NUMBER_BYTES  # numbers, not bytes
     counts = {"standard: 4nd + 4n²": [cost.hbm_accesses_standard(int(n), d_k) for n in ns],
               "FlashAttention (Algorithm 1)": [cost.hbm_accesses_flash(int(n), d_k, sram)
                                                for n in ns]}

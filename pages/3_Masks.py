@@ -57,8 +57,7 @@ def fully_masked_section(page: Page, tokens: list[str], mask: np.ndarray,
     rows = {"fill −∞, plain softmax": result.inf.weights[row],
             "fill −1e9, plain softmax": result.big.weights[row],
             "attncore's policy": result.policy[row]}
-    # A static table, as in section 5: three rows of text that the mask picker changes
-    # need no canvas grid (measured, it made no difference beyond the noise).
+    # A static table: three rows of text need no canvas grid (measured: no difference).
     st.table(pd.DataFrame({name: ["NaN" if np.isnan(v) else f"{v:.4f}" for v in vals]
                            for name, vals in rows.items()},
                           index=[f"key {j + 1}: {t}" for j, t in enumerate(tokens)]).T)
@@ -434,9 +433,10 @@ def closing_notes(page: Page) -> None:
              "value": float(np.e / (np.e + 1)), "tol": 1e-3,
              "a": "Only keys 1 and 2 remain: e² / (e² + e¹) = e / (e + 1) ≈ 0.7311."},
             {"q": "Why does a padding mask act on keys (columns) rather than queries (rows)?",
-             "a": "A real token must not take information from padding, so padding keys are "
-                  "hidden from every query. The outputs at padding positions are simply ignored "
-                  "later, so their rows need no mask (masking them fully gives zero rows)."},
+             "a": "Real tokens must not read padding, so padding keys are hidden from every "
+                  "query. Outputs at padding positions are ignored later, so their rows need no "
+                  "mask (masked fully, they are zero rows in attncore, whose softmax gives a fully "
+                  "masked row zero weights; a plain −∞ softmax gives NaN, as section 3 shows)."},
             {"q": "With dropout p_drop = 0.5, can a row of weights sum to more than 1?",
              "a": "Yes: surviving weights are doubled (1/(1 − p_drop) = 2), so a row that "
                   "summed to 1 now sums to anything from 0 to 2; only its expected value is 1."},

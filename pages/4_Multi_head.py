@@ -335,8 +335,8 @@ def lesson(page: Page, results: dict) -> None:
             f"{term_link('entropy', 'entropy')} of a row (in nats: 0 when one key takes all the "
             "weight, ln T when it is uniform over all T keys), its largest weight, the weight on "
             "the query's own token (diagonal), on the token before it (previous token; 0 for the "
-            "first row) and on the first token, and the share of keys given less than 0.1 "
-            "(sparsity)."
+            "first row) and on the first token, and the share of keys given less than half the "
+            "uniform weight 1/T (sparsity, < 1/(2T): 0 for a uniform row at every T)."
         )
     table = statistics_table(w)
     # number_text: a designed head's entropy of 1.4e-4 must not read as a false "0.000".

@@ -256,14 +256,14 @@ def rope_scheme(page: Page, small: int, d: int, results: dict) -> None:
     width = min(d, SMALL)
     labels = position_labels(small)
     # RoPE keeps RoFormer's base, not the table's: its figure shows that a score depends on
-    # n − m only, true for any base, and so does not change with the Base slider.
-    rope_scores = pos.rope_scores(small, width, np.random.default_rng(1), ROPE_BASE)  # (m, n)
+    # p′ − p only, true for any base, and so does not change with the Base slider.
+    rope_scores = pos.rope_scores(small, width, np.random.default_rng(1), ROPE_BASE)  # (p, p′)
     left, right = st.columns(2)
     with left:
         show_figure(matrix_heatmap(rope_scores, labels, labels,
-                                   title=f"(R_m q) · (R_n k), base {ROPE_BASE:,.0f}",
-                                   kind="scores", decimals=1, x_title="key position n",
-                                   y_title="query position m", font_size=page.font - 2),
+                                   title=f"(R_p q) · (R_p′ k), base {ROPE_BASE:,.0f}",
+                                   kind="scores", decimals=1, x_title="key position p′",
+                                   y_title="query position p", font_size=page.font - 2),
                     key="pe_fig_rope",
                     alt=say.rope_alt(rope_scores, describe_matrix(
                         rope_scores, labels, labels, kind="scores", rows="query position",
@@ -273,7 +273,7 @@ def rope_scheme(page: Page, small: int, d: int, results: dict) -> None:
                  r"\cos\alpha\end{pmatrix},\qquad \theta_i = b^{-2i/d_k}")
         st.latex(r"R_p = \mathrm{diag}\big(R(p\theta_0),\, \dots,\, "
                  r"R(p\theta_{d_k/2-1})\big)")
-        st.latex(r"(R_m q)\cdot(R_n k) = q^\top R_m^\top R_n\, k = q^\top R_{n-m}\, k")
+        st.latex(r"(R_p q)\cdot(R_{p'} k) = q^\top R_p^\top R_{p'}\, k = q^\top R_{p'-p}\, k")
         st.markdown(say.rope_text(rope_scores, width, ROPE_BASE, page.presenter))
     results["rope"] = rope_scores
 

@@ -59,6 +59,7 @@ MAX_TOKENS = 20
 D = 16  # size of the toy encoder and decoder states
 FORMULAS = {"dot": "qᵀk", "scaled_dot": "qᵀk / √d", "general": "qᵀW k",
             "additive": "vᵀ tanh(W_q q + W_k k)"}
+WINDOW_SCORE = "dot"  # sections 4 and 5 score with Luong's dot, whatever the Model picked
 # Each score written with the query q (s_{t-1} or s_t) and the encoder state h_s.
 SCORE_TEX = {"dot": r"{q}^\top h_s", "general": r"{q}^\top W h_s",
              "additive": r"v^\top \tanh(W_q {q} + W_k h_s)"}
@@ -186,9 +187,9 @@ def alignment_section(page: Page, h: np.ndarray, s: np.ndarray, params: s2s.Seq2
 
 def local_window(h: np.ndarray, s: np.ndarray, params: s2s.Seq2SeqParams, t: int, half: int,
                  mode: str) -> tuple[np.ndarray, s2s.LocalAttention]:
-    """The dot scores of step t (from 0) and Luong's local attention over them, in a window
-    of half-width ``half`` round p_t: t (monotonic) or learned from sₜ (predictive)."""
-    dot_scores = s2s.score("dot", s[t:t + 1], h, params)[0]  # (S,)
+    """The WINDOW_SCORE scores of step t (from 0) and Luong's local attention over them, in a
+    window of half-width ``half`` round p_t: t (monotonic) or learned from sₜ (predictive)."""
+    dot_scores = s2s.score(WINDOW_SCORE, s[t:t + 1], h, params)[0]  # (S,)
     p_t = (s2s.monotonic_position(t, len(h)) if mode == "monotonic"
            else s2s.predictive_position(s[t], params, len(h)))
     return dot_scores, s2s.local_attention(dot_scores, h, p_t, half, mode=mode)
@@ -326,7 +327,7 @@ def local_and_hard_sections(page: Page, h: np.ndarray, s: np.ndarray,
                             params: s2s.Seq2SeqParams, src: list[str], tgt: list[str],
                             results: dict) -> None:
     """Global against Luong's local attention in a window around p_t, then soft against
-    hard attention, for the dot scores of one decoding step."""
+    hard attention, for the WINDOW_SCORE scores of one decoding step."""
     S = len(h)
     st.header("4 · Global against local attention")
     c1, c2, c3 = st.columns([3, 2, 2])
@@ -371,20 +372,19 @@ def local_and_hard_sections(page: Page, h: np.ndarray, s: np.ndarray,
     soft_grad, hard_grad = s2s.context_gradient(dot_scores, h)
     left, right = st.columns(2)
     with left:
-        st.markdown(soft_and_hard_text(src, t + 1, chosen, hard_context, h))
+        st.markdown(soft_and_hard_text(src, t + 1, chosen, hard_context, h, WINDOW_SCORE,
+                                       FORMULAS[WINDOW_SCORE]))
         grads = pd.DataFrame({"soft ‖dc/de_j‖": soft_grad, "hard ‖dc/de_j‖": hard_grad},
                              index=[f"{j + 1}: {w}" for j, w in enumerate(src)])
-        # a static table: this section reruns with the window's controls, and a data grid
-        # (drawn on a canvas) would be drawn again on each of them
+        # a static table: a data grid, drawn on a canvas, would redraw at each window control
         st.table(grads.map(lambda x: significant_text(x, 3)))  # 3.39×10⁻⁶, not 3.39e-06
     with right:
         st.markdown(hard_gradient_text(src, hard_grad))
         if not page.presenter:
             st.markdown(f"A low temperature τ (lessons 1 and 2) does not make soft "
                         f"attention hard: it makes it {term_link('sharp', 'sharp')}, its "
-                        "weight concentrated on "
-                        "the largest scores but still smooth, with a gradient everywhere. Only "
-                        "its limit is the argmax.")
+                        "weight concentrated on the largest scores but still smooth, with a "
+                        "gradient everywhere. Only its limit is the argmax.")
     keep(results, "hard", {"step": t + 1, "chosen_from_1": chosen + 1,
                            "soft_gradient": soft_grad, "hard_gradient": hard_grad})
 

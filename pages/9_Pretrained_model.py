@@ -112,7 +112,9 @@ def model_view(page: Page, trace: pt.PretrainedTrace) -> tuple[dict, np.ndarray,
     entropy = analysis.entropy(trace.attentions).mean(axis=-1)  # (L, H)
     stats = {
         "entropy / ln T (0 = one key, 1 = uniform)": entropy / np.log(T),
-        "previous-token mass": analysis.previous_token_mass(trace.attentions).mean(axis=-1),
+        # over rows 2..T, the ones with a token before (T ≥ 2: [CLS] and [SEP] are always in)
+        "previous-token mass": analysis.previous_token_mass(trace.attentions)[..., 1:].mean(
+            axis=-1),
         "mass on [CLS]": sinks[..., 0],
         "mass on [SEP]": sinks[..., 1],
         "mass on [CLS] + [SEP]": sinks.sum(axis=-1),
@@ -263,8 +265,8 @@ def one_head(trace: pt.PretrainedTrace, text: str, page: Page, top: DeltaGenerat
     st.markdown(f"**Zoom in on one of the {L * H} heads**: sections 2 to 4 follow this choice.")
     c1, c2 = st.columns(2)
     layer = c1.selectbox("Layer", list(range(1, L + 1)), key="pre_layer", **URL)
-    # Layer 1, head 3 is a previous-token head (0.91 of its weight on the token before, on
-    # average over five test sentences): a pattern worth seeing first.
+    # Layer 1, head 3 is a previous-token head (over 99.9% of its weight on the token before,
+    # in the rows that have one, on each of six test sentences): a pattern worth seeing first.
     head = c2.selectbox("Head", list(range(1, H + 1)), index=min(2, H - 1), key="pre_head",
                         **URL)
     l, h = int(layer) - 1, int(head) - 1
@@ -433,6 +435,6 @@ with lesson_page("pre") as page:
     similarity_section(text)
     closing_notes(page, trace, [
         say.sink_notice(stats["mass on [CLS] + [SEP]"], layer_sink, even, sinking),
-        say.previous_notice(stats["previous-token mass"]),
+        say.previous_notice(stats["previous-token mass"], len(trace.tokens)),
         say.scale_notice(trace.config.d_k), say.stream_notice(names, stream_norm)])
     st.caption(say.model_caption(trace.config))

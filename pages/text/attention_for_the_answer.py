@@ -513,8 +513,10 @@ def looks_lines(looks: np.ndarray, heads: np.ndarray, first_token: np.ndarray,
     ]
     if 0 not in pair.changed:
         lines.append(
-            f"{_plural(int(sinks.sum()), 'head puts', 'heads put')} at least {LOOKS:g} on the "
-            "first token, the attention sink of lessons 10 and 11" + (
+            f"{_plural(int(sinks.sum()), 'head puts', 'heads put')} at least {LOOKS:g} of the "
+            "last token's attention on the first token, the attention sink of lessons 10 and "
+            "11 (lesson 10 averages over the query rows after the "
+            "first; here only the last token's row counts)" + (
                 f"; their recoveries lie between {number_text(heads[sinks].min(), 2)} and "
                 f"{number_text(heads[sinks].max(), 2)}." if sinks.any() else "."))
     lines.append(f"Across all {heads.size} heads the correlation between looking and restoring "

@@ -341,7 +341,7 @@ def conclusion(c: HybridConfig) -> str:
             f"**So released {term_link('hybrid', 'hybrids')} mix them:** "
             f"{c.name} keeps full attention in {c.full_layers} of its "
             f"{c.num_hidden_layers} layers ({percent_text(share)}, full_attention_interval = "
-            f"{c.full_attention_interval}): those layers recall exactly, with a KV cache "
+            f"{c.full_attention_interval}): those layers keep every pair, with a KV cache "
             f"{percent_text(share)} the size of full attention everywhere, and its "
             f"{c.linear_layers} Gated DeltaNet layers carry the rest. Kimi Linear also keeps "
             "one layer in four full, of multi-head latent attention (MLA), and makes the "

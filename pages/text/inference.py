@@ -323,17 +323,29 @@ def shift_text(result: inf.WindowResult) -> str:
         f"For the {s.rows} queries whose window has lost the first tokens: with full "
         f"attention layer {top + 1} puts {percent_text(first)} of its weight on token 1. "
         "Masked out, "
-        + (f"less than half of that weight moves to the oldest token the window keeps "
-           f"(from {s.dense_oldest[top]:.1%} to {s.window_oldest[top]:.1%}): the rest "
-           "spreads over the window, onto tokens that held "
-           f"{percent_text(held)} of the query's weight with full attention. "
-           if gained < first / 2 else
-           f"most of that weight moves to the oldest token the window keeps (from "
-           f"{s.dense_oldest[top]:.1%} to {s.window_oldest[top]:.1%}): it takes token "
-           "1's place. ")
+        + moved_text(gained, first, s.dense_oldest[top], s.window_oldest[top], held)
         + ("Set S above 0 to give the first tokens back." if not sinks else
            f"Give the first {sinks} back and they take {percent_text(on_sinks)} of the weight, "
            + sinks_against_first(on_sinks, first)))
+
+
+def moved_text(gained: float, first: float, before: float, after: float,
+               held: float) -> str:
+    """Where token 1's weight (``first``) goes once masked out: how much the oldest token
+    the window keeps gains (``gained``, from ``before`` to ``after``), in percentage points
+    and as a share of what moved ("most" from half of it on, "only" below half, "none" when
+    it gains nothing), the rest spreading over the window's tokens, which held ``held`` of
+    the query's weight with full attention."""
+    points, share = 100 * gained, gained / first if first > 0 else 0.0
+    where = f"the oldest token the window keeps (from {before:.1%} to {after:.1%})"
+    spread = (f"spreads over the window, onto tokens that held {percent_text(held)} of the "
+              "query's weight with full attention. ")
+    if round(points, 1) <= 0:
+        return f"none of it moves to {where}: it all " + spread
+    said = f"{points:.1f} percentage points ({percent_text(share)} of that weight)"
+    if gained >= first / 2:
+        return f"most of it, {said}, moves to {where}: it takes token 1's place. "
+    return f"only {said} move to {where}: the rest " + spread
 
 
 def sinks_against_first(on_sinks: float, first: float) -> str:
@@ -357,9 +369,9 @@ def sinks_against_first(on_sinks: float, first: float) -> str:
 def distance_text(layer: int, window: int, full_share: float, windowed: float) -> str:
     """The weight on the window's tokens in ``layer`` (from 1), with full attention and
     under the window."""
-    return (f"In layer {layer} the window's {window} tokens get {percent_text(full_share)} of "
-            f"a query's weight with full attention and {percent_text(windowed)} under the "
-            f"window: {100 * (windowed - full_share):.0f} percentage points more, "
+    return (f"In layer {layer} the window's {window} tokens get {percent_text(full_share, 1)} "
+            f"of a query's weight with full attention and {percent_text(windowed, 1)} under the "
+            f"window: {100 * (windowed - full_share):.1f} percentage points more, "
             f"{said_number(windowed / full_share)} times as much, spread over them: the "
             "weight that had no other place to go.")
 
@@ -395,6 +407,23 @@ def tiling_text(layer: int, head: int, kv_head: int, n_tokens: int,
             + (f", never the whole {T} × {T} matrix ({T * T:,} scores)." if tile < T * T else
                f": with both blocks as long as the text, one tile is the whole {T} × {T} "
                "matrix, and nothing is saved. Make a block smaller to see the tiling."))
+
+
+def sram_label(number_bytes: int) -> str:
+    """The label of the on-chip memory slider: M in KB of ``number_bytes``-byte numbers."""
+    return f"On-chip memory M (KB of {number_bytes}-byte fp16 numbers) for the paper's count"
+
+
+def sram_help(number_bytes: int) -> str:
+    """What M counts: FlashAttention's count takes M in numbers, here of ``number_bytes``
+    bytes (fp16, as in a GPU's on-chip SRAM), not the float32 numbers the rest of the page
+    computes with."""
+    single = np.dtype(np.float32).itemsize
+    return (f"The paper counts M in numbers: 1 KB of on-chip memory holds "
+            f"{1024 // number_bytes} numbers of {number_bytes} bytes (fp16, as in a GPU's "
+            f"SRAM), so M KB hold M · {1024 // number_bytes} of them. The rest of this page "
+            f"computes in float32 ({single} bytes a number), which would fit "
+            f"{1024 // single} in 1 KB.")
 
 
 def block_rows(tiled: cost.OnlineSoftmaxTrace, row: int) -> dict:

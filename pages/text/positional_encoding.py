@@ -238,9 +238,9 @@ def rope_spread(scores: np.ndarray) -> str:
 
 def rope_alt(scores: np.ndarray, described: str) -> str:
     """The RoPE figure's text alternative around ``described``, the map's description."""
-    return ("RoPE scores of one query vector q placed at every position m and one key vector "
-            f"k at every n: {described} Each diagonal holds one value, up to rounding: the "
-            f"score depends on n − m only. Largest spread along a diagonal: "
+    return ("RoPE scores of one query vector q placed at every position p and one key vector "
+            f"k at every p′: {described} Each diagonal holds one value, up to rounding: the "
+            f"score depends on p′ − p only. Largest spread along a diagonal: "
             f"{rope_spread(scores)}.")
 
 
@@ -249,15 +249,15 @@ def rope_text(scores: np.ndarray, width: int, base: float, presenter: bool) -> s
     spread."""
     spread = rope_spread(scores)
     if presenter:
-        return (f"The score depends on n − m only: the largest spread along a "
+        return (f"The score depends on p′ − p only: the largest spread along a "
                 f"diagonal is {spread}.")
     return (
-        f"Nothing is added to the inputs: in every layer the query at position m and "
-        f"the key at position n are rotated, pair i (dimensions 2i and 2i + 1) by the "
-        f"angle m·θᵢ or n·θᵢ. A rotation's transpose turns back (Rₘᵀ = R₋ₘ) and "
-        f"turns add up (R₋ₘ Rₙ = Rₙ₋ₘ), so the score depends on the offset n − m "
-        f"only. The figure places one random q and k (d_k = {width}, seed 1) at "
-        f"every m and n, with b = {base:,.0f} (RoFormer's base, whatever the Base "
+        f"Nothing is added to the inputs: in every layer the query at position p and "
+        f"the key at position p′ are rotated, pair i (dimensions 2i and 2i + 1) by the "
+        f"angle p·θᵢ or p′·θᵢ. A rotation's transpose turns back ($R_p^\\top = R_{{-p}}$) "
+        f"and turns add up ($R_{{-p}} R_{{p'}} = R_{{p'-p}}$), so the score depends on the "
+        f"offset p′ − p only. The figure places one random q and k (d_k = {width}, seed 1) "
+        f"at every p and p′, with b = {base:,.0f} (RoFormer's base, whatever the Base "
         f"slider says; θᵢ plays the part of the table's ωᵢ): every diagonal holds one "
         f"value, up to rounding: the largest spread along a diagonal is {spread}. It "
         f"shows the dot product before the division by √d_k.")
@@ -363,7 +363,7 @@ def notice_items(table: SinusoidalTable) -> list[str]:
         "Without positional information or a mask, shuffling the words only shuffles the "
         "outputs (up to rounding); a causal mask alone can already tell orders apart.",
         "Relative positions, RoPE and ALiBi put position into the scores instead of the "
-        "inputs; a RoPE score depends on the offset n − m only.",
+        "inputs; a RoPE score depends on the offset p′ − p only.",
     ]
 
 

@@ -27,13 +27,14 @@ from pages.ui.numbers import (
 ROUNDING = 1e-12
 DIGITS = 6  # significant digits of the numbers worked out by hand
 
-# What each statistic is, said under its map: every one is averaged over the T query rows.
+# What each statistic is, said under its map: each is averaged over the T query rows, but
+# the previous-token mass over the T − 1 rows that have a token before.
 MEANING = {
     "entropy / ln T (0 = one key, 1 = uniform)":
         f"each query row's {term_link('entropy', 'entropy')} (in nats) divided by ln T, its "
         "largest possible value, averaged over the rows",
     "previous-token mass": "the weight each query puts on the token just before it, averaged "
-                           "over the rows (the first row, with no token before it, counts 0)",
+                           "over the rows that have one (all but the first, [CLS])",
     "mass on [CLS]": "the weight each query puts on [CLS], averaged over the rows",
     "mass on [SEP]": "the weight each query puts on [SEP], averaged over the rows",
     "mass on [CLS] + [SEP]": "the weight each query puts on [CLS] and [SEP] together, "
@@ -127,14 +128,16 @@ def sink_notice(mass: np.ndarray, layer_sink: np.ndarray, even: float, sinking: 
             f"on [CLS] or [SEP] on this sentence{where}. {reading}")
 
 
-def previous_notice(mass: np.ndarray) -> str:
+def previous_notice(mass: np.ndarray, T: int) -> str:
     """The heads that put more than half of their weight on the token just before
-    (``mass``: (L, H), averaged over query rows)."""
+    (``mass``: (L, H), averaged over the T − 1 query rows that have one, as section 2's
+    caption measures it)."""
     l, h = np.unravel_index(int(np.argmax(mass)), mass.shape)
     return (f"{heads_put(int(np.sum(mass > 0.5)), mass.size)} more than half of its weight "
             "on the previous token (a bright line just "
             f"below the diagonal) on this sentence; the most: layer {l + 1}, head {h + 1}, "
-            f"{mass[l, h]:.2f} on average over the rows.")
+            f"{percent_text(float(mass[l, h]))} on average over the {T - 1} rows that have a "
+            "token before.")
 
 
 def head_shares_text(layer: int, head: int, w: np.ndarray, tokens: list[str]) -> str:

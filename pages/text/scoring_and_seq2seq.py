@@ -241,11 +241,15 @@ def local_formula(mode: str) -> str:
 
 
 def soft_and_hard_text(src: list[str], step: int, chosen: int, hard_context: np.ndarray,
-                       h: np.ndarray) -> str:
-    """Soft attention's blend against hard attention's one state, checked to be it."""
+                       h: np.ndarray, score: str, formula: str) -> str:
+    """Soft attention's blend against hard attention's one state, checked to be it; the
+    scores e are Luong's ``score`` (written ``formula`` in q and k), section 4's."""
     return (f"At step {step}, **soft** attention: c = Σ α_j h_j with α = softmax(e), "
             f"a blend of all {len(src)} states; e_j is the score of source state j (Bahdanau "
-            f"et al.'s letter: s is the decoder state here). "
+            f"et al.'s letter: s is the decoder state here), here Luong's "
+            f"{score.replace('_', ' ')} score {formula} with q = sₜ and k = h_j, as in section "
+            "4, whatever the Model picked in section 2, so α need not peak where that "
+            "alignment does. "
             f"**{term_link('hard', 'Hard attention')}**: choose one position and take "
             "its state alone. Xu et al. draw the position from α while "
             f"training; here it is the argmax, “{md_escape(src[chosen])}”, and c is "

@@ -96,14 +96,45 @@ def progress_text(done: int, total: int) -> str:
     return f"Training the attention model: step {done - steps} of {steps}"
 
 
-def comparison_text(n_test: int, first: int, last: int, symbols: int) -> str:
+def _and(items: list) -> str:
+    """'2', '2 and 3', '2, 3 and 4'."""
+    words = [str(i) for i in items]
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else words[0]
+
+
+def test_strings_text(n_test: int, c: TrainingCoverage) -> str:
+    """What the test strings are: drawn anew for the test, so at a short trained length
+    many were trained on too, and at a length with fewer possible strings than draws some
+    repeat."""
+    most = [n for n, share in zip(c.lengths, c.share, strict=True) if share >= 0.5]
+    some = [n for n, share in zip(c.lengths, c.share, strict=True) if share > 0]
+    if most:
+        trained = f"at {_and(most)} letters most were also trained on"
+    elif some:
+        trained = "at the trained lengths some may also have been trained on"
+    else:
+        trained = "no tested length was trained, so none was trained on"
+    text = f"drawn anew, not kept apart from training: {trained}"
+    few = [(n, total) for n, total in zip(c.lengths, c.possible, strict=True) if total < n_test]
+    if len(few) == 1:
+        text += (f"; only {few[0][1]:,} strings of {few[0][0]} letters exist, so the "
+                 f"{n_test} draws must repeat some")
+    elif few:
+        counts = _and([f"{total:,} of {n} letters" for n, total in few])
+        text += f"; only {counts} exist, so the {n_test} draws must repeat some"
+    return text
+
+
+def comparison_text(n_test: int, first: int, last: int, symbols: int,
+                    coverage: TrainingCoverage) -> str:
     """What the accuracy chart compares, defined where it is read (also on a projector,
     where the introduction is hidden)."""
     return (
         "**Fixed context**: the decoder reads the encoder's last state h_n alone, at every "
         "step. **Attention**: at each step t it reads every encoder state h_s, weighted by "
         "α_ts (weights that sum to 1 over the source positions s). Each model is tested on "
-        f"{n_test} new strings of each length from {first} to {last}, writing every letter "
+        f"{n_test} fresh random strings of each length from {first} to {last} "
+        f"({test_strings_text(n_test, coverage)}), writing every letter "
         "after its own previous one and always the most likely "
         f"({term_link('greedy', 'greedy decoding')}). **Token accuracy** is the share of "
         f"letters written right; chance, a blind guess among the {symbols} letters, gets "
@@ -312,7 +343,7 @@ def layers_text(compared: LayerComparison) -> str:
 
 
 def notice_items(lengths: LengthReading, alignment: AlignmentReading,
-                 parameters: dict) -> list[str]:
+                 parameters: dict, n_test: int) -> list[str]:
     """The "What to notice" bullets: the fixed model's direction read from its two ends,
     the alignment's share, and the trained numbers attention adds."""
     attention, fixed = parameters["attention"], parameters["fixed"]
@@ -325,7 +356,8 @@ def notice_items(lengths: LengthReading, alignment: AlignmentReading,
         f"{percent(lengths.attention_high)}.",
         f"The alignment, learned from the copying loss alone: {percent(alignment.near)} of the "
         "output steps of the example put their largest weight on the position they copy or a "
-        f"neighbour, and on average {alignment.copied:.2f} of it on the copied position itself.",
+        f"neighbour; over {n_test} fresh strings of {alignment.length} letters a step puts on "
+        f"average {alignment.copied:.2f} of its weight on the copied position itself.",
         f"The attention model has {attention - fixed:,} more trained numbers than the fixed one "
         f"(W_a, U_a and v_a of the score: {percent(attention / fixed - 1)} more); what it adds "
         "is a way to read every encoder state.",

@@ -141,8 +141,10 @@ def output_line(a: StepArithmetic, alphabet: str) -> str:
 
     won = alphabet[a.token]
     top = r"\max \mathrm{logit}"
-    return (rf"\begin{{aligned}} \mathrm{{logit}} &= W_o [s_{{{t}}}; c_{{{t}}}] + b_o = "
-            rf"W_o^{{(s)}} s_{{{t}}} + W_o^{{(c)}} c_{{{t}}} + b_o \\ "
+    out = r"\mathrm{out}"  # the decoder's output layer: not self-attention's W_O
+    return (rf"\begin{{aligned}} \mathrm{{logit}} &= W_{{{out}}} [s_{{{t}}}; c_{{{t}}}] + "
+            rf"b_{{{out}}} = W_{{{out}}}^{{(s)}} s_{{{t}}} + W_{{{out}}}^{{(c)}} c_{{{t}}} + "
+            rf"b_{{{out}}} \\ "
             rf"{logit(a.token)} \\ {logit(a.runner_up)} \\ "
             rf"p(y_{{{t}}} = {_letter(won)}) &= \frac{{\exp(\mathrm{{logit}}_{{{_letter(won)}}}"
             rf" - {top})}}{{\sum_y \exp(\mathrm{{logit}}_y - {top})}} = "

@@ -265,8 +265,10 @@ TERMS = (
          "logits, unlike a probability.", 12, forms=("logit difference", "LD")),
     Term("activation-patching", "Activation patching",
          "Run a corrupted prompt, put back one activation (the stream at a position, a "
-         "head's output) from the clean run, and measure the share of the clean logit "
-         "difference that returns: the recovery, 0 for no effect, 1 for all of it.", 12),
+         "head's output) from the clean run, and measure the share of the gap between the "
+         "clean and the corrupted logit difference that comes back: the recovery, "
+         "(patched − corrupted) / (clean − corrupted), 0 for no effect, 1 for all of it.",
+         12),
     Term("direct-attribution", "Direct logit attribution",
          "The logit difference split exactly into what each component (the embedding, "
          "each head, each FFN) writes straight into the last position's stream, with the "

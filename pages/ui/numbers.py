@@ -72,19 +72,22 @@ def difference_text(x: float, digits: int = 2, *, rounding: bool = False) -> str
     return _times_power(mantissa, int(exponent)) + (" (rounding)" if rounding else "")
 
 
-def percent_text(x: float) -> str:
-    """A share as a whole percentage; one that would read 100% or 0% without being so gets
-    the decimals it needs (a share of 0.996 is not all of it): 0.86 -> "86%",
+def percent_text(x: float, decimals: int = 0) -> str:
+    """A share as a whole percentage (or with at least ``decimals`` decimals, for a ratio of
+    two shares that must be checkable from the text); one that would read 100% or 0% without
+    being so gets the decimals it needs (a share of 0.996 is not all of it): 0.86 -> "86%",
     0.996 -> "99.6%", 0.99999994 (1 to float32 rounding) -> "100%".
 
     >>> percent_text(0.86), percent_text(0.996), percent_text(0.0004), percent_text(1.0)
     ('86%', '99.6%', '0.04%', '100%')
     >>> percent_text(0.945), percent_text(0.135)  # one rule for a half: up
     ('95%', '14%')
+    >>> percent_text(0.1363, 1), percent_text(0.99996, 1), percent_text(1.0, 1)
+    ('13.6%', '99.996%', '100.0%')
     """
     exact = min(abs(x), abs(1 - x)) < 1e-6  # 0 or 1 up to float32 rounding
-    for decimals in (0, 1, 2, 3):
-        text = _percent(x, decimals)
+    for places in range(decimals, max(decimals, 3) + 1):
+        text = _percent(x, places)
         if float(text[:-1]) not in (0.0, 100.0) or exact:
             break
     return text

@@ -33,6 +33,15 @@ def test_the_logit_difference_says_how_it_turns_into_odds():
                                                                          "LD")
 
 
+def test_activation_patching_defines_recovery_as_lesson_12_computes_it():
+    from attncore.lm.pair import recovery
+    meaning = glossary.ALL["activation-patching"].meaning
+    assert "(patched − corrupted) / (clean − corrupted)" in meaning
+    assert "share of the clean logit difference" not in meaning
+    # clean 3, corrupted −1: a patched LD of 1 is halfway across the gap of 4, not 1/3 of 3.
+    assert recovery([1.0], 3.0, -1.0).tolist() == [0.5]
+
+
 def test_a_heads_name_is_not_the_number_of_layers_or_heads():
     meaning = glossary.ALL["head-label"].meaning
     assert "counted from 1" in meaning and "Not the number of layers L" in meaning

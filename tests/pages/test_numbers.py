@@ -154,6 +154,14 @@ def test_percent_text_never_rounds_to_all_or_nothing(x, text):
     assert percent_text(x) == text
 
 
+def test_percent_text_keeps_the_decimals_asked_for():
+    from pages.ui.numbers import percent_text
+
+    # 0.1363 to one decimal: 13.63 -> 13.6; 0.99996 -> 99.996, never a false 100.0
+    assert percent_text(0.1363, 1) == "13.6%" and percent_text(0.5, 1) == "50.0%"
+    assert percent_text(0.99996, 1) == "99.996%" and percent_text(1.0, 1) == "100.0%"
+
+
 def test_significant_latex_writes_what_significant_text_writes():
     """The same digits as the plain text, with LaTeX's power of ten: a weight of 3.2e-5
     stays visible, and 0.9999996 is not written as a false 1."""

@@ -44,13 +44,15 @@ def test_defaults_measure_the_cache_the_merge_and_the_window():
     rows = range(256 - shifted.rows, 256)
     full, windowed = (np.mean([maps[layer, p, p - 31: p + 1].sum() for p in rows])
                       for maps in shifted.maps[:2])
-    assert (f"get {full:.0%} of a query's weight with full attention and {windowed:.0%} "
-            f"under the window: {100 * (windowed - full):.0f} percentage points more") in text
+    assert (f"get {full:.1%} of a query's weight with full attention and {windowed:.1%} "
+            f"under the window: {100 * (windowed - full):.1f} percentage points more") in text
     # where token 1's weight goes once masked: the same window share, said in the sentence
     # that calls the tokens it spreads onto neither ignored nor not; the 4 sinks take more
     # than token 1 held (0.80 against 0.67 here), so they are called the sink
     gained = shifted.window_oldest[layer] - shifted.dense_oldest[layer]
     assert gained < shifted.dense_first[layer] / 2
+    assert (f"only {100 * gained:.1f} percentage points "
+            f"({gained / shifted.dense_first[layer]:.0%} of that weight) move to") in text
     assert f"onto tokens that held {full:.0%} of the query's weight with full" in text
     on_sinks, first = shifted.sinks_on_sinks[layer], shifted.dense_first[layer]
     compared = ("about as much as" if abs(on_sinks - first) <= 0.1 * first else

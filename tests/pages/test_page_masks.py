@@ -43,6 +43,18 @@ def test_fully_masked_row_shows_nan_uniform_and_our_policy():
     assert set(table.loc["attncore's policy"]) == {"0.0000"}
 
 
+def test_the_padding_rows_answer_names_the_policy_that_gives_zero_rows():
+    # Section 3's table: a plain −∞ softmax gives NaN, attncore's policy zeros; the answer
+    # says zero rows only under that policy.
+    at = run()
+    table = next(t.value for t in at.table if "attncore's policy" in t.value.index)
+    assert set(table.loc["fill −∞, plain softmax"]) == {"NaN"}
+    assert set(table.loc["attncore's policy"]) == {"0.0000"}
+    answer = next(m.value for m in at.markdown if "padding keys are hidden" in m.value)
+    assert "zero rows in attncore, whose softmax gives a fully masked row zero weights" in answer
+    assert "a plain −∞ softmax gives NaN, as section 3 shows" in answer
+
+
 def test_custom_mask_that_masks_everything_is_flagged():
     at = run(mk_mask="custom")
     key = "mk_custom_6"

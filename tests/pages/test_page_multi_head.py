@@ -284,6 +284,15 @@ def test_a_small_statistic_is_never_shown_as_a_false_zero():
     assert "0.000" not in shown.to_numpy().ravel().tolist()
 
 
+def test_sparsity_counts_keys_below_half_the_uniform_weight():
+    at = run()
+    table = next(t.value for t in at.table if "entropy" in t.value.columns)
+    assert "sparsity (< 1/(2T))" in table.columns and "sparsity (< 0.1)" not in table.columns
+    assert "less than half the uniform weight 1/T (sparsity, < 1/(2T)" in markdown(at)
+    # A row's sparsity is at most (T − 1)/T: one key must hold at least 1/T > 1/(2T).
+    assert (table["sparsity (< 1/(2T))"] < 1).all()
+
+
 def test_one_head_and_one_column_are_said_in_the_singular():
     # d_model = 8, H = 8: d_k = 8 / 8 = 1, so head 3 owns the single column 3.
     at = run(mha_dmodel="8", mha_heads="8", mha_head="head 3")

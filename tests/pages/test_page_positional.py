@@ -361,7 +361,7 @@ def test_relative_clip_sentence_counts_the_clipped_pairs():
 
 def test_rope_formula_and_its_offset_only_claim_are_checked():
     at = run(pe_dmodel="512")
-    assert any(r"q^\top R_{n-m}" in e.value for e in at.latex)
+    assert any(r"q^\top R_{p'-p}" in e.value for e in at.latex)
     assert number_after(markdown(at), "every diagonal holds one value, up to rounding: "
                                       "the largest spread along a diagonal is") < 1e-12
     # θ_i = b^(−2i/d_k): RoPE rotates a head's queries and keys, d_k wide (16 here).
@@ -373,7 +373,7 @@ def test_presenter_mode_keeps_the_formulas_and_drops_the_long_text():
     at = run(presenter="true")
     assert not at.exception
     latex = " ".join(e.value for e in at.latex)
-    assert r"R_{n-m}" in latex and r"\mathrm{clip}" in latex and "m_h" in latex
+    assert r"R_{p'-p}" in latex and r"\mathrm{clip}" in latex and "m_h" in latex
     assert "GPT-2's table" not in markdown(at) and "Practice questions" not in [
         s.value for s in at.subheader]
 

@@ -18,6 +18,7 @@ from conftest import (
 from streamlit.testing.v1 import AppTest
 
 from attncore import encoder as pt
+from pages.ui.numbers import percent_text
 from tests.model_marks import needs_minilm
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "9_Pretrained_model.py")
@@ -243,16 +244,18 @@ def test_what_to_notice_counts_the_sink_and_previous_token_heads(text):
     trace = pt.encode(text, max_tokens=64)
     T = len(trace.tokens)
     # Independently: the weight on the first and last key ([CLS], [SEP]), per head,
-    # averaged over the query rows; and the weight on key i − 1 (0 for row 0).
+    # averaged over the query rows; and the weight on key i − 1, averaged over the T − 1
+    # rows i = 1..T−1 that have a token before (as section 2's caption).
     sink = trace.attentions[..., [0, T - 1]].sum(axis=-1).mean(axis=-1)  # (6, 12)
     previous = np.stack([trace.attentions[..., i, i - 1] for i in range(1, T)],
-                        axis=-1).sum(axis=-1) / T
+                        axis=-1).sum(axis=-1) / (T - 1)
     notice = text_of(at)
     assert f"{int((sink > 0.5).sum())} of the 72 heads each put more than half" in notice
     layers = [f"L{r + 1}" for r in range(6) if sink[r].mean() > 0.5]
     assert f"in {', '.join(layers)} more than half of all attention lands there" in notice
     l, h = np.unravel_index(np.argmax(previous), previous.shape)
-    assert f"the most: layer {l + 1}, head {h + 1}, {previous[l, h]:.2f}" in notice
+    assert (f"the most: layer {l + 1}, head {h + 1}, {percent_text(previous[l, h])} on average "
+            f"over the {T - 1} rows that have a token before") in notice
     n = int((previous > 0.5).sum())
     assert (f"{n} of the 72 heads each put" if n > 1 else f"{n} of the 72 heads puts") + \
         " more than half of its weight on the previous token" in notice
@@ -322,7 +325,7 @@ def test_each_statistic_is_said_under_its_map():
     assert "Per [head](" in text_of(at) and "divided by ln T, its largest possible value" in \
         text_of(at)
     at.selectbox(key="pre_stat").set_value("previous-token mass").run()
-    assert "the first row, with no token before it, counts 0" in text_of(at)
+    assert "averaged over the rows that have one (all but the first, [CLS])" in text_of(at)
 
 
 @needs_minilm

@@ -5,6 +5,7 @@ so only the first test pays for it; other settings wait for the Train button."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict
 from fractions import Fraction
 from pathlib import Path
@@ -178,6 +179,18 @@ def test_one_step_is_written_out_with_its_scores_weights_context_and_output():
     assert f"\\mathrm{{logit}}_{{\\text{{“{letter}”}}}} &\\approx" in latex  # quoted: a token
     # the logit to 2 decimals, or to 3 where its parts add up to it only so
     assert any(f"{step.logits[step.token]:.{k}f}" in latex for k in (2, 3))
+    # the decoder's output layer is W_out: W_O is self-attention's output projection
+    assert "W_{\\mathrm{out}} [s_{3}; c_{3}] + b_{\\mathrm{out}}" in latex
+    assert not re.search(r"[Wb]_o(?!ut)", latex + text_of(at))
+
+
+def test_the_test_strings_are_said_to_be_drawn_anew():
+    at = open_page(PAGE)
+    # trained on 3..16: of the 1,728 strings of 3 letters 88% drawn (most), of 12⁴ 16%;
+    # 12² = 144 < 200 draws at length 2
+    assert ("200 fresh random strings of each length from 2 to 20 (drawn anew, not kept apart "
+            "from training: at 3 letters most were also trained on; only 144 strings of 2 "
+            "letters exist, so the 200 draws must repeat some)") in text_of(at)
 
 
 def test_the_coverage_of_the_test_strings_is_computed_from_the_settings():

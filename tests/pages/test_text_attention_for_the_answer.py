@@ -295,8 +295,10 @@ def test_looking_against_mattering():
         "0.05 of the way when patched alone: alone it does not carry the answer. That does "
         "not show it is unnecessary: patching one head into the corrupted run tests whether "
         "it suffices, not whether it is needed, and another head can do the same work.",
-        "2 heads put at least 0.5 on the first token, the attention sink of lessons 10 and "
-        "11; their recoveries lie between -0.20 and 0.00.",
+        "2 heads put at least 0.5 of the last token's attention on the first token, the "
+        "attention sink of lessons 10 and 11 (lesson 10 averages over the query rows after "
+        "the first; here only the last token's row counts); their recoveries lie between "
+        "-0.20 and 0.00.",
         f"Across all 4 heads the correlation between looking and restoring (patched alone) "
         f"is r = {r:.2f}."]
     # no looker that moves it by less than 0.05: each of the 2 moves it by 0.05 or more

@@ -143,11 +143,20 @@ def shifted(first: float, oldest_full: float, oldest_window: float, on_sinks: fl
 
 
 def test_the_shift_sentence_says_where_token_1_s_weight_goes():
-    # 0.6 on token 1; the oldest kept token gains 0.1: less than half of it
+    # 0.6 on token 1; the oldest kept token gains 0.1: 10 points, 0.1 / 0.6 = 17% of it
     spread = text.shift_text(shifted(0.6, 0.1, 0.2, 0.5))
     assert "layer 1 puts 60% of its weight on token 1" in spread
-    assert "less than half of that weight moves to the oldest token the window keeps (from " \
-           "10.0% to 20.0%)" in spread and "onto tokens that held 30% of the query's" in spread
+    assert "Masked out, only 10.0 percentage points (17% of that weight) move to the oldest " \
+           "token the window keeps (from 10.0% to 20.0%): the rest spreads over the window, " \
+           "onto tokens that held 30% of the query's" in spread
+    # the defaults' layer: 0.675 on token 1, the oldest kept token 0.2% -> 1.6%: 1.4 points,
+    # 0.014 / 0.675 = 2.07% of what moved, far from half
+    assert "only 1.4 percentage points (2% of that weight) move to the oldest token the " \
+           "window keeps (from 0.2% to 1.6%)" in text.shift_text(
+               shifted(0.675, 0.002, 0.016, 0.802))
+    # nothing gained: none of it, all spread
+    assert "none of it moves to the oldest token the window keeps (from 10.0% to 10.0%): it " \
+           "all spreads over the window" in text.shift_text(shifted(0.6, 0.1, 0.1, 0.5))
     # 0.5 against 0.6: less than token 1 held (by 0.1, more than a tenth of 0.6), not half
     assert "they take 50% of the weight, less than the 60% token 1 held but more than half " \
            "of it: they take its place" in spread
@@ -156,8 +165,9 @@ def test_the_shift_sentence_says_where_token_1_s_weight_goes():
            "place" in text.shift_text(shifted(0.675, 0.1, 0.2, 0.802))
     assert "they take 62% of the weight, about as much as the 60% token 1 held: they" in \
         text.shift_text(shifted(0.6, 0.1, 0.2, 0.62))
-    moved = text.shift_text(shifted(0.6, 0.1, 0.5, 0.2))  # gains 0.4 >= 0.3
-    assert "it takes token 1's place" in moved
+    moved = text.shift_text(shifted(0.6, 0.1, 0.5, 0.2))  # gains 0.4 >= 0.3: 0.4 / 0.6 = 67%
+    assert "Masked out, most of it, 40.0 percentage points (67% of that weight), moves to the " \
+           "oldest token the window keeps (from 10.0% to 50.0%): it takes token 1's place" in moved
     assert moved.endswith("less than half of the 60% token 1 held.")  # 0.2 < 0.3
     assert text.shift_text(shifted(0.6, 0.1, 0.5, 0.0, sinks=0)).endswith(
         "Set S above 0 to give the first tokens back.")
@@ -178,8 +188,20 @@ def test_the_window_sentences_say_how_much_the_sinks_give_back():
     assert "with S = 0 no sink is kept" in text.window_notice(
         inf.WindowResult(6, 2, 0, 10.0, 14.0, 14.0, None))
     # 0.3 to 0.9: 60 percentage points, 3 times as much
-    assert "get 30% of a query's weight with full attention and 90% under the window: 60 " \
-           "percentage points more, 3 times as much" in text.distance_text(4, 2, 0.3, 0.9)
+    assert "get 30.0% of a query's weight with full attention and 90.0% under the window: " \
+           "60.0 percentage points more, 3 times as much" in text.distance_text(4, 2, 0.3, 0.9)
+    # the defaults' layer: 0.1363 to 1: 13.6% (not 14%, whose 100 / 14 = 7.14 would not
+    # check), 86.4 points, 1 / 0.1363 = 7.34 times
+    assert "get 13.6% of a query's weight with full attention and 100.0% under the window: " \
+           "86.4 percentage points more, 7.34 times as much" in text.distance_text(
+               24, 32, 0.1363, 1.0)
+
+
+def test_the_memory_slider_says_m_counts_2_byte_numbers():
+    # 1024 / 2 = 512 fp16 numbers in 1 KB; 1024 / 4 = 256 float32 numbers
+    assert "KB of 2-byte fp16 numbers" in text.sram_label(2)
+    assert "1 KB of on-chip memory holds 512 numbers of 2 bytes" in text.sram_help(2)
+    assert "float32 (4 bytes a number), which would fit 256 in 1 KB" in text.sram_help(2)
 
 
 def test_the_tiling_sentences_count_blocks_and_tiles():

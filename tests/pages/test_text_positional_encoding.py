@@ -159,8 +159,15 @@ def test_the_rope_sentence_states_the_spread_it_measured():
     spread = say.rope_spread(scores)
     assert spread.endswith("(rounding)") or spread == "exactly 0"
     assert say.rope_text(scores, 16, 10000.0, presenter=True) == (
-        f"The score depends on n − m only: the largest spread along a diagonal is {spread}.")
-    assert "(d_k = 16, seed 1)" in say.rope_text(scores, 16, 10000.0, presenter=False)
+        f"The score depends on p′ − p only: the largest spread along a diagonal is {spread}.")
+    full = say.rope_text(scores, 16, 10000.0, presenter=False)
+    assert "(d_k = 16, seed 1)" in full
+    # RoPE's positions are p and p′, as the glossary writes them: m is ALiBi's slope m_h on
+    # this page, so no RoPE sentence uses m (or n) for a position.
+    for said in (full, say.rope_alt(scores, "Map.")):
+        assert "position p" in said and "p′ − p" in said
+        assert not any(f"{w} m" in said or f"{w} n" in said for w in ("position", "every"))
+    assert "Rₘ" not in full and "$R_{-p} R_{p'} = R_{p'-p}$" in full
 
 
 def test_the_practice_answers_come_from_the_numbers():

@@ -52,11 +52,24 @@ def test_the_sink_notice_names_the_layers_over_one_half():
 
 
 def test_the_previous_token_notice_names_the_strongest_head():
-    mass = np.array([[0.2, 0.91], [0.4, 0.3]])
-    assert say.previous_notice(mass) == (
+    # The mass is averaged over the T − 1 = 11 rows that have a token before, as section 2's
+    # caption measures it: 0.9998 reads 99.98% (100% would be all of it).
+    mass = np.array([[0.2, 0.9998], [0.4, 0.3]])
+    assert say.previous_notice(mass, 12) == (
         "1 of the 4 heads puts more than half of its weight on the previous token (a bright "
-        "line just below the diagonal) on this sentence; the most: layer 1, head 2, 0.91 on "
-        "average over the rows.")
+        "line just below the diagonal) on this sentence; the most: layer 1, head 2, 99.98% on "
+        "average over the 11 rows that have a token before.")
+
+
+def test_the_previous_token_map_and_notice_use_the_caption_s_rows():
+    # One head whose every row but the first puts all its weight on the token before:
+    # over the 2 rows that have one that is 1; over all 3 rows it would be 2/3.
+    w = np.array([[1.0, 0, 0], [1.0, 0, 0], [0, 1.0, 0]])
+    assert "100% on the token just before (averaged over the 2 rows that have one)" in \
+        say.head_shares_text(1, 1, w, ["[CLS]", "a", "[SEP]"])
+    assert "100% on average over the 2 rows that have a token before" in \
+        say.previous_notice(np.array([[1.0]]), 3)
+    assert "over the rows that have one" in say.MEANING["previous-token mass"]
 
 
 def small_trace(weights=None):

@@ -139,8 +139,13 @@ def test_the_local_formula_has_the_gaussian_for_the_predictive_window_only():
 
 def test_the_soft_and_hard_sentences_follow_the_measured_gradient():
     src, h = ["I", "love", "cats"], np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
-    said = text.soft_and_hard_text(src, 2, 1, h[1].copy(), h)
+    said = text.soft_and_hard_text(src, 2, 1, h[1].copy(), h, "dot", "qᵀk")
     assert "a blend of all 3 states" in said and "the argmax, “love”, and c is h_2" in said
+    # The score is named, so that an argmax other than section 2's Bahdanau peak is explained.
+    assert "here Luong's dot score qᵀk with q = sₜ and k = h_j, as in section 4, whatever " \
+        "the Model picked in section 2" in said
+    assert "Luong's scaled dot score" in text.soft_and_hard_text(src, 2, 1, h[1], h,
+                                                                 "scaled_dot", "qᵀk / √d")
     assert "(largest difference exactly 0)" in said and "#glossary-hard)" in said
     still = text.hard_gradient_text(src, np.zeros(3))
     assert "The hard one does not move at all" in still

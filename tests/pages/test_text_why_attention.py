@@ -160,12 +160,35 @@ def test_the_forced_sentence_separates_compounding_from_the_state():
 
 
 def test_the_comparison_defines_the_charts_terms_and_links_greedy_decoding():
-    said = text.comparison_text(200, 2, 20, 12)
+    # Trained on 2..10, 1,000 steps of 32: 32,000 / 9 ≈ 3,556 strings per length. Share
+    # seen 1 − (1 − 1/N)^3556: N = 12² = 144 → ≈1, N = 12³ = 1,728 → 0.87, 12⁴ → 0.16.
+    seen = copying.training_coverage(np.arange(2, 21), 2, 10, 1000, 32, 12)
+    said = text.comparison_text(200, 2, 20, 12, seen)
     assert said.startswith("**Fixed context**: the decoder reads the encoder's last state "
                            "h_n alone")
     assert "**Attention**: at each step t it reads every encoder state h_s" in said
-    assert "200 new strings of each length from 2 to 20" in said
+    assert ("200 fresh random strings of each length from 2 to 20 (drawn anew, not kept apart "
+            "from training: at 2 and 3 letters most were also trained on; only 144 strings of "
+            "2 letters exist, so the 200 draws must repeat some)") in said
     assert "([greedy decoding](./#glossary-greedy))" in said and "1/12" in said
+
+
+def test_the_test_strings_sentence_follows_the_coverage_and_the_draws():
+    # Trained on 10 only: 12¹⁰ strings, 32,000 draws, share ≈ 5e-7 > 0 but far below 0.5.
+    few = copying.training_coverage(np.arange(2, 11), 10, 10, 1000, 32, 12)
+    said = text.test_strings_text(200, few)
+    assert "at the trained lengths some may also have been trained on" in said
+    assert "only 144 strings of 2 letters exist, so the 200 draws must repeat some" in said
+    # Tested at 3 to 5 only, trained on 6: nothing trained; 12³ = 1,728 ≥ 200, no repeat.
+    none = copying.training_coverage(np.arange(3, 6), 6, 6, 10, 4, 12)
+    said = text.test_strings_text(200, none)
+    assert said == ("drawn anew, not kept apart from training: no tested length was trained, "
+                    "so none was trained on")
+    # 2 symbols, 50 draws: 2² = 4 and 2³ = 8 and 2⁴ = 16 and 2⁵ = 32 are all below 50.
+    tiny = copying.training_coverage(np.arange(2, 7), 2, 6, 100, 10, 2)
+    said = text.test_strings_text(50, tiny)
+    assert "only 4 of 2 letters, 8 of 3 letters, 16 of 4 letters and 32 of 5 letters exist, " \
+           "so the 50 draws must repeat some" in said
 
 
 def test_the_layers_lead_links_the_tables_terms():
@@ -221,15 +244,18 @@ def test_the_layers_sentence_reads_which_part_is_cheaper():
 
 def test_what_to_notice_reads_the_direction_and_the_added_numbers():
     r = lengths_reading([1.0, 1.0, 0.95, 0.8, 0.6], [0.9, 0.8, 0.5, 0.3, 0.2])
-    items = text.notice_items(r, alignment(0.9), {"fixed": 1000, "attention": 1250})
+    items = text.notice_items(r, alignment(0.9), {"fixed": 1000, "attention": 1250}, 200)
     assert items[0].startswith("Over the trained lengths the fixed-context model falls from "
                                "80% of the letters right at length 3 to 50% at length 4")
     assert "stays between 95% and 100%" in items[0]
-    assert "75% of the output steps" in items[1] and "0.90 of it" in items[1]
+    assert "75% of the output steps" in items[1]
+    # the 0.90 is the mean over the fresh strings (alignment's length 4), not the example
+    assert "over 200 fresh strings of 4 letters a step puts on average 0.90 of its weight " \
+           "on the copied position itself" in items[1]
     assert "has 250 more trained numbers than the fixed one (W_a, U_a and v_a of the score: 25% " \
            "more)" in items[2]
     rising = lengths_reading([1.0] * 5, [0.1, 0.2, 0.3, 0.4, 0.5], low=1, high=1)
-    said = text.notice_items(rising, alignment(0.9), {"fixed": 10, "attention": 11})[0]
+    said = text.notice_items(rising, alignment(0.9), {"fixed": 10, "attention": 11}, 200)[0]
     assert said.startswith("From the shortest tested length the fixed-context model stays")
 
 
