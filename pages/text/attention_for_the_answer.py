@@ -544,7 +544,10 @@ def idle_text(n_lookers: int, n_idle: int) -> str:
 
 
 def moving_text(heads: np.ndarray) -> str:
-    """How many heads move the answer by at least SMALL of the way when patched alone."""
-    moving = int(np.count_nonzero(np.abs(heads) >= SMALL))
-    return (f"Here {moving} of the {heads.size} heads move the answer by at least {SMALL:g} "
-            "of the way when patched alone; each of the others moves it by less.")
+    """How many heads move the answer by at least SMALL of the way when patched alone, in
+    either direction: towards the clean answer (recovery ≥ SMALL) or away (≤ −SMALL)."""
+    towards = int(np.count_nonzero(heads >= SMALL))
+    away = int(np.count_nonzero(heads <= -SMALL))
+    return (f"Here {towards + away} of the {heads.size} heads move the answer by at least "
+            f"{SMALL:g} of the way when patched alone, in either direction ({towards} towards "
+            f"the clean answer, {away} away from it); each of the others moves it by less.")

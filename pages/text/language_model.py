@@ -285,6 +285,11 @@ def induction_loss_text(test: InductionTest, vocab_size: int, n_top: int) -> str
         f"{test.loss_random_off.min():.1f} to {test.loss_random_off.max():.1f}.")
 
 
+def _draws(n: int) -> str:
+    """How many random draws of heads the test made: "4 random draws"."""
+    return f"{n} random draw{'' if n == 1 else 's'}"
+
+
 def induction_notice(test: InductionTest | None, n_layers: int) -> str:
     """What section 4's test found, at the settings it ran with (None: it has not run)."""
     if test is None:
@@ -305,7 +310,8 @@ def induction_notice(test: InductionTest | None, n_layers: int) -> str:
             f"{'s' if len(layers) > 1 else ''} {where} of {n_layers}. Switching them off takes "
             f"back {percent_text(lost)} of what copying saved on the second copy "
             f"({test.loss_top_off:.1f} nats a token instead of {test.loss_repeat:.1f}); as "
-            f"many random heads of those layers {random_said}.")
+            f"many random heads of those layers, in {_draws(len(test.loss_random_off))}, "
+            f"{random_said}.")
 
 
 def notices(cfg: LMConfig, top_token: str, p_top: float, first_mass: np.ndarray,

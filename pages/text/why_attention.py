@@ -325,8 +325,10 @@ def layers_text(compared: LayerComparison) -> str:
     which = ("self-attention's is the smaller" if n < d else
              "a recurrent layer's is the smaller" if n > d else "the two are equal")
     cost = (f"first the cost per layer, n²·d against n·d², of which {which} when n {order} d "
-            f"(here n = {n} {order} d = {d}: n²·d = {n * n * d:,} against n·d² = "
-            f"{n * d * d:,}; n < d is, they note, the usual case in machine translation)")
+            f"(here n = {n} {order} d = {d}: without the constant factors, n²·d = "
+            f"{n * n * d:,} against n·d² = {n * d * d:,}; counted as in the table, "
+            f"{compared.attention_multiply_adds:,} against {compared.gru_multiply_adds:,}; "
+            "n < d is, they note, the usual case in machine translation)")
     return (
         "The recurrent encoder above had to run its steps one after the other, and in the "
         "fixed-context model a letter at the start reached the decoder only through every "

@@ -89,13 +89,15 @@ def score_lines(a: StepArithmetic, letters: list[str]) -> list[str]:
 def softmax_line(a: StepArithmetic) -> str:
     """The largest score e_max, the sum Z (the terms too small for DECIMALS summed
     together) and the largest weight: α = exp(e − e_max) / Z. The terms and Z are written
-    with the decimals at which the terms add up to Z as printed."""
+    with the decimals at which the terms add up to Z as printed; where no such decimals are
+    found, Z is said to come from the unrounded terms."""
     t, b = a.t, a.position
     large = a.exps >= 0.5 * 10.0 ** -DECIMALS
     parts = list(a.exps[large]) + ([a.exps[~large].sum()] if (~large).any() else [])
     extra = 1 if (~large).any() else 0  # the small terms together, a digit more
     places, equals = _adding(parts, a.total, extra)
     z = num(a.total, places + extra if equals == "=" else places)
+    z_said = z if equals == "=" else rf"{z}\ (\text{{from the unrounded terms}})"
     exps = [num(x, places) for x in a.exps[large]]
     if (~large).any():
         exps.append(rf"{num(a.exps[~large].sum(), places + extra)}\ "
@@ -104,7 +106,7 @@ def softmax_line(a: StepArithmetic) -> str:
     return (rf"\begin{{aligned}} {top} &= \max_s e_{{{t},s}} = e_{{{t},{b}}} \approx "
             rf"{num(a.shift, DECIMALS)}, \qquad Z = \sum_s \exp(e_{{{t},s}} - {top}) \\ "
             rf"&\approx {wrapped_sum(exps, per_line=6)} {equals} "
-            rf"{z} \\ "
+            rf"{z_said} \\ "
             rf"\alpha_{{{t},{b}}} &= \frac{{\exp(e_{{{t},{b}}} - {top})}}{{Z}} = "
             rf"\frac{{1}}{{{z}}} \approx "
             rf"{num(a.weights[b - 1], DECIMALS)} \end{{aligned}}")

@@ -323,8 +323,13 @@ def test_a_correlation_with_a_constant_grid_is_not_a_number_shown():
 
 def test_the_heads_that_move_the_answer_are_counted():
     _, heads, _ = looks_grid()  # |0.8|, |−0.2| ≥ 0.05; 0.01 and 0 are not
-    assert text.moving_text(heads).startswith("Here 2 of the 4 heads move the answer by at "
-                                              "least 0.05 of the way")
+    assert text.moving_text(heads).startswith(
+        "Here 2 of the 4 heads move the answer by at least 0.05 of the way when patched "
+        "alone, in either direction (1 towards the clean answer, 1 away from it);")
+    # 0.05 itself counts, towards; −0.05 away; −0.04 and 0.049 do not: 2 = 1 + 1
+    assert "Here 2 of the 4 heads" in text.moving_text(np.array([0.05, -0.05, -0.04, 0.049]))
+    assert "(1 towards the clean answer, 1 away from it)" in text.moving_text(
+        np.array([0.05, -0.05, -0.04, 0.049]))
 
 
 # ---- what LD means, the lens's first row, the attribution's symbols, the named heads ----

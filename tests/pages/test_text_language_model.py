@@ -86,12 +86,14 @@ def test_the_induction_notice_says_what_the_test_found():
                            "3 strongest induction heads sit in layers 18 and 19 of 30.")
     assert "takes back 50% of what copying saved on the second copy (6.0 nats a token " \
            "instead of 2.0)" in said
-    assert said.endswith("random heads of those layers take back at most 13%.")
+    # two random draws were made (random_off has two entries)
+    assert said.endswith("random heads of those layers, in 2 random draws, take back at "
+                         "most 13%.")
     # random heads that cost nothing: the second copy is no dearer with them off
     nothing = text.induction_notice(induction(10.0, 2.0, 6.0, [1.5, 2.0]), 30)
     assert nothing.endswith("take back nothing (the second copy costs no more with them off).")
     one_layer = text.induction_notice(induction(10.0, 2.0, 6.0, [3.0], ((4, 0),)), 30)
-    assert "sit in layer 5 of 30" in one_layer
+    assert "sit in layer 5 of 30" in one_layer and "in 1 random draw, take" in one_layer
     # no saving at all: the model did not copy
     assert text.induction_notice(induction(5.0, 5.0, 6.0, [5.0]), 30).endswith(
         "the second copy costs no less than the first: the model did not copy.")

@@ -11,6 +11,7 @@ from attncore import copying
 from attncore.recurrence import compare_layers
 from attncore.train import bottleneck as bn
 from pages.text import why_attention as text
+from pages.ui.copying_view import softmax_line
 
 LENGTHS = np.arange(2, 7)
 
@@ -236,10 +237,34 @@ def test_the_layers_sentence_reads_which_part_is_cheaper():
         text.layers_text(compare_layers(200, 8))
     # Vaswani et al.'s first reason, cost per layer, read from n and d: 16²·32 = 8,192
     # against 16·32² = 16,384 (n < d); 200²·8 = 320,000 against 200·8² = 12,800 (n > d).
-    assert "self-attention's is the smaller when n < d (here n = 16 < d = 32: n²·d = 8,192 " \
-        "against n·d² = 16,384" in text.layers_text(compare_layers(16, 32))
-    assert "a recurrent layer's is the smaller when n > d (here n = 200 > d = 8: n²·d = " \
-        "320,000 against n·d² = 12,800" in text.layers_text(compare_layers(200, 8))
+    # Counted with their constants, as in the table: 2·16²·32 = 16,384 against
+    # 6·16·32² = 98,304; 2·200²·8 = 640,000 against 6·200·8² = 76,800.
+    assert "self-attention's is the smaller when n < d (here n = 16 < d = 32: without the " \
+        "constant factors, n²·d = 8,192 against n·d² = 16,384; counted as in the table, " \
+        "16,384 against 98,304;" in text.layers_text(compare_layers(16, 32))
+    assert "a recurrent layer's is the smaller when n > d (here n = 200 > d = 8: without the " \
+        "constant factors, n²·d = 320,000 against n·d² = 12,800; counted as in the table, " \
+        "640,000 against 76,800;" in text.layers_text(compare_layers(200, 8))
+
+
+def softmax_step(exps: list[float]) -> SimpleNamespace:
+    """The numbers softmax_line reads of one step: the scores' exponentials (the largest 1,
+    at position 1) and their sum."""
+    exps = np.array(exps)
+    return SimpleNamespace(t=3, position=1, shift=4.0, exps=exps, total=float(exps.sum()),
+                           weights=exps / exps.sum())
+
+
+def test_the_softmax_sum_adds_up_as_printed_or_says_it_does_not():
+    # 1 + 0.126 + 0.126 + 0.126 = 1.378: to 3 decimals the printed terms add up to Z
+    exact = softmax_line(softmax_step([1.0, 0.126, 0.126, 0.126]))
+    assert "1 + 0.126 + 0.126 + 0.126 = 1.378" in exact and "unrounded" not in exact
+    # 3 × 0.12555 = 0.37665, Z = 1.37665: to 2 decimals 1 + 3 × 0.13 = 1.39, not 1.38; to
+    # 3 decimals 1 + 3 × 0.126 = 1.378, not 1.377: Z is said to come from the unrounded terms
+    rounded = softmax_line(softmax_step([1.0, 0.12555, 0.12555, 0.12555]))
+    assert (r"1 + 0.13 + 0.13 + 0.13 \approx 1.38\ (\text{from the unrounded terms})"
+            in rounded)
+    assert r"\frac{1}{1.38}" in rounded  # the fraction keeps Z alone
 
 
 def test_what_to_notice_reads_the_direction_and_the_added_numbers():

@@ -33,8 +33,12 @@ def course_map(font: int) -> Diagram:
     d = Diagram("The course map: where each lesson sits in a Transformer", font)
     d.label(0.5, 1.2, "A decoder-only language model", anchor="start", bold=True)
     tokens = d.box(1.0, 2.0, 25.0, 2.0, "tokens in", name="Tokens in")
-    embed = d.box(1.0, 5.2, 25.0, 2.6, ["embedding + positions", f"({_tag('pe')})"],
-                  href=_href("pe"), name=f"then embedding plus positions, {_tag('pe')}")
+    # Positions are added to the embedding (sinusoidal, learned) or, as RoPE in the models
+    # of lessons 10 to 12, put into every attention score instead.
+    embed = d.box(1.0, 5.2, 25.0, 2.6, ["embedding (+ positions, or RoPE",
+                                        f"inside attention: {_tag('pe')})"],
+                  href=_href("pe"), name=f"then the embedding, with positions added to it or, "
+                                         f"as RoPE, put into attention, {_tag('pe')}")
     d.arrow(tokens, embed, said="")
     d.frame(0.5, 9.2, 36.5, 22.6, "× L layers")
     s = 2.5  # the residual stream runs down this line; each sublayer adds to it
