@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..lessons import BY_PREFIX
-from ..numbers import number_text, significant_text
+from ..numbers import number_text, significant_text, subscript
 from .colours import TEXT_COLOUR
 from .diagrams import CHAR_EM, HIGHLIGHT_FILL, LINE_EM, Diagram, text_width
 
@@ -106,12 +106,9 @@ if __name__ == "__main__":  # python -m pages.ui.figures.models > docs/course_ma
     print(course_map(14).svg())
 
 
-_SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
-
-
-def sub(name: str, index: int | str) -> str:
+def sub(name: str, index: int) -> str:
     """``h`` and 3 as h₃."""
-    return f"{name}{str(index).translate(_SUB)}"
+    return f"{name}{subscript(index)}"
 
 
 def bottleneck_models(letters: list[str], step: int, weights, font: int) -> Diagram:
