@@ -1,4 +1,5 @@
-"""Measuring tools: time and peak memory of a call, and BLAS kept to one thread.
+"""Measuring tools: time and peak memory of a call (the memory in a process of its own),
+and BLAS kept to one thread.
 
 OpenBLAS's worker threads spin while they wait for a core: on a busy 2-core machine small
 matrix products became about 15× slower, and one thread made them repeatable. Every
@@ -8,9 +9,10 @@ timing shown to a student, and small-matrix work such as training, runs inside
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import functools
-import threading
+import multiprocessing
 import time
 import tracemalloc
 
@@ -30,32 +32,16 @@ _pinned = False  # set by pin_one_blas_thread: the whole process runs BLAS on on
 def pin_one_blas_thread() -> None:
     """NumPy's BLAS on one thread for the rest of the process (a server's start).
 
-    Entering or leaving a thread-count context calls OpenBLAS's set-threads function,
-    which is not safe while another thread is inside a product: a server whose sessions
-    trained a model while another session's timing context closed died of a
-    segmentation fault inside the training's product. Once pinned, every
+    The thread count is a setting of the whole process, and a server runs each
+    visitor's session in a thread of its own: one session leaving its
+    :func:`one_blas_thread` context would give BLAS its threads back while another
+    session's timing or training runs, and OpenBLAS's set-threads function is not meant
+    to be called while another thread is inside a product. Once pinned, every
     :func:`one_blas_thread` context does nothing.
     """
     global _pinned
     _blas().limit(limits=1, user_api="blas")
     _pinned = True
-
-
-_LONG_WORK = threading.RLock()
-
-
-def one_at_a_time() -> threading.RLock:
-    """A context that runs a process's long computations (trainings, kept results) one
-    after another, each in the thread that asked for it.
-
-    A server's sessions each run in their own thread. When 20 first visits on a fresh
-    machine started lesson 0's, 8's and 13's trainings together beside the language
-    model's passes, the server died of a segmentation fault inside NumPy (seen twice,
-    in a product and in ``bincount``; the cause inside the libraries was not found).
-    One long computation at a time never crashed; a visitor whose training waits sees
-    its progress bar start later.
-    """
-    return _LONG_WORK
 
 
 def one_blas_thread():
@@ -85,21 +71,47 @@ def best_time(fn, repeats: int, min_total: float = 0.0, max_calls: int = 200) ->
     return best
 
 
-def peak_memory(fn) -> tuple[object, int]:
-    """Call ``fn`` and return its result and the peak bytes allocated meanwhile.
-
-    tracemalloc sees NumPy's array allocations, so the peak includes every
-    temporary the call made, not just what it returned.
-    """
-    was_tracing = tracemalloc.is_tracing()
-    if not was_tracing:
-        tracemalloc.start()
-    tracemalloc.reset_peak()
-    base, _ = tracemalloc.get_traced_memory()
+def _peaks_here(calls, keep_results: bool) -> list[tuple[object, int]]:
+    """Each ``fn(*args)`` of ``calls`` in turn, with tracemalloc on: its result (or
+    None) and the peak bytes it allocated above what was allocated when it began."""
+    tracemalloc.start()
     try:
-        result = fn()
-        _, peak = tracemalloc.get_traced_memory()
+        found = []
+        for fn, args in calls:
+            tracemalloc.reset_peak()
+            base, _ = tracemalloc.get_traced_memory()
+            result = fn(*args)
+            _, peak = tracemalloc.get_traced_memory()
+            found.append((result if keep_results else None, peak - base))
+            del result
+        return found
     finally:
-        if not was_tracing:
-            tracemalloc.stop()
-    return result, peak - base
+        tracemalloc.stop()
+
+
+def peak_memories(calls, keep_results: bool = True) -> list[tuple[object, int]]:
+    """For each ``(fn, args)`` of ``calls``: the result of ``fn(*args)`` (None unless
+    ``keep_results``) and the peak bytes allocated during the call.
+
+    The calls run one after another in a new Python process whose only thread is
+    theirs, so the peak is the call's own: tracemalloc (which sees NumPy's array
+    allocations, every temporary included) counts the allocations of every thread of a
+    process, which in a server are other visitors' sessions too. Starting and stopping
+    it while other threads allocate can also crash the process: NumPy allocates without
+    holding the GIL, and CPython 3.11's tracemalloc does not guard that against
+    ``tracemalloc.stop()``. A server with 20 first visits died of it, inside NumPy.
+
+    ``fn`` and ``args`` go to the new process by pickle, so ``fn`` is a function
+    defined at a module's top level (not a lambda). Starting the process takes about
+    half a second: measure a batch in one call.
+    """
+    calls = [(fn, tuple(args)) for fn, args in calls]
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as child:
+        return child.submit(_peaks_here, calls, keep_results).result()
+
+
+def peak_memory(fn, *args) -> tuple[object, int]:
+    """The result of ``fn(*args)`` and the peak bytes allocated during the call, measured
+    in a new process (:func:`peak_memories`)."""
+    return peak_memories([(fn, args)])[0]

@@ -22,7 +22,7 @@ import numpy as np
 from attncore.attention import scaled_dot_product_attention
 from attncore.cost.head_loop import textbook_attention
 from attncore.cost.lean import lean_attention
-from attncore.measure import best_time, one_blas_thread, peak_memory
+from attncore.measure import best_time, one_blas_thread, peak_memories
 
 
 def matmul_gflops(n: int, repeats: int) -> float:
@@ -49,13 +49,13 @@ def main(argv=None) -> None:
             H, d_k = args.heads, args.d_k
             q, k, v = (rng.standard_normal((H, T, d_k)) for _ in range(3))
             flops = 4 * H * T * T * d_k
-            forms = {
-                "lean": lambda q=q, k=k, v=v: lean_attention(q, k, v),
-                "readable": lambda q=q, k=k, v=v: scaled_dot_product_attention(q, k, v),
-                "loop": lambda q=q, k=k, v=v: textbook_attention(q, k, v),
-            }
-            seconds = {name: best_time(fn, args.repeats) for name, fn in forms.items()}
-            peaks = {name: peak_memory(fn)[1] for name, fn in forms.items()}
+            forms = {"lean": lean_attention, "readable": scaled_dot_product_attention,
+                     "loop": textbook_attention}
+            seconds = {name: best_time(lambda fn=fn, q=q, k=k, v=v: fn(q, k, v),
+                                       args.repeats)
+                       for name, fn in forms.items()}
+            peaks = dict(zip(forms, [peak for _, peak in peak_memories(
+                [(fn, (q, k, v)) for fn in forms.values()], keep_results=False)], strict=True))
             weights_bytes = H * T * T * 8
             w, out = lean_attention(q, k, v)
             trace = scaled_dot_product_attention(q, k, v)

@@ -9,9 +9,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._checks import whole_number
-from ..measure import peak_memory
+from ..measure import peak_memories
 from .counts import check_cost_size
 from .lean import lean_attention
+
+
+def lean_output(q, k, v) -> np.ndarray:
+    """The output of :func:`lean_attention` (which also makes the whole weights)."""
+    return lean_attention(q, k, v)[1]
 
 
 def chunked_attention(q, k, v, chunk: int) -> np.ndarray:
@@ -59,7 +64,7 @@ def chunk_experiment(n: int, heads: int, d_k: int, chunk: int,
     chunk = whole_number(chunk, "chunk", 1, n)
     check_cost_size(n, heads)
     q, k, v = (rng.standard_normal((heads, n, d_k)) for _ in range(3))
-    full, full_peak = peak_memory(lambda: lean_attention(q, k, v)[1])
-    parts, chunk_peak = peak_memory(lambda: chunked_attention(q, k, v, chunk))
+    (full, full_peak), (parts, chunk_peak) = peak_memories(
+        [(lean_output, (q, k, v)), (chunked_attention, (q, k, v, chunk))])
     return ChunkExperiment(n, heads, d_k, chunk, float(np.max(np.abs(full - parts))),
                            full_peak, chunk_peak)

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._checks import whole_number
 from ..attention import check_qkv, scaled_dot_product_attention
-from ..measure import best_time, one_blas_thread, peak_memory
+from ..measure import best_time, one_blas_thread, peak_memories
 
 
 @dataclass(frozen=True)
@@ -168,22 +168,24 @@ def tiled_memory(ns, d: int, block: int, rng: np.random.Generator) -> TiledMemor
     ns = np.array([whole_number(int(n), "n", 1, 4096) for n in ns])
     d = whole_number(d, "d", 1, 256)
     block = whole_number(block, "block", 1, 4096)
-    plain_peak, tiled_peak, plain_t, tiled_t, diff = [], [], [], [], 0.0
+    inputs = [(*(rng.standard_normal((n, d)) for _ in range(3)), min(block, int(n)))
+              for n in ns]
+    plain = peak_memories([(_plain, (q, k, v)) for q, k, v, _ in inputs])
+    tiled = peak_memories([(_tiled, (q, k, v, b)) for q, k, v, b in inputs])
+    plain_peak, tiled_peak = [peak for _, peak in plain], [peak for _, peak in tiled]
+    diff = max(float(np.max(np.abs(p - t)))
+               for (p, _), (t, _) in zip(plain, tiled, strict=True))
+    plain_t, tiled_t = [], []
     with one_blas_thread():
-        for n in ns:
-            q, k, v = (rng.standard_normal((n, d)) for _ in range(3))
-            b = min(block, int(n))
-            plain, peak = peak_memory(lambda q=q, k=k, v=v: scaled_dot_product_attention(
-                q, k, v).output)
-            tiled, tpeak = peak_memory(lambda q=q, k=k, v=v, b=b: _tiled(q, k, v, b))
-            plain_peak.append(peak)
-            tiled_peak.append(tpeak)
-            diff = max(diff, float(np.max(np.abs(plain - tiled))))
-            plain_t.append(best_time(lambda q=q, k=k, v=v: scaled_dot_product_attention(
-                q, k, v).output, 2))
+        for q, k, v, b in inputs:
+            plain_t.append(best_time(lambda q=q, k=k, v=v: _plain(q, k, v), 2))
             tiled_t.append(best_time(lambda q=q, k=k, v=v, b=b: _tiled(q, k, v, b), 2))
     return TiledMemory(ns, d, block, np.array(plain_peak), np.array(tiled_peak),
                        np.array(plain_t), np.array(tiled_t), diff)
+
+
+def _plain(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
+    return scaled_dot_product_attention(q, k, v).output
 
 
 def _tiled(q: np.ndarray, k: np.ndarray, v: np.ndarray, block: int) -> np.ndarray:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._checks import whole_number
-from ..measure import best_time, one_blas_thread, peak_memory
+from ..measure import best_time, one_blas_thread, peak_memories
 from .counts import check_cost_size
 from .lean import lean_attention
 
@@ -149,8 +149,8 @@ def measure_growth(ns, heads: int, d_k: int, rounds: int, rng: np.random.Generat
                                                 1, min_total=min_round, max_calls=50)
             if progress is not None:
                 progress((r + 1) / rounds)
-        peaks = np.array([peak_memory(lambda qkv=qkv: lean_attention(*qkv))[1]
-                          for qkv in inputs])
+    peaks = np.array([peak for _, peak in peak_memories(
+        [(lean_attention, qkv) for qkv in inputs], keep_results=False)])
     fit = ns >= fit_from if np.count_nonzero(ns >= fit_from) >= 2 else np.ones(ns.size, bool)
     per_round = [growth_exponent(ns[fit], row[fit]) for row in round_seconds]
     seconds = round_seconds.min(axis=0)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._checks import whole_number
-from ..measure import one_at_a_time, one_blas_thread
+from ..measure import one_blas_thread
 from .optim import AdamState, adam_step
 
 
@@ -131,7 +131,7 @@ def train(
     state = AdamState()
     losses = np.zeros(steps)
     measures, times = [], []
-    with one_at_a_time(), one_blas_thread():
+    with one_blas_thread():
         start = time.perf_counter()
         for step in range(steps + 1):
             if step in measured_at:

@@ -28,7 +28,6 @@ import faulthandler
 import importlib
 import importlib.util
 import logging
-import os
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -36,10 +35,6 @@ from pathlib import Path
 from attncore import measure
 
 ROOT = Path(__file__).resolve().parents[2]
-
-# Arrow (which Streamlit uses to send tables) on the C library's allocator, set before
-# Arrow is first imported: see one_thread_each().
-os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 
 
 def page_imports(root: Path = ROOT) -> list[str]:
@@ -121,28 +116,10 @@ def one_blas_thread_for_good() -> None:
 
     The lessons' small products and timings run on one thread (OpenBLAS's threads
     spin against other work on 2 cores), each inside ``attncore.measure.one_blas_thread``.
-    Entering and leaving such a context calls OpenBLAS's set-threads function for the
-    whole process while other visitors' sessions may be inside a product, and OpenBLAS
-    then crashes: with 20 first visits at once, a server died of a segmentation fault in
-    lesson 0's training while lesson 7's timing context closed. With one thread set once
-    here, those contexts do nothing.
+    The count is the whole process's, and each visitor's session is a thread of the
+    server: set once here, no session's context changes it under another's product.
     """
     measure.pin_one_blas_thread()
-    one_thread_each()
-
-
-def one_thread_each() -> None:
-    """Arrow's own thread pools down to one thread, and its allocator the C library's.
-
-    With 20 first visits at once on a fresh machine a server died of segmentation faults
-    inside NumPy while Streamlit converted tables with Arrow in other sessions' threads
-    (cause not found); a process whose libraries each keep to one thread of their own
-    leaves the sessions' threads as the only concurrency.
-    """
-    import pyarrow
-
-    pyarrow.set_cpu_count(1)
-    pyarrow.set_io_thread_count(1)
 
 
 def prepare(say: Callable[[str], None] = print) -> float:

@@ -28,10 +28,10 @@ def test_lean_attention_holds_little_more_than_the_weights_at_1024_tokens():
     H, T, d_k = 4, 1024, 64
     rng = np.random.default_rng(0)
     q, k, v = (rng.standard_normal((H, T, d_k)) for _ in range(3))
-    (weights, _), peak = measure.peak_memory(lambda: cost.lean_attention(q, k, v))
+    (weights, _), peak = measure.peak_memory(cost.lean_attention, q, k, v)
     assert weights.nbytes == H * T * T * 8  # 32 MiB
     assert weights.nbytes <= peak <= 1.3 * weights.nbytes
-    _, plain_peak = measure.peak_memory(lambda: plain(q, k, v))
+    _, plain_peak = measure.peak_memory(plain, q, k, v)
     assert plain_peak > 2 * weights.nbytes  # the readable form keeps its intermediates
 
 
@@ -57,7 +57,7 @@ def test_chunk_experiment_same_output_a_fraction_of_the_memory():
 
 
 def test_peak_memory_sees_numpy_allocations():
-    result, peak = measure.peak_memory(lambda: np.ones(1_000_000))  # 8,000,000 bytes
+    result, peak = measure.peak_memory(np.ones, 1_000_000)  # 8,000,000 bytes
     assert result.shape == (1_000_000,) and 8_000_000 <= peak < 8_100_000
 
 
@@ -212,3 +212,25 @@ def test_every_chunk_on_the_page_gives_the_output_to_rounding(heads, d_k):
     for chunk in (16, 64, 256, 512):
         result = cost.chunk_experiment(512, heads, d_k, chunk, np.random.default_rng(0))
         assert result.max_difference <= 1e-14
+
+
+def test_peak_memory_is_the_calls_own_while_other_threads_allocate():
+    # A server's other sessions allocate while a lesson measures: 40 MB arrays made and
+    # dropped in a loop by another thread must not enter the 8,000,000 bytes of np.ones.
+    import threading
+
+    stop = threading.Event()
+
+    def allocate() -> None:
+        while not stop.is_set():
+            np.ones(5_000_000).sum()  # 40,000,000 bytes each time
+
+    other = threading.Thread(target=allocate)
+    other.start()
+    try:
+        results = measure.peak_memories([(np.ones, (1_000_000,))] * 3, keep_results=False)
+    finally:
+        stop.set()
+        other.join()
+    assert [result for result, _ in results] == [None] * 3
+    assert all(8_000_000 <= peak < 8_100_000 for _, peak in results)
