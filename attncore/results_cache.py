@@ -27,6 +27,7 @@ import json
 import os
 import pickle
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -76,13 +77,20 @@ def _module_path(name: str, root: Path) -> Path | None:
     return None
 
 
+# CPython 3.11's ast.parse is not safe in two threads at once (it can raise "SystemError:
+# AST constructor recursion depth mismatch"), and a server's sessions are threads.
+_PARSING = threading.Lock()
+
+
 @functools.lru_cache(maxsize=1024)
 def _parsed(path: str, stamp: tuple[int, ...]) -> tuple[bytes, tuple]:
     """The sha256 of a source file and its import statements, each as (level, module,
     names); read again whenever the file changes (any write changes its ``stamp``)."""
     source = Path(path).read_bytes()
     found = []
-    for node in ast.walk(ast.parse(source, filename=path)):  # imports in functions too
+    with _PARSING:
+        tree = ast.parse(source, filename=path)
+    for node in ast.walk(tree):  # imports in functions too
         if isinstance(node, ast.Import):
             found += [(0, alias.name, ()) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):

@@ -10,6 +10,9 @@ needs done. Measured here, that work made a lesson's first run on a fresh server
   pages.ui), found in the pages' own import lines, so a new lesson is covered by itself;
 - the two models, read from their caches on disk (on a machine's very first start they
   are converted once, which the terminal reports as it goes);
+- the kept results' versions, hashed from their modules' sources, so that no visit
+  parses a source while another session's thread does (CPython 3.11's parser is not safe
+  in two threads at once);
 - the measurements a first visit would otherwise wait for: lesson 7's timings and lesson
   11's KV-cache comparison at their defaults (each caption says when it was measured).
 
@@ -32,7 +35,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
-from attncore import measure
+from attncore import measure, results_cache
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -132,6 +135,8 @@ def prepare(say: Callable[[str], None] = print) -> float:
         _step(say, "libraries the pages import",
               lambda: [importlib.import_module(name) for name in page_imports()])
         _models(say)
+        _step(say, "the kept results' versions (each a hash of its modules' sources)",
+              results_cache.versions)
         _step(say, "lesson 7's timings at its defaults", _cost_timings)
         _step(say, "lesson 11's KV-cache comparison at its defaults", _kv_cache_comparison)
     seconds = time.perf_counter() - start

@@ -12,9 +12,10 @@ import numpy as np
 from conftest import assert_no_exception, open_page, text_of
 from threadpoolctl import threadpool_info
 
-from attncore import cost
+from attncore import cost, results_cache
 from attncore.lm import inference as inf
 from pages.ui import server_start, timings
+from pages.ui.lessons import LESSONS
 from pages.ui.lm import CACHE_PROMPT, CACHE_STEPS
 from tests.model_marks import needs_smollm
 
@@ -102,9 +103,18 @@ def test_lesson_11_s_first_visit_shows_the_comparison_the_server_measured(monkey
     server_start.prepare(said.append)
     steps = [line.split(":")[0].strip() for line in said[1:-1]]
     assert steps == ["libraries the pages import", "SmolLM2 (lessons 10 to 12)",
-                     "all-MiniLM-L6-v2 (lesson 9)", "lesson 7's timings at its defaults",
+                     "all-MiniLM-L6-v2 (lesson 9)",
+                     "the kept results' versions (each a hash of its modules' sources)",
+                     "lesson 7's timings at its defaults",
                      "lesson 11's KV-cache comparison at its defaults"], said
     assert said[-1].startswith("Attention Lab: ready in ")
+    # The versions were read at the start: a visit asking for one parses no source, so
+    # no two sessions' threads run Python's parser at once.
+    def no_parsing(*args, **kwargs):
+        raise AssertionError("a source was parsed after the server's start")
+
+    monkeypatch.setattr(results_cache.ast, "parse", no_parsing)
+    assert set(results_cache.versions()) == set(results_cache.RESULTS)
     # one BLAS thread for good: the lessons' one_blas_thread contexts then never set
     # OpenBLAS's thread count under another session's product
     assert {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"} == {1}
@@ -132,3 +142,23 @@ def test_a_step_that_fails_is_left_to_its_page(monkeypatch):
     assert ("  lesson 11's KV-cache comparison at its defaults: skipped (ValueError: the files "
             "fail their checks)") in said
     assert said[-1].startswith("Attention Lab: ready in ")
+
+
+def test_no_page_relies_on_streamlit_magic():
+    # The server runs with magic off (its parser is not safe in two threads at once in
+    # CPython 3.11): a bare value on its own line would then show nothing, so no page has
+    # one. Calls are never written by magic anyway; docstrings are not shown.
+    import tomllib
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert config["runner"]["magicEnabled"] is False
+    scripts = [ROOT / "dashboard.py", *sorted((ROOT / "pages").glob("*.py"))]
+    bare = []
+    for script in scripts:
+        for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
+            value = getattr(node, "value", None)
+            shown = not isinstance(value, ast.Call | ast.Yield) and not (
+                isinstance(value, ast.Constant) and isinstance(value.value, str))
+            if isinstance(node, ast.Expr) and shown:
+                bare.append(f"{script.name}:{node.lineno}")
+    assert len(scripts) == len(LESSONS) + 1 and bare == []
