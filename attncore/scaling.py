@@ -369,6 +369,9 @@ class ScalingCurves:
         Mean over trials, keyed by scaling name.
     max_entropy : float
         ln T_k (T_k = ``n_keys``).
+    max_weight_se : dict of str -> ndarray (m,)
+        Standard error of each mean max weight: the trials' sample standard deviation
+        over √trials (0 for a single trial).
     """
 
     d_ks: np.ndarray
@@ -378,6 +381,7 @@ class ScalingCurves:
     entropy: dict
     jacobian_norm: dict
     max_entropy: float
+    max_weight_se: dict
 
 
 def scaling_curves(d_ks, n_keys: int, trials: int, rng: np.random.Generator,
@@ -397,7 +401,7 @@ def scaling_curves(d_ks, n_keys: int, trials: int, rng: np.random.Generator,
         raise ValueError("d_k × n_keys × trials is too large for one run; use fewer trials")
     sigma = np.sqrt(sigma2)
     stats = {m: {name: np.empty(d_ks.size) for name in SCALINGS}
-             for m in ("max_weight", "entropy", "jacobian_norm")}
+             for m in ("max_weight", "entropy", "jacobian_norm", "max_weight_se")}
     for i, d_k in enumerate(d_ks):
         d_k = whole_number(int(d_k), "d_k", 1, 4096)
         q = rng.standard_normal((trials, 1, d_k)) * sigma  # (trials, 1, d_k)
@@ -405,7 +409,10 @@ def scaling_curves(d_ks, n_keys: int, trials: int, rng: np.random.Generator,
         raw = (q @ np.swapaxes(k, -1, -2))[:, 0, :]  # (trials, T_k)
         for name in SCALINGS:
             w = softmax(raw * resolve_scale(name, d_k))  # (trials, T_k)
-            stats["max_weight"][name][i] = analysis.max_weight(w).mean()
+            top = analysis.max_weight(w)
+            stats["max_weight"][name][i] = top.mean()
+            stats["max_weight_se"][name][i] = (
+                top.std(ddof=1) / np.sqrt(trials) if trials > 1 else 0.0)
             stats["entropy"][name][i] = analysis.entropy(w).mean()
             stats["jacobian_norm"][name][i] = analysis.jacobian_norm(w).mean()
     return ScalingCurves(d_ks=d_ks, n_keys=n_keys, trials=trials,

@@ -30,7 +30,7 @@ from pages.ui.figures import (
 from pages.ui.glossary import term_link
 from pages.ui.layout import bad_input_stops_page, bullet_list, practice_questions, show_figure
 from pages.ui.live import offer_downloads
-from pages.ui.numbers import number_text, significant_text
+from pages.ui.numbers import below_text, number_text, significant_text
 from pages.ui.page import Page, lesson_page
 from pages.ui.panels import side_by_side
 
@@ -143,7 +143,7 @@ def keys_and_curves(page: Page, d_k: int, sigma2: float, seed: int, results: dic
         {LABEL[name]: [max_weight_text(sat[name]),  # never a false 1.000
                        f"{number_text(sat[name].entropy, 3)} of "
                        f"{number_text(sat[name].max_entropy, 3)}",
-                       f"{number_text(sat[name].effective_keys, 2)} of {n_keys}",
+                       f"{below_text(sat[name].effective_keys, n_keys)} of {n_keys}",
                        significant_text(sat[name].jacobian_norm, 3)]
          for name in ex.SCALINGS},
         index=["max weight", "entropy (of ln T_k)", "effective keys e^entropy",
@@ -272,9 +272,11 @@ def closing_notes(page: Page) -> None:
         "32-fold. As d_k grows, the mean max weight without scaling tends to 1 and its mean "
         "Jacobian norm to 0 (section 3 draws both), while 1/√d_k keeps the scores' standard "
         "deviation at σ².",
-        "Set σ² = 4: the variance of qᵀk/√d_k becomes σ⁴ = 16 (standard deviation 4), and "
-        "with 2 keys or more the 1/√d_k panel of section 2 is sharper than at σ² = 1 (the same "
-        "draws, every score 4 times larger): dividing by √d_k corrects for d_k, not for σ². "
+        "Set σ² = 4: the variance of qᵀk/√d_k becomes σ⁴ = 16 (standard deviation 4). "
+        "Section 3 draws the same numbers, each component twice as large, so every score is 4 "
+        "times larger, and with 2 keys or more its mean max weight with 1/√d_k is higher at "
+        "every d_k than at σ² = 1 (section 2 picks its typical query afresh, which may be "
+        "another draw): dividing by √d_k corrects for d_k, not for σ². "
         "The scaled scores have variance about 1 only when the components of q and k have "
         "variance about 1. In the original Transformer, and in models such as SmolLM2, "
         f"q = x W_Q and k = x W_K: {term_link('layer-norm', 'LayerNorm')} (or RMSNorm) "

@@ -224,7 +224,9 @@ def closing_notes(page: Page) -> None:
         "Chunking changes the memory, not the answer: the difference is rounding (or 0).",
         "Vectorising over heads removes a fixed cost per head; the arithmetic is the same, "
         "so it matters most where heads are small and many.",
-        "A timing is a measurement: the page says how much the rounds disagreed.",
+        "A timing is a measurement: the page says how much its rounds disagreed, which is "
+        "the noise within one measurement. The same call measured at another moment can "
+        "differ by more: other work on the machine comes and goes.",
     ])
     st.subheader("The formulas")
     st.latex(r"\text{multiply-adds} = \underbrace{2\, H\, n^2 d_k}_{Q K^\top \text{ and "

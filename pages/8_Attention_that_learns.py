@@ -206,10 +206,13 @@ def alignment_section(page: Page):
     its curves. Returns the run and the trained alignment (matrix, rows, columns) of the
     sentence shown, or (None, None) before Train."""
     st.header("2 · Alignment that emerges from the translation loss")
+    phrase = al.DISPLAY[0].split()[:3]  # det adj noun
     st.markdown(
         "A toy English → French task: *det [adj] noun verb det [adj] noun*, translated word "
-        "for word except that each adjective moves after its noun (*the big dog* → *le chien "
-        "grand*). The encoder-decoder sees only sentence pairs: no one tells it which source "
+        "for word except that each adjective moves after its noun, as French does with these "
+        "adjectives "
+        f"(*{' '.join(phrase)}* → *{' '.join(al.translate_words(phrase)[0])}*). The "
+        "encoder-decoder sees only sentence pairs: no one tells it which source "
         "word a French word comes from. Decoder state = previous French word + position; "
         f"output from [state; context]; d = {AlignmentConfig.d_model}; AdamW with weight "
         f"decay {AlignmentConfig.weight_decay:g}.")

@@ -1,10 +1,11 @@
 r"""Alignment that emerges: a toy English -> French attention encoder-decoder.
 
 The task: ``det [adj] noun verb det [adj] noun`` in English becomes the French word
-for word, except that each adjective follows its noun ("the big dog sees a cat" ->
-"le chien grand voit un chat"). About a third of the target words are moved, so the
-alignment has crossings. The model is trained on the translation loss alone; nothing
-tells it which source word a target word comes from.
+for word, except that each adjective follows its noun ("the black dog sees a cat" ->
+"le chien noir voit un chat"), as these adjectives (colours, a feeling) do in French; the
+nouns are masculine and begin with a consonant, so no article changes form. About a third
+of the target words are moved, so the alignment has crossings. The model is trained on
+the translation loss alone; nothing tells it which source word a target word comes from.
 
 Model (d = ``d_model``):
 encoder state :math:`h_s = E_{src}[x_s] + P_{src}[s]`; decoder state
@@ -37,15 +38,15 @@ from .run import Measure, TrainingRun, check_run_settings, train
 
 DICTIONARY = {
     "the": "le", "a": "un", "this": "ce", "my": "mon",
-    "big": "grand", "small": "petit", "old": "vieux", "red": "rouge", "green": "vert",
+    "black": "noir", "white": "blanc", "grey": "gris", "red": "rouge", "green": "vert",
     "happy": "heureux",
-    "cat": "chat", "dog": "chien", "bird": "oiseau", "man": "homme", "fish": "poisson",
+    "cat": "chat", "dog": "chien", "duck": "canard", "boy": "garçon", "fish": "poisson",
     "horse": "cheval", "wolf": "loup",
     "sees": "voit", "eats": "mange", "likes": "aime", "follows": "suit", "finds": "trouve",
     "wants": "veut",
 }
-DETS, ADJS = ("the", "a", "this", "my"), ("big", "small", "old", "red", "green", "happy")
-NOUNS = ("cat", "dog", "bird", "man", "fish", "horse", "wolf")
+DETS, ADJS = ("the", "a", "this", "my"), ("black", "white", "grey", "red", "green", "happy")
+NOUNS = ("cat", "dog", "duck", "boy", "fish", "horse", "wolf")
 VERBS = ("sees", "eats", "likes", "follows", "finds", "wants")
 PAD, BOS, EOS = "<pad>", "<s>", "</s>"
 SOURCE_VOCAB = (PAD, EOS, *DICTIONARY)
@@ -55,9 +56,9 @@ TARGET_ID = {w: i for i, w in enumerate(TARGET_VOCAB)}
 MAX_LEN = 8  # 7 words and the end mark
 KINDS = ("additive", "general")
 DISPLAY = (
-    "the big dog sees a red cat",
-    "my old horse likes the fish",
-    "a cat eats this small bird",
+    "the black dog sees a red cat",
+    "my grey horse likes the fish",
+    "a cat eats this white duck",
 )
 
 

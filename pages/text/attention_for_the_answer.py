@@ -502,8 +502,10 @@ def looks_lines(looks: np.ndarray, heads: np.ndarray, first_token: np.ndarray,
     idle = lookers & (np.abs(heads) < SMALL)
     sinks = first_token >= LOOKS
     best_l, best_h, _ = top[0]
-    varies = looks.std() > 0 and heads.std() > 0  # else the correlation is undefined
-    r = float(np.corrcoef(looks.ravel(), heads.ravel())[0, 1]) if varies else 0.0
+    r = _correlation(looks.ravel(), heads.ravel())
+    others = np.ones(looks.shape, bool)
+    others[best_l, best_h] = False
+    r_others = _correlation(looks[others], heads[others])
     lines = [
         f"L{best_l + 1} H{best_h + 1}, the head that restores most, puts "
         f"{number_text(looks[best_l, best_h], 2)} of the last token's attention on "
@@ -519,9 +521,27 @@ def looks_lines(looks: np.ndarray, heads: np.ndarray, first_token: np.ndarray,
             "first; here only the last token's row counts)" + (
                 f"; their recoveries lie between {number_text(heads[sinks].min(), 2)} and "
                 f"{number_text(heads[sinks].max(), 2)}." if sinks.any() else "."))
-    lines.append(f"Across all {heads.size} heads the correlation between looking and restoring "
-                 f"(patched alone) is r = {number_text(r, 2)}.")
+    said = f"Across all {heads.size} heads the correlation between looking and restoring " \
+        "(patched alone) is "
+    if r is None:
+        lines.append(said + "undefined: " + ("no head looks more than another."
+                                             if looks.std() == 0 else
+                                             "every head restores the same."))
+    elif r_others is None:
+        lines.append(said + f"r = {number_text(r, 2)}.")
+    else:
+        lines.append(said + f"r = {number_text(r, 2)}; without L{best_l + 1} H{best_h + 1} it "
+                     f"is {number_text(r_others, 2)}"
+                     + (": that one head makes most of it." if abs(r_others) < abs(r) / 2
+                        else "."))
     return lines
+
+
+def _correlation(x: np.ndarray, y: np.ndarray) -> float | None:
+    """Pearson's r of x and y; None when either does not vary (r is then undefined)."""
+    if x.size < 2 or x.std() == 0 or y.std() == 0:
+        return None
+    return float(np.corrcoef(x, y)[0, 1])
 
 
 def idle_text(n_lookers: int, n_idle: int) -> str:

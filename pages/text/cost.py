@@ -164,4 +164,9 @@ def loop_text(here: cost.LoopExperiment, many: cost.LoopExperiment) -> str:
                  f"setting's {here.speedup:.2f}×, but their rounds overlap {ranges}, so this "
                  "run does not settle which is larger: other work on the machine may have "
                  "disturbed it; press “Measure again”.")
-    return text + " On a GPU the loop would also launch H times as many small kernels."
+    text += " On a GPU the loop would also launch H times as many small kernels."
+    return text + (f" Your setting's vectorised call is the call section 1 times at "
+                   f"n = {here.n} (when its largest n reaches {here.n}), measured again at "
+                   "another moment: its best time here need not match section 1's, and may "
+                   "differ by more than either measurement's rounds disagree, since other "
+                   "work on the machine comes and goes.")

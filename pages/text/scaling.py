@@ -13,6 +13,7 @@ from attncore.analysis import NEARLY_ONE_HOT, effective_keys
 from attncore.scaling import weight_focus
 from pages.ui.glossary import term_link
 from pages.ui.numbers import (
+    below_text,
     difference_text,
     exact_text,
     number_text,
@@ -166,8 +167,21 @@ def curves_sentence(cv: ex.ScalingCurves) -> str:
         f"{moves(none_j, 'norm')}{peak_said}. With 1/d_k the mean max weight "
         f"{moves(cv.max_weight['dk'], 'weight')}, against 1/T_k {uniform} for "
         f"uniform weights. With 1/√d_k it stays between {number_text(sqrt_w.min(), 3)} and "
-        f"{number_text(sqrt_w.max(), 3)} at every d_k shown."
+        f"{number_text(sqrt_w.max(), 3)} at every d_k shown. {noise_text(cv)}"
     )
+
+
+def noise_text(cv: ex.ScalingCurves) -> str:
+    """How far a point of section 3 may move by sampling alone: its standard error, and
+    the difference between two points that sampling alone makes about 1 time in 20
+    (1.96 · √2 standard errors, the points being independent draws)."""
+    se = float(np.max(cv.max_weight_se["sqrt_dk"]))
+    if cv.trials < 2:
+        return "A single trial per point gives no measure of sampling noise."
+    return (f"Each point is a mean over {cv.trials} queries, with a standard error of up to "
+            f"{significant_text(se, 2)} for the max weight with 1/√d_k: two points that "
+            f"differ by less than about {significant_text(1.96 * np.sqrt(2) * se, 2)} may "
+            "differ by sampling alone. More trials per point narrow this.")
 
 
 def temperature_text(weights: np.ndarray, temperature: float, d_k: int) -> str:
@@ -176,7 +190,7 @@ def temperature_text(weights: np.ndarray, temperature: float, d_k: int) -> str:
     return (f"One query against T_k = {n_keys} keys at d_k = {d_k} (σ² = 1), its scores "
             "scaled by 1/√d_k as in section 2, then divided by τ. At "
             f"τ = {temperature:g} the largest weight is {number_text(weights.max(), 3)} and "
-            f"the weight is spread over {number_text(effective_keys(weights), 2)} effective "
+            f"the weight is spread over {below_text(effective_keys(weights), n_keys)} effective "
             f"keys of {n_keys}.")
 
 
@@ -207,5 +221,5 @@ def temperature_ends(scores: np.ndarray, sweep: np.ndarray, temperatures: list[f
     flat = (f" A high τ flattens the weights towards uniform: at τ = {high:g} they lie between "
             f"{number_text(sweep[-1].min(), 3)} and {number_text(sweep[-1].max(), 3)}, around "
             f"1/{n_keys} = {number_text(1 / n_keys, 3)}, spread over "
-            f"{number_text(effective_keys(sweep[-1]), 2)} effective keys of {n_keys}.")
+            f"{below_text(effective_keys(sweep[-1]), n_keys)} effective keys of {n_keys}.")
     return sharp + hard + flat

@@ -67,7 +67,8 @@ def trained_text(trained: dict[str, TrainedAlignment]) -> str:
     return (
         "The random matrices above have learned nothing. These two were **trained** (lesson "
         f"8's model, seed {first.seed}, each for {first.steps} AdamW steps) on a toy "
-        "English → French task in which each adjective moves after its noun, from the "
+        "English → French task in which each adjective moves after its noun (as French does "
+        "with the toy's adjectives, colours and *heureux*), from the "
         "translation loss alone: encoder state = word + position, decoder state = previous "
         f"French word + position, d = {first.d_model}. With no recurrent network, that "
         "decoder state is the same for both, so the two differ only in their score. "

@@ -137,8 +137,10 @@ def closing_notes(moving: str) -> None:
         moving,
         "The residual grid shows information *moving* between positions, and only attention "
         "can move it: the layers where it moves point to the heads to look at.",
-        "Direct attribution and patching answer different questions: what a head writes "
-        "into the answer, and what the answer needs from it.",
+        "Direct attribution, patching and the knockout answer different questions: what a "
+        "head writes into the answer; whether a part's clean output, patched alone into the "
+        "corrupted run, is enough to restore it; and what the clean run needs: how far "
+        "knocking a part out lowers p(answer).",
     ])
     bullet_list("Try this", [
         "Pick another capital: does the same head carry the answer?",

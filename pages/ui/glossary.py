@@ -70,11 +70,13 @@ SYMBOLS = (
          "$\\sqrt{d_k}$); a row of it is written s. Rows are queries, columns are keys, as "
          "in every figure here. Where a lesson follows its papers' letters: in lesson 13 S "
          "is the state of linear attention; in lessons 0 and 6 s is a source position and "
-         "$s_t$ the decoder's state (Bahdanau et al.'s names).", 1),
+         "$s_t$ the decoder's state (Bahdanau et al.'s letter for the state, Luong et al.'s "
+         "letters t and s for the steps).", 1),
     Term("weights", "α, w — attention weights",
          "The softmax of a row of scores: non-negative, summing to 1 over the keys a "
          "query may attend to. Lesson 1 writes $w_{ij}$ and the matrix of them W, lessons 0 "
-         "and 6 $α_{ts}$ (output step t, source position s) as Bahdanau et al. do. Where a "
+         "and 6 $α_{ts}$ (output step t, source position s: Luong et al.'s letters; Bahdanau "
+         "et al. write $α_{ij}$). Where a "
          "lesson follows its papers' letters: in lesson 13 $α_t$ is Gated DeltaNet's decay; "
          "in lesson 11 W is the size of a sliding window.", 1),
     Term("L", "L — number of layers", "The number of Transformer blocks in a model.", 9),
@@ -115,7 +117,8 @@ TERMS = (
     Term("softmax", "Softmax",
          "$\\mathrm{softmax}(s)_j = e^{s_j} / \\sum_{j'} e^{s_{j'}}$: turns any real scores "
          "into weights that are positive and sum to 1, keeping their order (e is Euler's "
-         "number; lesson 0 writes Bahdanau et al.'s scores $e_{ts}$, and the exponential "
+         "number; lesson 0 writes the scores $e_{ts}$, Bahdanau et al.'s $e_{ij}$, and the "
+         "exponential "
          "exp).", 1),
     Term("one-hot", "One-hot",
          "A row of weights with 1 on one key and 0 on every other. In exact arithmetic a "
@@ -185,8 +188,9 @@ TERMS = (
     Term("alibi", "ALiBi",
          "Adds $-m \\cdot |i - j|$ to each score, with a fixed slope m per head: nearby "
          "keys are favoured, more steeply in some heads than in others. The paper uses it "
-         "with a causal mask (only $j ≤ i$). In lessons 10 and 11 m is instead the largest "
-         "score, subtracted before a softmax (the online softmax's running maximum).", 5),
+         "with a causal mask (only $j ≤ i$). In lessons 3, 10 and 11 m is instead a row's "
+         "largest score, subtracted before a softmax (in lessons 10 and 11 the online "
+         "softmax's running maximum).", 5),
     Term("context-vector", "Context vector c_t",
          "In an encoder-decoder, the weighted average of the encoder states that the "
          "decoder uses at output step t: $c_t = \\sum_s α_{ts} h_s$.", 6,
@@ -194,8 +198,9 @@ TERMS = (
     Term("decoder-state", "Decoder state s_t, encoder state h_s",
          "In the encoder-decoders of lessons 0 (recurrent) and 6 (a toy, not recurrent), "
          "$h_s$ is the encoder's state at source position s and $s_t$ the decoder's state "
-         "at output step t (Bahdanau et al.'s names; Luong et al. write the decoder's "
-         "$h_t$).", 6, forms=("decoder state", "encoder state", "s_t", "h_s")),
+         "at output step t (Bahdanau et al.'s letters h and s for the states, with Luong et "
+         "al.'s t and s for the steps; Bahdanau et al. write $h_j$ and $s_i$, Luong et al. "
+         "the decoder's state $h_t$).", 6, forms=("decoder state", "encoder state", "s_t", "h_s")),
     Term("multiply-add", "Multiply-add",
          "One multiplication and one addition, the unit in which this app counts the cost "
          "of matrix products: an (a × b) by (b × c) product takes $a·b·c$ of them.", 7),

@@ -100,8 +100,8 @@ def test_induction_scores_are_weights_on_the_right_keys():
 
 
 def test_french_puts_each_adjective_after_its_noun():
-    french, order = translate_words("the big dog sees a cat".split())
-    assert french == ["le", "chien", "grand", "voit", "un", "chat"]
+    french, order = translate_words("the black dog sees a cat".split())
+    assert french == ["le", "chien", "noir", "voit", "un", "chat"]
     assert order == [0, 2, 1, 3, 4, 5]
 
 

@@ -7,12 +7,12 @@ from attncore.train.alignment import DISPLAY, TrainedAlignment, trained_alignmen
 
 
 def made_up(weights: np.ndarray) -> TrainedAlignment:
-    # "the big dog sees a red cat" -> "le chien grand voit un chat rouge": adjectives move
+    # "the black dog sees a red cat" -> "le chien noir voit un chat rouge": adjectives move
     # after their nouns, so French words 1, 2, 5 and 6 come from English words 2, 1, 6, 5.
     return TrainedAlignment(
         kind="additive", weights=weights,
-        french=("le", "chien", "grand", "voit", "un", "chat", "rouge", "</s>"),
-        english=("the", "big", "dog", "sees", "a", "red", "cat", "</s>"),
+        french=("le", "chien", "noir", "voit", "un", "chat", "rouge", "</s>"),
+        english=("the", "black", "dog", "sees", "a", "red", "cat", "</s>"),
         order=(0, 2, 1, 3, 4, 6, 5), accuracy=1.0, score=1.0, steps=1, seed=0, d_model=32)
 
 

@@ -143,7 +143,7 @@ def test_many_rows_are_summarised() -> None:
     text = figures.describe_matrix(w, tokens, tokens)
     # mean of the largest weights: (7 · 0.9 + 0.5) / 8 = 6.8 / 8 = 0.85
     assert "Largest weight 0.9, query “t0” on key “t1”" in text
-    assert "is 0.85 on average (0.5 to 0.9)" in text
+    assert "is 0.85 on average (0.5, query “t7”, to 0.9)" in text
     assert text.endswith("1 of 8 put it on itself.")
 
 

@@ -87,7 +87,7 @@ def test_expensive_buttons_are_kept_from_the_fuzz():
 
 def test_lesson_6_shows_trained_scores_that_align_the_words():
     at = open_page(Path(PAGE).with_name("6_Scoring_and_seq2seq.py"))
-    order = translate_words(DISPLAY[0].split())[1]  # "the big dog ..." -> le chien grand ...
+    order = translate_words(DISPLAY[0].split())[1]  # "the black dog ..." -> le chien noir ...
     for kind in ("additive", "general"):
         weights = chart_array(at, f"s2s_fig_trained_{kind}")
         assert list(weights.argmax(axis=1)[: len(order)]) == order, kind

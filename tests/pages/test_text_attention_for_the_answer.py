@@ -288,6 +288,8 @@ def test_looking_against_mattering():
     looks, heads, first = looks_grid()
     lines = text.looks_lines(looks, heads, first, [(0, 0, 0.8)], make_pair())
     r = np.corrcoef(looks.ravel(), heads.ravel())[0, 1]  # a second method than the page's
+    r_others = np.corrcoef(looks.ravel()[1:], heads.ravel()[1:])[0, 1]  # L1 H1 is cell 0
+    ending = ": that one head makes most of it." if abs(r_others) < abs(r) / 2 else "."
     assert lines == [
         "L1 H1, the head that restores most, puts 0.90 of the last token's attention on "
         "'␣France'.",
@@ -300,11 +302,24 @@ def test_looking_against_mattering():
         "the first; here only the last token's row counts); their recoveries lie between "
         "-0.20 and 0.00.",
         f"Across all 4 heads the correlation between looking and restoring (patched alone) "
-        f"is r = {r:.2f}."]
+        f"is r = {r:.2f}; without L1 H1 it is {r_others:.2f}{ending}"]
     # no looker that moves it by less than 0.05: each of the 2 moves it by 0.05 or more
     assert text.looks_lines(looks, heads + 0.1, first, [(0, 0, 0.8)], make_pair())[1] == (
         "2 heads put at least 0.5 of it there; each moves the answer by at least 0.05 of the "
         "way when patched alone.")
+
+
+def test_one_head_that_makes_the_correlation_is_said():
+    # Three heads that look little and restore nothing, in no order, and one that looks
+    # and restores: r is high with it and, among the other three, 0 or of either sign.
+    looks = np.array([[0.9, 0.1], [0.2, 0.15]])
+    heads = np.array([[0.9, 0.01], [0.012, 0.02]])
+    line = text.looks_lines(looks, heads, np.zeros((2, 2)), [(0, 0, 0.9)], make_pair())[-1]
+    r = np.corrcoef(looks.ravel(), heads.ravel())[0, 1]  # 0.994
+    r_others = np.corrcoef([0.1, 0.2, 0.15], [0.01, 0.012, 0.02])[0, 1]  # 0.189
+    assert r > 0.9 and abs(r_others) < r / 2
+    assert line.endswith(f"is r = {r:.2f}; without L1 H1 it is {r_others:.2f}: that one "
+                         "head makes most of it.")
 
 
 def test_no_sink_line_when_the_first_token_is_the_changed_one():
@@ -317,7 +332,9 @@ def test_no_sink_line_when_the_first_token_is_the_changed_one():
 def test_a_correlation_with_a_constant_grid_is_not_a_number_shown():
     looks, heads, first = looks_grid()
     lines = text.looks_lines(np.zeros_like(looks), heads, first, [(0, 0, 0.8)], make_pair())
-    assert lines[-1].endswith("r = 0.00.") and "nan" not in " ".join(lines)
+    assert lines[-1] == ("Across all 4 heads the correlation between looking and restoring "
+                         "(patched alone) is undefined: no head looks more than another.")
+    assert "nan" not in " ".join(lines)
     assert lines[1] == "0 heads put at least 0.5 of it there."
 
 

@@ -68,7 +68,9 @@ def curves(n_keys: int, none_jacobian) -> ex.ScalingCurves:
         entropy={name: np.zeros(3) for name in ex.SCALINGS},
         jacobian_norm={"none": np.array(none_jacobian), "sqrt_dk": np.zeros(3),
                        "dk": np.zeros(3)},
-        max_entropy=float(np.log(n_keys)))
+        max_entropy=float(np.log(n_keys)),
+        max_weight_se={"none": np.zeros(3), "sqrt_dk": np.array([0.01, 0.02, 0.005]),
+                       "dk": np.zeros(3)})
 
 
 def test_the_curves_sentence_follows_the_first_and_last_points():
@@ -85,6 +87,38 @@ def test_the_curves_sentence_follows_the_first_and_last_points():
     assert "after a peak" not in text.curves_sentence(curves(4, [0.7, 0.5, 0.2]))
     assert text.curves_sentence(curves(1, [0.0, 0.0, 0.0])).startswith(
         "With a single key every weight is 1")
+
+
+def test_the_curves_sentence_says_how_far_sampling_alone_moves_a_point():
+    said = text.curves_sentence(curves(4, [0.5, 0.7, 0.2]))
+    # The largest standard error is 0.02; a difference of 1.96 · √2 · 0.02 = 0.0554 between
+    # two independent points happens about 1 time in 20 by sampling alone.
+    assert ("Each point is a mean over 10 queries, with a standard error of up to 0.02 for the "
+            "max weight with 1/√d_k: two points that differ by less than about 0.055 may "
+            "differ by sampling alone.") in said
+
+
+def test_the_standard_errors_are_those_of_the_trials():
+    # A second, simpler method: redraw the same numbers and take the standard deviation of
+    # each trial's largest weight over √trials.
+    curves_ = ex.scaling_curves([4], 8, 30, np.random.default_rng(3))
+    rng = np.random.default_rng(3)
+    q, k = rng.standard_normal((30, 1, 4)), rng.standard_normal((30, 8, 4))
+    s = (q @ k.transpose(0, 2, 1))[:, 0, :] / 2  # 1/√d_k = 1/2
+    w = np.exp(s - s.max(axis=1, keepdims=True))
+    top = (w / w.sum(axis=1, keepdims=True)).max(axis=1)
+    np.testing.assert_allclose(curves_.max_weight_se["sqrt_dk"][0],
+                               top.std(ddof=1) / np.sqrt(30), rtol=1e-12)
+
+
+def test_effective_keys_never_read_as_every_key():
+    # Weights 0.13, then seven of 0.87/7 = 0.1243: e^entropy = 7.995, which two decimals
+    # would round to 8.00, the count for exactly uniform weights.
+    w = np.array([0.13] + [0.87 / 7] * 7)
+    keys = np.exp(-(w * np.log(w)).sum())
+    assert 7.99 < keys < 7.9995
+    said = text.temperature_text(w, 20, 64)
+    assert "8.00 effective" not in said and f"{keys:.3f} effective keys of 8" in said
 
 
 def test_the_temperature_sentence_by_hand():

@@ -36,9 +36,9 @@ def test_the_alignment_sentence_counts_and_says_why():
 
 
 def trained(kind: str, weights: np.ndarray) -> TrainedAlignment:
-    # "the big dog" -> "le chien grand": French words 1 and 2 come from English 2 and 1.
-    return TrainedAlignment(kind=kind, weights=weights, french=("le", "chien", "grand", "</s>"),
-                            english=("the", "big", "dog", "</s>"), order=(0, 2, 1, 3),
+    # "the black dog" -> "le chien noir": French words 1 and 2 come from English 2 and 1.
+    return TrainedAlignment(kind=kind, weights=weights, french=("le", "chien", "noir", "</s>"),
+                            english=("the", "black", "dog", "</s>"), order=(0, 2, 1, 3),
                             accuracy=0.99, score=0.9, steps=100, seed=0, d_model=32)
 
 
@@ -46,12 +46,12 @@ def test_the_crossing_sentence_follows_which_moved_words_are_found():
     right = np.eye(4)[[0, 2, 1, 3]]
     both = {"additive": trained("additive", right), "general": trained("general", right)}
     said = text.crossing_text(both)
-    assert said == ("In both, each moved word (*chien* → *dog*, *grand* → *big*) puts its "
+    assert said == ("In both, each moved word (*chien* → *dog*, *noir* → *black*) puts its "
                     "largest weight on its English word: the crossings emerged without any "
                     "alignment labels.")
     one = {"additive": trained("additive", right), "general": trained("general", np.eye(4))}
     assert text.crossing_text(one) == (
-        "Moved words (*chien* → *dog*, *grand* → *big*) whose largest weight is on their "
+        "Moved words (*chien* → *dog*, *noir* → *black*) whose largest weight is on their "
         "English word: additive score: 2 of 2; general score: 0 of 2.")
     paragraph = text.trained_text(both)
     assert "seed 0, each for 100 AdamW steps" in paragraph and "d = 32" in paragraph

@@ -142,10 +142,12 @@ def _strongest(w: np.ndarray, row_labels, col_labels, rows: str = "query",
     chose = [i for i in live if np.count_nonzero(np.nan_to_num(w[i]) > 0) > 1] or live
     best = max(chose, key=lambda i: w[i, top[i]])
     shares = np.array([w[i, top[i]] for i in live])
+    flattest = live[int(np.argmin(shares))]  # the row that is named with the lowest
     text = (f"Largest weight {said_number(w[best, top[best]])}, {rows} "
             f"{spoken_token(row_labels[best])} on {cols} {spoken_token(col_labels[top[best]])}."
             f" A {rows}'s largest weight is {said_number(shares.mean())} on average "
-            f"({said_number(shares.min())} to {said_number(shares.max())}).")
+            f"({said_number(shares.min())}, {rows} {spoken_token(row_labels[flattest])}, to "
+            f"{said_number(shares.max())}).")
     if list(row_labels) == list(col_labels):
         own = sum(top[i] == i for i in live)
         text += f" {own} of {len(live)} put it on {'itself' if own == 1 else 'themselves'}."
