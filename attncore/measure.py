@@ -9,10 +9,12 @@ timing shown to a student, and small-matrix work such as training, runs inside
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import functools
-import multiprocessing
+import os
+import pickle
+import subprocess
+import sys
 import time
 import tracemalloc
 
@@ -102,13 +104,28 @@ def peak_memories(calls, keep_results: bool = True) -> list[tuple[object, int]]:
     ``tracemalloc.stop()``. A server with 20 first visits died of it, inside NumPy.
 
     ``fn`` and ``args`` go to the new process by pickle, so ``fn`` is a function
-    defined at a module's top level (not a lambda). Starting the process takes about
-    half a second: measure a batch in one call.
+    defined at a module's top level (not a lambda) that the new process, started with
+    this one's ``sys.path``, can import. Starting it takes about half a second: measure
+    a batch in one call.
     """
     calls = [(fn, tuple(args)) for fn, args in calls]
-    context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as child:
-        return child.submit(_peaks_here, calls, keep_results).result()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p or os.getcwd() for p in sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", "from attncore.measure import _child; _child()"],
+        input=pickle.dumps((calls, keep_results), protocol=pickle.HIGHEST_PROTOCOL),
+        capture_output=True, env=env, check=False)
+    if done.returncode != 0:
+        raise RuntimeError("measuring memory in a process of its own failed: "
+                           + done.stderr.decode(errors="replace").strip()[-2000:])
+    return pickle.loads(done.stdout)
+
+
+def _child() -> None:
+    """The measuring process of :func:`peak_memories`: its calls from standard input,
+    their results and peaks to standard output, both pickled."""
+    calls, keep_results = pickle.load(sys.stdin.buffer)
+    found = _peaks_here(calls, keep_results)
+    sys.stdout.buffer.write(pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def peak_memory(fn, *args) -> tuple[object, int]:
