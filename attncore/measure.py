@@ -105,8 +105,8 @@ def peak_memories(calls, keep_results: bool = True) -> list[tuple[object, int]]:
 
     ``fn`` and ``args`` go to the new process by pickle, so ``fn`` is a function
     defined at a module's top level (not a lambda) that the new process, started with
-    this one's ``sys.path``, can import. Starting it takes about half a second: measure
-    a batch in one call.
+    this one's ``sys.path``, can import. Each call starts a Python process: measure a
+    batch in one call.
     """
     calls = [(fn, tuple(args)) for fn, args in calls]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p or os.getcwd() for p in sys.path)}

@@ -112,7 +112,7 @@ LESSONS: tuple[Lesson, ...] = (
              "attention, and see where the first one fails and why the second does not.",
         summary="the problem attention was invented for: a recurrent encoder-decoder "
                 "squeezes a string into one vector and fails as it grows; with attention "
-                "it holds. Both trained live.",
+                "it holds over the lengths it was trained on. Both trained live.",
         slow_controls=(("train", "trains two models"),),
         needs=("a little about recurrent networks",)),
     Lesson(
