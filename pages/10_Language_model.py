@@ -425,6 +425,7 @@ with lesson_page("lm", header=False) as page:
                                               list(trace.tokens), test))
     st.subheader("The formula")
     st.latex(say.decoder_formula(m.config))
+    st.caption(say.formula_note(m.config))
     if not page.presenter:
         bullet_list("Try this", say.TRY_THIS, expanded=False)
         practice_questions("lm", say.practice(m.config))

@@ -158,7 +158,7 @@ def keys_and_curves(page: Page, d_k: int, sigma2: float, seed: int, results: dic
                    "to reach the scores, and so W_Q and W_K: near 0, little gets through.")
 
     st.header("3 · Averaged over many queries, against d_k")
-    trials = st.select_slider("Trials per point", [20, 50, 100, 200], value=50, key="sc_trials",
+    trials = st.select_slider("Trials per point", [20, 50, 100, 200], value=200, key="sc_trials",
                               **URL)
     with bad_input_stops_page():
         cv = curves(n_keys, trials, sigma2, seed)

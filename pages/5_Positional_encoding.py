@@ -67,13 +67,13 @@ def table_figures(T: int, d: int, base: float, font: int) -> dict:
             # 2 decimals: at d_model = 2, PE(0)·PE(6) = cos 6 = 0.96 would print as 1.0,
             # the diagonal's value.
             matrix_heatmap(sim[np.ix_(rows, rows)], drawn, drawn, title="PE · PEᵀ" + note,
-                           kind="scores", decimals=2, x_title="position q",
+                           kind="scores", decimals=2, x_title="position p′",
                            y_title="position p", font_size=font),
             say.similarity_alt(sim, cosine=False)),
         "cosine": (
             matrix_heatmap(table.cosine[np.ix_(rows, rows)], drawn, drawn,
                            title="Cosine similarity" + note, kind="scores", decimals=2,
-                           x_title="position q", y_title="position p", font_size=font),
+                           x_title="position p′", y_title="position p", font_size=font),
             say.similarity_alt(table.cosine, cosine=True)),
     }
 
@@ -144,27 +144,27 @@ def similarity_section(figures: dict, note: str) -> None:
 
 @st.fragment
 def shift_section(page: Page, pe: np.ndarray, base: float, results: dict) -> None:
-    """One rotation R_k moves every PE(p) to PE(p + k)."""
+    """One rotation R_Δ moves every PE(p) to PE(p + Δ)."""
     T, d = pe.shape
     dims = [f"{c}" for c in range(d)]
     st.header("3 · The shift property: one rotation per offset")
-    k = bounded_slider(st, "Offset k", 1, T - 1, 3, key="pe_offset")
+    k = bounded_slider(st, "Offset Δ", 1, T - 1, 3, key="pe_offset")
     shift = pos.shift_check(pe, k, base)
     R, shown = shift.rotation, min(d, 16)
     left, right = st.columns(2)
     with left:
         show_figure(matrix_heatmap(R[:shown, :shown], dims[:shown], dims[:shown],
-                                   title=f"R_k for k = {k}" + (f" (first {shown} dims)"
+                                   title=f"R_Δ for Δ = {k}" + (f" (first {shown} dims)"
                                                                if shown < d else ""),
                                    kind="scores", decimals=2, x_title="dimension",
                                    y_title="dimension", font_size=page.font),
                     key="pe_fig_rotation",
-                    alt=f"R_k for k = {k}: block diagonal, one 2 × 2 rotation per sin/cos "
+                    alt=f"R_Δ for Δ = {k}: block diagonal, one 2 × 2 rotation per sin/cos "
                         "pair. " + describe_matrix(R[:shown, :shown], dims[:shown],
                                                   dims[:shown], kind="values",
                                                   rows="dimension", cols="dimension"))
     with right:
-        st.latex(r"PE(p + k) = R_k\, PE(p)\quad\text{for every } p")
+        st.latex(r"PE(p + \Delta) = R_\Delta\, PE(p)\quad\text{for every } p")
         st.markdown(say.shift_text(shift))
     for name, value in (("offset", k), ("rotation", R), ("shift_error", shift.error)):
         keep(results, name, value)
@@ -333,7 +333,7 @@ def model_diagram(page: Page, T: int, d: int) -> None:
     show_diagram(positional_flow(T, d, scheme, page.font), key=page.key("diagram_flow"))
 
 
-DOWNLOADS = ["Sinusoidal table", "PE · PEᵀ", "Rotation R_k (k in the trace)",
+DOWNLOADS = ["Sinusoidal table", "PE · PEᵀ", "Rotation R_Δ (Δ in the trace)",
              "Relative positions", "RoPE scores", "ALiBi bias (head shown)"]
 
 

@@ -362,8 +362,10 @@ NOTICE = [
     "Based's Taylor expansion of exp can sharpen the weights.",
     "A read of linear attention is the wanted value plus every other value weighted by its "
     "key's overlap with the query: with more pairs than d_k, keys must overlap.",
-    "The delta rule writes the difference between the new value and what the state already "
-    "says about the key: a key written again is replaced, not added to. Gated delta also "
+    "The delta rule writes β times the difference between the new value and what the state "
+    "already says about the key: with β = 1 and a unit-length key, a key written again is "
+    "replaced, not added to; with a smaller β the old value is only partly replaced. Gated "
+    "delta also "
     "shrinks the whole state by α at each write: old pairs fade.",
 ]
 

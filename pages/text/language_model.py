@@ -102,8 +102,9 @@ def pass_caption(name: str, n_tokens: int, seconds: float) -> str:
     """What the forward pass over the prompt cost on this machine."""
     return (f"One forward pass of {name} over these {n_tokens} "
             f"token{'s' if n_tokens > 1 else ''} took **{seconds * 1000:,.0f} ms** on this "
-            "machine (the pass that computed everything this page shows, every intermediate "
-            "recorded; wall time, on a machine others may share).")
+            "machine (the pass over the prompt, every intermediate recorded; the check of a "
+            "changed token, the induction test and the written tokens below are passes of "
+            "their own; wall time, on a machine others may share).")
 
 
 def generation_caption(seconds: np.ndarray) -> str:
@@ -403,8 +404,9 @@ def positions_step(w: WorkedHead, cfg: LMConfig, name: str) -> tuple[str, str | 
                 None,
                 f"q and k computed here match the model's, all {d_k} numbers of each, to "
                 f"{difference_text(w.check)}.")
-    layout = ("(2i, 2i + 1) of q and of k (adjacent numbers, as the GGUF lays out W_Q "
-              "and W_K)" if cfg.positions == "rope_pairs" else
+    layout = ("(2i, 2i + 1) of q and of k (adjacent numbers, as the model's GGUF file, the "
+              "format llama.cpp stores models in, lays out W_Q and W_K)"
+              if cfg.positions == "rope_pairs" else
               f"(i, i + {d_k // 2}) of q and of k (the two halves, as Hugging Face's "
               "rotate_half pairs them)")
     scaled = ("" if cfg.rope_scaling == "none" else
@@ -512,6 +514,16 @@ def encoder_decoder_table(cfg: LMConfig, name: str, byte_level: bool, minilm: di
     return (f"| | MiniLM (lesson 9): an encoder | {name} (here): a decoder, "
             f"{md_escape(switches['family'])} family |\n|---|---|---|\n"
             + "\n".join(f"| {row} | {enc} | {dec} |" for row, (enc, dec) in rows.items()))
+
+
+def formula_note(cfg: LMConfig) -> str:
+    """The feed-forward network's activation, defined under the formula that uses it."""
+    if cfg.mlp == "swiglu":
+        return ("SiLU(z) = z·σ(z) = z / (1 + e^(−z)), applied to each number; ⊙ multiplies "
+                "two vectors number by number (the gated feed-forward network SwiGLU).")
+    return ("GELU(z) = z·Φ(z), with Φ the standard normal distribution function, applied to "
+            "each number; this model computes it by its tanh approximation, "
+            "½z(1 + tanh(√(2/π)(z + 0.044715z³))).")
 
 
 def decoder_formula(cfg: LMConfig) -> str:

@@ -78,7 +78,7 @@ def similarity_alt(m: np.ndarray, cosine: bool) -> str:
     if cosine:
         return (f"Cosine similarity between every two positions: 1 on the diagonal, "
                 f"{along}; the same along each diagonal.")
-    return (f"PE(p) · PE(q) between every two positions: {m[0, 0]:.3g} on the diagonal, "
+    return (f"PE(p) · PE(p′) between every two positions: {m[0, 0]:.3g} on the diagonal, "
             f"{along}; the same along each diagonal.")
 
 
@@ -140,7 +140,8 @@ def similarity_text(table: SinusoidalTable) -> str:
     length = (f"√{half} = {math.isqrt(half)}" if math.isqrt(half) ** 2 == half
               else f"√{half} ≈ {number_text(math.sqrt(half), 3)}")
     return (
-        f"PE(p)·PE(q) = Σᵢ cos((p − q)ωᵢ): it depends on p − q only, so the matrix is constant "
+        f"PE(p)·PE(p′) = Σᵢ cos((p − p′)ωᵢ): it depends on p − p′ only, so the matrix is "
+        f"constant "
         f"along every diagonal, up to rounding: the largest spread along a diagonal is "
         f"{difference_text(table.diagonal_spread, rounding=True)}. "
         f"Every PE(p) has the same length, √(d_model / 2) = {length}, since each pair adds "
@@ -150,13 +151,13 @@ def similarity_text(table: SinusoidalTable) -> str:
 
 
 def shift_text(shift: ShiftCheck) -> str:
-    """What R_k is, and the largest error of PE(p + k) = R_k PE(p) where it was checked."""
+    """What R_Δ is, and the largest error of PE(p + Δ) = R_Δ PE(p) where it was checked."""
     k, checked = shift.offset, shift.checked
-    return (f"R_k is block diagonal: one 2×2 rotation by k·ωᵢ per pair, the same for "
-            f"every position. Its blocks, rows (cos kωᵢ, sin kωᵢ) and (−sin kωᵢ, "
-            f"cos kωᵢ), turn the other way from RoPE's in section 5 because a pair "
+    return (f"R_Δ is block diagonal: one 2×2 rotation by Δ·ωᵢ per pair, the same for "
+            f"every position. Its blocks, rows (cos Δωᵢ, sin Δωᵢ) and (−sin Δωᵢ, "
+            f"cos Δωᵢ), turn the other way from RoPE's in section 5 because a pair "
             f"holds its sine first. Checked on all {checked} positions that have a "
-            f"position k = {k} further on in the table, p = 0 to {checked - 1}: the largest "
+            f"position Δ = {k} further on in the table, p = 0 to {checked - 1}: the largest "
             f"error is **{difference_text(shift.error, rounding=True)}**.")
 
 
@@ -358,7 +359,7 @@ def notice_items(table: SinusoidalTable) -> list[str]:
         f"Each position gets its own vector; {alike_note(table)}.",
         "PE·PEᵀ is constant along its diagonals: similarity depends on the distance, not on "
         "where you are in the sentence.",
-        "One fixed rotation moves every PE(p) to PE(p + k): an offset is a linear map of the "
+        "One fixed rotation moves every PE(p) to PE(p + Δ): an offset is a linear map of the "
         "encoding, which Vaswani et al. hoped would let attention learn relative positions.",
         "Without positional information or a mask, shuffling the words only shuffles the "
         "outputs (up to rounding); a causal mask alone can already tell orders apart.",
@@ -374,7 +375,7 @@ def try_items(d: int, T: int) -> list[str]:
     return [
         base_text(d, T // 2),
         "Set d_model = 2: a single sin/cos pair, a point going round the circle; the "
-        "cosine of positions p and q is then cos(p − q).",
+        "cosine of positions p and p′ is then cos(p − p′).",
         "Type a sentence with a repeated word and try several shuffle seeds: without "
         "positions or a mask the largest difference stays at rounding level for every "
         "shuffle; compare it with the difference with positions.",

@@ -6,6 +6,8 @@ curve went), never what the theory predicts in general as if it were this run.
 
 from __future__ import annotations
 
+from statistics import NormalDist
+
 import numpy as np
 
 from attncore import scaling as ex
@@ -172,16 +174,22 @@ def curves_sentence(cv: ex.ScalingCurves) -> str:
 
 
 def noise_text(cv: ex.ScalingCurves) -> str:
-    """How far a point of section 3 may move by sampling alone: its standard error, and
-    the difference between two points that sampling alone makes about 1 time in 20
-    (1.96 · √2 standard errors, the points being independent draws)."""
-    se = float(np.max(cv.max_weight_se["sqrt_dk"]))
+    """How far section 3's points may differ by sampling alone: the largest standard error
+    of a point, and the difference that the largest of all the pairs' differences passes
+    by chance at most 1 time in 20 (Bonferroni: each pair's two-sided level 0.05 divided
+    by the number of pairs, with the largest standard error for every point)."""
     if cv.trials < 2:
         return "A single trial per point gives no measure of sampling noise."
+    se = float(np.max(cv.max_weight_se["sqrt_dk"]))
+    points = len(cv.d_ks)
+    pairs = points * (points - 1) // 2
+    z = NormalDist().inv_cdf(1 - 0.05 / (2 * pairs))
     return (f"Each point is a mean over {cv.trials} queries, with a standard error of up to "
-            f"{significant_text(se, 2)} for the max weight with 1/√d_k: two points that "
-            f"differ by less than about {significant_text(1.96 * np.sqrt(2) * se, 2)} may "
-            "differ by sampling alone. More trials per point narrow this.")
+            f"{significant_text(se, 2)} for the max weight with 1/√d_k: by sampling alone, "
+            f"the largest of the {pairs} differences between its {points} points exceeds "
+            f"about {significant_text(z * np.sqrt(2) * se, 2)} at most 1 time in 20, so "
+            "smaller differences are no evidence that d_k moves it. More trials per point "
+            "narrow this.")
 
 
 def temperature_text(weights: np.ndarray, temperature: float, d_k: int) -> str:

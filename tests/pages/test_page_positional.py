@@ -195,7 +195,7 @@ def test_large_table_draws_true_entries_on_a_minus_1_to_1_scale():
 
 
 def test_large_similarity_maps_draw_true_entries_not_block_averages():
-    # d_model = 2: one pair with ω = 1, so PE(p)·PE(q) = cos(p − q), which swings between
+    # d_model = 2: one pair with ω = 1, so PE(p)·PE(p′) = cos(p − p′), which swings between
     # −1 and 1 every few positions; 8 × 8 block averages of it stayed within ±0.03.
     at = run(pe_len="512", pe_dmodel="2")
     spec = chart_spec(at, "pe_fig_similarity")
@@ -437,7 +437,7 @@ def test_the_learned_table_says_when_it_draws_fewer_dimensions_than_d_model():
 
 
 def test_similarity_cells_do_not_round_an_off_diagonal_value_to_the_diagonals():
-    # d_model = 2, 8 positions: PE(p)·PE(q) = cos(p − q); at distance 6 that is
+    # d_model = 2, 8 positions: PE(p)·PE(p′) = cos(p − p′); at distance 6 that is
     # cos 6 = 0.9602, which one decimal would print as the diagonal's 1.0.
     at = run(pe_len="8", pe_dmodel="2")
     cells = chart_spec(at, "pe_fig_similarity")["data"][0]["text"]

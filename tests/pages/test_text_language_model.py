@@ -241,3 +241,11 @@ def test_the_head_map_s_text_names_the_highest_and_lowest_head():
     said = text.head_map_text(values, "Induction score")
     assert said == ("Induction score of all 4 heads (rows: head, columns: layer): highest "
                     "0.9 at layer 1, head 2; lowest 0.05 at layer 2, head 1; mean 0.375.")
+
+
+def test_the_activation_under_the_formula_is_the_models_own():
+    # SmolLM2's SwiGLU uses SiLU; GPT-2's GELU is its tanh approximation
+    # (attncore.lm.decoder), and the note must give that form, not only z·Φ(z).
+    assert text.formula_note(SMOLLM2).startswith("SiLU(z) = z·σ(z) = z / (1 + e^(−z))")
+    gelu = text.formula_note(GPT2)
+    assert gelu.startswith("GELU(z) = z·Φ(z)") and "0.044715z³" in gelu

@@ -115,9 +115,9 @@ def test_the_notes_on_order_name_the_mask():
 
 
 def test_the_shift_sentence_says_where_it_was_checked():
-    # 64 positions, k = 3: positions 0 … 60 have one 3 further on.
+    # 64 positions, Δ = 3: positions 0 … 60 have one 3 further on.
     text = say.shift_text(pos.shift_check(pos.sinusoidal(64, 16), 3))
-    assert "Checked on all 61 positions that have a position k = 3 further on in the " \
+    assert "Checked on all 61 positions that have a position Δ = 3 further on in the " \
            "table, p = 0 to 60: the largest error is **" in text
 
 

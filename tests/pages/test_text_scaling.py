@@ -91,11 +91,13 @@ def test_the_curves_sentence_follows_the_first_and_last_points():
 
 def test_the_curves_sentence_says_how_far_sampling_alone_moves_a_point():
     said = text.curves_sentence(curves(4, [0.5, 0.7, 0.2]))
-    # The largest standard error is 0.02; a difference of 1.96 · √2 · 0.02 = 0.0554 between
-    # two independent points happens about 1 time in 20 by sampling alone.
+    # 3 points, 3 pairs; the largest standard error 0.02. Two-sided 0.05 over 3 pairs:
+    # z = Φ⁻¹(1 − 0.05/6) = 2.394 (tables: Φ(2.39) = 0.99158, Φ(2.40) = 0.99180), and a
+    # difference of two points has standard error √2 · 0.02, so 2.394 · 1.4142 · 0.02 =
+    # 0.0677.
     assert ("Each point is a mean over 10 queries, with a standard error of up to 0.02 for the "
-            "max weight with 1/√d_k: two points that differ by less than about 0.055 may "
-            "differ by sampling alone.") in said
+            "max weight with 1/√d_k: by sampling alone, the largest of the 3 differences "
+            "between its 3 points exceeds about 0.068 at most 1 time in 20") in said
 
 
 def test_the_standard_errors_are_those_of_the_trials():
