@@ -200,7 +200,7 @@ def alignment_reading(weights, offset_weights, offsets) -> AlignmentReading:
 class StepReading:
     """One decoding step of the attention model, checked.
 
-    ``rebuilt`` is the context Σ_s α_ts h_s computed again from the model's full-precision
+    ``rebuilt`` is the context Σ_j α_tj h_j computed again from the model's full-precision
     weights, and ``difference`` its largest difference from the model's own context (0, or
     rounding); ``rounded_difference`` is that difference when the weights are first rounded
     to ``decimals`` decimals, as a reader copying printed weights gets it, and
@@ -237,7 +237,7 @@ def step_reading(weights, encoder_states, context, update, decimals: int = 2) ->
         raise ValueError(f"weights (S,) and encoder states (S, d) must agree; got shapes "
                          f"{weights.shape} and {states.shape}")
     decimals = whole_number(decimals, "decimals", 0)
-    rebuilt = weights @ states  # Σ_s α_ts h_s, in the model's own precision
+    rebuilt = weights @ states  # Σ_j α_tj h_j, in the model's own precision
     rounded = np.round(weights.astype(np.float64), decimals)  # as printed
     context = np.asarray(context)
     return StepReading(rebuilt=rebuilt,
@@ -346,11 +346,11 @@ class StepArithmetic:
 
     Score: ``position`` b, counted from 1, is the source position with the largest weight;
     its score e_tb = Σ_a v_a tanh(q_a + u_a) adds ``score_terms`` (A,), from ``v``,
-    ``q`` = W s_(t−1) and ``u`` = U h_b (A,) each; ``scores`` e_ts (S,) are every
-    position's. Softmax: ``shift`` m = max_s e_ts, ``exps`` e^(e_ts − m) (S,), ``total``
+    ``q`` = W s_(t−1) and ``u`` = U h_b (A,) each; ``scores`` e_tj (S,) are every
+    position's. Softmax: ``shift`` m = max_j e_tj, ``exps`` e^(e_tj − m) (S,), ``total``
     Z their sum, ``weights`` = exps / Z (S,). Context: ``top`` the positions of the
-    largest weights (largest first), ``top_states`` (len(top), d) their h_s, ``rest``
-    (d,) Σ α_ts h_s over the other positions; ``context`` c_t = Σ_top α_ts h_s + rest.
+    largest weights (largest first), ``top_states`` (len(top), d) their h_j, ``rest``
+    (d,) Σ α_tj h_j over the other positions; ``context`` c_t = Σ_top α_tj h_j + rest.
     Output: ``token`` the symbol written (the largest logit) and ``runner_up`` the next;
     logits = ``from_state`` + ``from_context`` + ``bias`` (V,); ``out_shift`` their
     largest, ``out_exps`` e^(logit − out_shift) (V,), ``out_total`` their sum and
@@ -386,7 +386,7 @@ class StepArithmetic:
 
 def step_arithmetic(step, encoder_states, shown: int = 3) -> StepArithmetic:
     """The arithmetic of one traced step ``step`` (a DecodingStep: its scores, the score's
-    v, W s_(t−1) and U h_s, the output layer's parts) over ``encoder_states`` (S, d),
+    v, W s_(t−1) and U h_j, the output layer's parts) over ``encoder_states`` (S, d),
     with the ``shown`` largest weights written out in the context (in float64, from the
     model's own numbers).
 
@@ -405,7 +405,7 @@ def step_arithmetic(step, encoder_states, shown: int = 3) -> StepArithmetic:
     q = np.asarray(step.projected_state, dtype=np.float64)
     sources = np.asarray(step.projected_sources, dtype=np.float64)  # (S, A)
     if states.ndim != 2 or sources.ndim != 2 or sources.shape[0] != states.shape[0]:
-        raise ValueError(f"the step's U h_s (S, A) and the encoder states (S, d) must have "
+        raise ValueError(f"the step's U h_j (S, A) and the encoder states (S, d) must have "
                          f"one row per source position; got {sources.shape} and {states.shape}")
     shown = whole_number(shown, "shown", 1)
     every = np.tanh(q + sources) * v  # (S, A): v_a tanh(q_a + u_sa)

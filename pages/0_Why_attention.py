@@ -239,7 +239,7 @@ def alignment_section(page: Page, config: bn.BottleneckConfig, result: bn.Bottle
     st.header("3 · What attention does instead")
     example = result.example["attention"]
     source = [int(i) for i in example.source[0]]
-    weights = example.weights[0]  # (T, T): output step t, source position s
+    weights = example.weights[0]  # (T, T): output step t, source position j
     T = len(source)
     src_labels = [f"{s + 1}·{symbol(x)}" for s, x in enumerate(source)]
     out_labels = [f"t={t + 1}: {symbol(int(y))}" for t, y in enumerate(example.tokens[0])]
@@ -248,8 +248,8 @@ def alignment_section(page: Page, config: bn.BottleneckConfig, result: bn.Bottle
     with left:
         show_figure(matrix_heatmap(weights, out_labels, src_labels, decimals=1,
                                    blank_below=BLANK_BELOW,
-                                   title=f"Attention weights α_ts while copying {T} letters",
-                                   x_title="source position s (letter)",
+                                   title=f"Attention weights α_tj while copying {T} letters",
+                                   x_title="source position j (letter)",
                                    y_title="output step t (letter written)",
                                    font_size=page.font, height=520),
                     key="why_fig_alignment",
@@ -287,9 +287,9 @@ def one_step(page: Page, config: bn.BottleneckConfig, result: bn.BottleneckResul
     check = copying.step_reading(step.weights, example.encoder_states[0], step.context,
                                  step.update, decimals=DECIMALS)
     by_hand = copying.step_arithmetic(step, example.encoder_states[0])
-    st.latex(r"e_{ts} = v_a^\top \tanh(W_a s_{t-1} + U_a h_s),\quad "
-             r"\alpha_{ts} = \frac{\exp(e_{ts})}{\sum_{s'} \exp(e_{ts'})},\quad "
-             r"c_t = \sum_s \alpha_{ts} h_s")
+    st.latex(r"e_{tj} = v_a^\top \tanh(W_a s_{t-1} + U_a h_j),\quad "
+             r"\alpha_{tj} = \frac{\exp(e_{tj})}{\sum_{j'} \exp(e_{tj'})},\quad "
+             r"c_t = \sum_j \alpha_{tj} h_j")
     st.latex(r"s_t = \mathrm{GRU}\big([\,E y_{t-1};\ c_t\,],\ s_{t-1}\big),\quad "
              r"p(y_t) = \mathrm{softmax}\big(W_{\mathrm{out}} [\,s_t;\ c_t\,] "
              r"+ b_{\mathrm{out}}\big)")
@@ -346,11 +346,11 @@ def closing_notes(page: Page, config: bn.BottleneckConfig, result: bn.Bottleneck
     bullet_list("What to notice", notice_items(lengths, alignment, result.parameters,
                                                   result.config.n_test))
     st.subheader("The two models")
-    st.latex(r"h_s = \mathrm{GRU}(E x_s,\ h_{s-1}),\quad h_0 = 0 \qquad "
+    st.latex(r"h_j = \mathrm{GRU}(E x_j,\ h_{j-1}),\quad h_0 = 0 \qquad "
              r"s_t = \mathrm{GRU}([E y_{t-1};\ c_t],\ s_{t-1}),\quad s_0 = h_n")
     st.latex(r"\text{fixed: } c_t = h_n \qquad "
-             r"\text{attention: } c_t = \sum_s \alpha_{ts} h_s,\ "
-             r"\alpha_t = \mathrm{softmax}_s\big(v_a^\top \tanh(W_a s_{t-1} + U_a h_s)\big)")
+             r"\text{attention: } c_t = \sum_j \alpha_{tj} h_j,\ "
+             r"\alpha_t = \mathrm{softmax}_j\big(v_a^\top \tanh(W_a s_{t-1} + U_a h_j)\big)")
     if not page.presenter:
         run = result.config  # the steps trained, after any cap
         seen = copying.training_coverage(result.lengths, run.min_length, run.max_length,

@@ -25,6 +25,7 @@ from pages.text.scoring_and_seq2seq import (
     model_text,
     next_word_intro,
     next_word_text,
+    query_text,
     soft_and_hard_text,
     trained_text,
     vocabulary_text,
@@ -41,7 +42,7 @@ from pages.ui.figures import (
 )
 from pages.ui.figures.models import decoding_step
 from pages.ui.glossary import term_link
-from pages.ui.labels import md_escape, plotly_safe
+from pages.ui.labels import plotly_safe
 from pages.ui.layout import (
     bad_input_stops_page,
     bullet_list,
@@ -60,9 +61,9 @@ D = 16  # size of the toy encoder and decoder states
 FORMULAS = {"dot": "qᵀk", "scaled_dot": "qᵀk / √d", "general": "qᵀW k",
             "additive": "vᵀ tanh(W_q q + W_k k)"}
 WINDOW_SCORE = "dot"  # sections 4 and 5 score with Luong's dot, whatever the Model picked
-# Each score written with the query q (s_{t-1} or s_t) and the encoder state h_s.
-SCORE_TEX = {"dot": r"{q}^\top h_s", "general": r"{q}^\top W h_s",
-             "additive": r"v^\top \tanh(W_q {q} + W_k h_s)"}
+# Each score written with the query q (s_{t-1} or s_t) and the encoder state h_j.
+SCORE_TEX = {"dot": r"{q}^\top h_j", "general": r"{q}^\top W h_j",
+             "additive": r"v^\top \tanh(W_q {q} + W_k h_j)"}
 TRAINED_STEPS = 100  # accuracy 1.0 by step ~40
 LOCAL = (2, 2, "monotonic")  # section 4's first step t, half-width D and window centre
 DOWNLOADS = ["Alignment (target × source)", "Scores", "Context vectors", "Encoder states",
@@ -114,14 +115,7 @@ def scores_section(page: Page, h: np.ndarray, s: np.ndarray, params: s2s.Seq2Seq
     with right:
         st.markdown("| score | formula | parameters |\n|---|---|---|\n" + "\n".join(
             f"| {SCORE_LABELS[n]} | {FORMULAS[n]} | {counts[n]:,} |" for n in SCORE_NAMES))
-    st.markdown(f"Query: this app's toy {term_link('decoder-state', 'decoder state')} of "
-                f"“{md_escape(tgt[t])}”, target token {t + 1}, built from that word; keys: "
-                f"the {len(src)} encoder "
-                f"states. Each row is a {term_link('softmax', 'softmax')} over the source (it "
-                "sums to 1). Tokens, steps and positions are counted from 1. "
-                f"d = {D} is the width of the states; the additive score's hidden width d_a "
-                f"(the length of v) is {params.v.shape[0]}. The general and additive scores "
-                "use random (untrained) matrices.")
+    st.markdown(query_text(src, tgt, t, D, params.v.shape[0], weights["dot"]))
     keep(results, "step", t + 1)
     keep(results, "weights_by_score", weights)
 
@@ -155,7 +149,7 @@ def alignment_section(page: Page, h: np.ndarray, s: np.ndarray, params: s2s.Seq2
                     alt=describe_bars(src, align.weights[t],
                                       what=f"Weights α_{t + 1} over the source tokens"))
         show_figure(bar_chart([f"{i + 1}" for i in range(D)], align.contexts[t],
-                              title=f"Context vector c_{t + 1} = Σ α h_s", x_title="dimension",
+                              title=f"Context vector c_{t + 1} = Σ α h_j", x_title="dimension",
                               y_title="value", colour=SERIES_COLOURS[1], decimals=2,
                               font_size=page.font), key="s2s_fig_context",
                     alt=describe_bars([f"dimension {i + 1}" for i in range(D)],
@@ -175,10 +169,10 @@ def alignment_section(page: Page, h: np.ndarray, s: np.ndarray, params: s2s.Seq2
                 + alignment_text(found, score_used))
     if not page.presenter:
         st.caption(DECODER_STATE_NOTE)
-    st.latex(rf"\alpha_{{ts}} = \frac{{\exp \mathrm{{score}}({query}, h_s)}}{{\sum_{{s'}} "
-             rf"\exp \mathrm{{score}}({query}, h_{{s'}})}},\quad \mathrm{{score}}({query}, h_s) "
-             rf"= {SCORE_TEX[score_used].format(q=query)},\quad c_t = \sum_s \alpha_{{ts}}\, "
-             "h_s")
+    st.latex(rf"\alpha_{{tj}} = \frac{{\exp \mathrm{{score}}({query}, h_j)}}{{\sum_{{j'}} "
+             rf"\exp \mathrm{{score}}({query}, h_{{j'}})}},\quad \mathrm{{score}}({query}, h_j) "
+             rf"= {SCORE_TEX[score_used].format(q=query)},\quad c_t = \sum_j \alpha_{{tj}}\, "
+             "h_j")
     for name, value in (("model", model), ("luong_score", luong_score),
                         ("alignment", align.weights), ("scores", align.scores),
                         ("contexts", align.contexts)):

@@ -3,12 +3,12 @@ r"""Encoder-decoder attention as in the first neural translation models.
 An encoder turns the source tokens into states :math:`h_1 \dots h_S`; at each
 decoding step t a decoder state asks which source states matter now:
 
-.. math:: \alpha_{ts} = \mathrm{softmax}_s\, \mathrm{score}(\text{query}_t, h_s), \qquad
-          c_t = \sum_s \alpha_{ts} h_s .
+.. math:: \alpha_{tj} = \mathrm{softmax}_j\, \mathrm{score}(\text{query}_t, h_j), \qquad
+          c_t = \sum_j \alpha_{tj} h_j .
 
-* **Bahdanau** (2015): additive score :math:`v^\top \tanh(W_q s_{t-1} + W_k h_s)`, queried
+* **Bahdanau** (2015): additive score :math:`v^\top \tanh(W_q s_{t-1} + W_k h_j)`, queried
   with the *previous* decoder state :math:`s_{t-1}`.
-* **Luong** (2015): dot :math:`s_t^\top h_s`, general :math:`s_t^\top W h_s` or additive
+* **Luong** (2015): dot :math:`s_t^\top h_j`, general :math:`s_t^\top W h_j` or additive
   score (Luong's "concat"), queried with the *current* state :math:`s_t`; and *local*
   attention over a window of half-width D around a position :math:`p_t`.
 
@@ -101,7 +101,7 @@ def init_seq2seq(d: int, rng: np.random.Generator, d_a: int | None = None) -> Se
 
 
 def encode(tokens, params: Seq2SeqParams, seed: int = 0) -> np.ndarray:
-    """Encoder states h_s = tanh(x_s W_enc), shape (S, d)."""
+    """Encoder states h_j = tanh(x_j W_enc), shape (S, d)."""
     if len(tokens) == 0:
         raise ValueError("the source sentence is empty; type at least one word")
     return np.tanh(toy_embeddings(tokens, params.d, seed=seed, decimals=None) @ params.w_enc)
@@ -116,8 +116,8 @@ def read_as(tokens) -> list[str]:
 def lexicon_matches(source, target) -> np.ndarray:
     """Which source token each target token is read as, shape (T, S) of bool.
 
-    ``[t, s]`` is True when target token t, read through :data:`LEXICON`
-    (:func:`read_as`), is source token s (case-insensitive, as the toy embeddings are):
+    ``[t, j]`` is True when target token t, read through :data:`LEXICON`
+    (:func:`read_as`), is source token j (case-insensitive, as the toy embeddings are):
     the pairs whose states are alike, which an untrained dot score can find. A row with
     no True has no translation in the source.
 
@@ -219,7 +219,7 @@ class Alignment:
     weights : ndarray (T, S)
         Row t is α_t; each row sums to 1 (global attention).
     contexts : ndarray (T, d)
-        c_t = Σ_s α_ts h_s.
+        c_t = Σ_j α_tj h_j.
     """
 
     queries: np.ndarray
@@ -276,9 +276,9 @@ class LocalAttention:
     p_t : float
         The window's centre.
     window : ndarray of bool (S,)
-        Source positions s with |s - p_t| <= D.
+        Source positions j with |j - p_t| <= D.
     gaussian : ndarray (S,) or None
-        Local-p only: exp(-(s - p_t)² / (2σ²)) with σ = D/2. None for local-m.
+        Local-p only: exp(-(j - p_t)² / (2σ²)) with σ = D/2. None for local-m.
     weights : ndarray (S,)
         The softmax of the scores over the window, exactly 0 outside it: for local-m
         that is all (it sums to 1); for local-p it is multiplied by the Gaussian and, as

@@ -8,9 +8,9 @@ of the target words are moved, so the alignment has crossings. The model is trai
 the translation loss alone; nothing tells it which source word a target word comes from.
 
 Model (d = ``d_model``):
-encoder state :math:`h_s = E_{src}[x_s] + P_{src}[s]`; decoder state
+encoder state :math:`h_j = E_{src}[x_j] + P_{src}[j]`; decoder state
 :math:`s_t = E_{tgt}[y_{t-1}] + P_{tgt}[t]` (the previous target word and the
-position); the attention over the source gives :math:`c_t = \sum_s a_{ts} h_s` with
+position); the attention over the source gives :math:`c_t = \sum_j a_{tj} h_j` with
 the Bahdanau (additive) or Luong (general) score; the output is
 :math:`\mathrm{softmax}([s_t; c_t] W + b)`. With no recurrent network the "previous"
 state of Bahdanau and the "current" state of Luong are the same :math:`s_t`, so the

@@ -10,7 +10,7 @@ r"""The attention layers the models learn with, each a forward/backward pair.
 
 Formulas (rows are queries, columns keys):
 :math:`A = \mathrm{softmax}(QK^\top/\sqrt{d_k})`, :math:`Y = A V W_o`;
-additive :math:`e_{ts} = v^\top\tanh(W_1 s_t + W_2 h_s)`; general :math:`e_{ts} = s_t^\top W h_s`.
+additive :math:`e_{tj} = v^\top\tanh(W_1 s_t + W_2 h_j)`; general :math:`e_{tj} = s_t^\top W h_j`.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def cross_attention_forward(s, h, p: dict, kind: str, mask=None):
         e = u @ p["v"]  # (B, Tt, Ts)
         extra = u
     elif kind == "general":
-        hw = h @ p["W"].T  # (B, Ts, D): row s is W h_s
+        hw = h @ p["W"].T  # (B, Ts, D): row j is W h_j
         e = s @ hw.transpose(0, 2, 1)  # (B, Tt, D) x (B, D, Ts) -> (B, Tt, Ts)
         extra = hw
     else:

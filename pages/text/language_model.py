@@ -536,8 +536,5 @@ def decoder_formula(cfg: LMConfig) -> str:
         rf"x \leftarrow x + \mathrm{{Attn}}({norm}(x)),\quad x \leftarrow x + {ffn}",
         rf"p(\text{{next}}) = \mathrm{{softmax}}\big({norm}(x_T)\, "
         + (r"E^\top" if cfg.tied_output else r"W_U") + r" / \tau\big)"]
-    # SmolLM2's fits one line; a longer one (GELU's biases, learned positions) takes a line
-    # a part
-    if cfg.mlp == "swiglu" and len(formula) == 2:
-        return r",\quad ".join(formula)
+    # one part a line: on one line even SmolLM2's ran past a projector's width (1280 px)
     return r"\begin{gathered}" + r" \\ ".join(formula) + r"\end{gathered}"

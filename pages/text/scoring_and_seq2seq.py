@@ -44,6 +44,38 @@ def alignment_text(count: s2s.LexiconAlignment, score: str) -> str:
             f"learned nothing: {counted}, by chance.")
 
 
+def query_text(src: list[str], tgt: list[str], t: int, d: int, d_a: int,
+               dot: np.ndarray) -> str:
+    """What section 1's query and keys are, and whether the toy built the answer in: a
+    target word with a translation in the source reads as that word, so its state and
+    the translation's encoder state share an embedding, which a plain dot product (its
+    weights ``dot`` over the source) is built to favour."""
+    word, read = tgt[t], s2s.read_as([tgt[t]])[0]
+    matches = s2s.lexicon_matches(src, [tgt[t]])[0]
+    if matches.any():
+        found = ", ".join(f"“{md_escape(src[j])}”" for j in np.flatnonzero(matches))
+        what = ("its English translation" if read != word else "the same word")
+        top = int(np.argmax(dot))
+        outcome = (f"here it puts {number_text(dot[top], 3)} on “{md_escape(src[top])}”"
+                   if matches[top] else
+                   f"here it still puts most weight on “{md_escape(src[top])}”")
+        built = (f"built mostly from the embedding of {what} in the source ({found}, read "
+                 "through a small lexicon) and a little from its own, while the encoder "
+                 f"state of {found} comes from that same embedding: the plain dot score is "
+                 f"built to favour {found}, not taught to ({outcome})")
+    else:
+        built = ("built from that word, which has no translation in the source here, so "
+                 "nothing is built in for a score to find")
+    return (f"Query: this app's toy {term_link('decoder-state', 'decoder state')} of "
+            f"“{md_escape(word)}”, target token {t + 1}, {built}. Keys: the {len(src)} "
+            f"encoder states. Each row is a {term_link('softmax', 'softmax')} over the "
+            "source (it sums to 1). Tokens, steps and positions are counted from 1. "
+            f"d = {d} is the width of the states; the additive score's hidden width d_a "
+            f"(the number of components of v) is {d_a}. The general and additive scores "
+            "pass the states through random (untrained) matrices, which have learned "
+            "nothing; the trained models further down show what training adds.")
+
+
 def crossing_text(trained: dict[str, TrainedAlignment]) -> str:
     """Whether each trained model puts the largest weight of every moved French word on its
     English word, read from the alignments drawn."""
@@ -78,7 +110,7 @@ def trained_text(trained: dict[str, TrainedAlignment]) -> str:
 #: What section 2's toy decoder state is, and how a real one differs.
 DECODER_STATE_NOTE = (
     "This app's decoder state is not recurrent: sₜ = tanh(W_enc uₜ), with the "
-    "encoder's W_enc (hₛ = tanh(W_enc xₛ)), is built from target word t itself: "
+    "encoder's W_enc (hⱼ = tanh(W_enc xⱼ)), is built from target word t itself: "
     "uₜ is the embedding of the word's English translation in a small lexicon "
     "(of the word itself when it has none) plus 0.3 times an embedding of its own, "
     "so that an untrained dot score has something to find. A real decoder's "
@@ -142,7 +174,10 @@ def bahdanau_text(tgt: list[str], n: int) -> str:
         f"before the state is updated: s{sub(n)} = f(s{sub(n - 1)}, y{sub(n - 1)}, "
         f"c{sub(n)}), a GRU whose gates z{sub(n)}, r{sub(n)} and candidate s̃{sub(n)} all "
         f"read c{sub(n)}; y{sub(n - 1)} is {previous}. The output reads s{sub(n)}, "
-        f"y{sub(n - 1)} and c{sub(n)}.")
+        f"y{sub(n - 1)} and c{sub(n)}. This GRU's s{sub(n)} is computed for this panel "
+        f"only: section 2 and Luong's panel below query with the toy state s{sub(n)}, "
+        "built from the target word, since the toy has no recurrent network to carry a "
+        "GRU's state from step to step.")
 
 
 def luong_text(n: int) -> str:
@@ -234,11 +269,11 @@ def local_text(local: s2s.LocalAttention, mode: str, word: str, step: int, half:
 def local_formula(mode: str) -> str:
     """Luong et al.'s local weights in LaTeX: the softmax over the window (local-m), times
     the Gaussian for the predictive window (local-p)."""
-    window = (r"a_t(s) = \mathrm{softmax}_{s \in [p_t - D,\, p_t + D]}"
-              r"\big(\mathrm{score}(s_t, h_s)\big)")
+    window = (r"a_t(j) = \mathrm{softmax}_{j \in [p_t - D,\, p_t + D]}"
+              r"\big(\mathrm{score}(s_t, h_j)\big)")
     if mode == "monotonic":
         return window
-    return window + r"\, \exp\!\left(-\frac{(s - p_t)^2}{2\sigma^2}\right),\quad \sigma = D/2"
+    return window + r"\, \exp\!\left(-\frac{(j - p_t)^2}{2\sigma^2}\right),\quad \sigma = D/2"
 
 
 def soft_and_hard_text(src: list[str], step: int, chosen: int, hard_context: np.ndarray,

@@ -73,11 +73,12 @@ def length_text(r: LengthReading, chance: float) -> str:
 def introduction_text(symbols: int) -> str:
     """The two models and the task, before the page's figures (off a projector)."""
     return (
-        "Before Transformers, translation was done by two recurrent networks (here "
+        "Before Transformers, neural machine translation was mostly done by two recurrent "
+        "networks (here "
         f"{term_link('gru', 'GRUs')}, gated recurrent units): an **encoder** reads the source "
         "one token at a time, updating a state vector, and a **decoder** writes the output "
         "one token at a time from its own state "
-        f"({term_link('decoder-state', 'the states hₛ and sₜ')}). In the first such models "
+        f"({term_link('decoder-state', 'the states hⱼ and sₜ')}). In the first such models "
         "(Sutskever et al. 2014, Cho et al. 2014) the decoder saw the source only through "
         "the encoder's **last** state: one vector of d numbers, whatever the sentence's "
         "length. Bahdanau, Cho and Bengio (2015) let the decoder look back at **every** "
@@ -131,8 +132,8 @@ def comparison_text(n_test: int, first: int, last: int, symbols: int,
     where the introduction is hidden)."""
     return (
         "**Fixed context**: the decoder reads the encoder's last state h_n alone, at every "
-        "step. **Attention**: at each step t it reads every encoder state h_s, weighted by "
-        "α_ts (weights that sum to 1 over the source positions s). Each model is tested on "
+        "step. **Attention**: at each step t it reads every encoder state h_j, weighted by "
+        "α_tj (weights that sum to 1 over the source positions j). Each model is tested on "
         f"{n_test} fresh random strings of each length from {first} to {last} "
         f"({test_strings_text(n_test, coverage)}), writing every letter "
         "after its own previous one and always the most likely "
@@ -284,7 +285,7 @@ def step_text(step, check: StepReading, source: list[int], d_model: int) -> str:
     off = check.rounded_difference
     printed = ("exactly 0" if off == 0 else significant_text(off, 2))
     return (
-        f"The decoder's previous state s_(t−1) gives a score e_ts for each source position "
+        f"The decoder's previous state s_(t−1) gives a score e_tj for each source position "
         f"(its last letter plays no part in the score); the softmax turns them into "
         f"weights, largest on position {best} "
         f"({symbol(source[best - 1])}, {step.weights[best - 1]:.2f}). The context c_t is the "

@@ -77,11 +77,11 @@ def score_lines(a: StepArithmetic, letters: list[str]) -> list[str]:
            rf"&\approx {num(a.scores[b - 1], DECIMALS)} \end{{aligned}}")
     head = " & ".join(str(s) for s in range(1, len(letters) + 1))
     written = " & ".join(_letter(letter) for letter in letters)
-    rows = [(rf"e_{{{t},s}}", a.scores), (rf"\exp(e_{{{t},s}} - e_{{{t},\max}})", a.exps),
-            (rf"\alpha_{{{t},s}}", a.weights)]
+    rows = [(rf"e_{{{t},j}}", a.scores), (rf"\exp(e_{{{t},j}} - e_{{{t},\max}})", a.exps),
+            (rf"\alpha_{{{t},j}}", a.weights)]
     body = r" \\ ".join(name + " & " + " & ".join(_cell(v) for v in values)
                         for name, values in rows)
-    table = (rf"\begin{{array}}{{r|{'c' * len(letters)}}} s & {head} \\ x_s & {written} "
+    table = (rf"\begin{{array}}{{r|{'c' * len(letters)}}} j & {head} \\ x_j & {written} "
              rf"\\ \hline {body} \end{{array}}")
     return [one, table]
 
@@ -103,8 +103,8 @@ def softmax_line(a: StepArithmetic) -> str:
         exps.append(rf"{num(a.exps[~large].sum(), places + extra)}\ "
                     rf"(\text{{the other {int((~large).sum())} together}})")
     top = rf"e_{{{t},\max}}"
-    return (rf"\begin{{aligned}} {top} &= \max_s e_{{{t},s}} = e_{{{t},{b}}} \approx "
-            rf"{num(a.shift, DECIMALS)}, \qquad Z = \sum_s \exp(e_{{{t},s}} - {top}) \\ "
+    return (rf"\begin{{aligned}} {top} &= \max_j e_{{{t},j}} = e_{{{t},{b}}} \approx "
+            rf"{num(a.shift, DECIMALS)}, \qquad Z = \sum_j \exp(e_{{{t},j}} - {top}) \\ "
             rf"&\approx {wrapped_sum(exps, per_line=6)} {equals} "
             rf"{z_said} \\ "
             rf"\alpha_{{{t},{b}}} &= \frac{{\exp(e_{{{t},{b}}} - {top})}}{{Z}} = "
@@ -121,9 +121,9 @@ def context_line(a: StepArithmetic) -> str:
     numbers = [rf"{num(a.weights[s - 1], DECIMALS)} {_vector(h)}"
                for s, h in zip(a.top, a.top_states, strict=True)]
     if others:
-        symbols.append(rf"\textstyle\sum_{{\text{{{others} others}}}} \alpha_{{{t},s}} h_s")
+        symbols.append(rf"\textstyle\sum_{{\text{{{others} others}}}} \alpha_{{{t},j}} h_j")
         numbers.append(_vector(a.rest))
-    return (rf"\begin{{aligned}} c_{{{t}}} &= \textstyle\sum_s \alpha_{{{t},s}} h_s = "
+    return (rf"\begin{{aligned}} c_{{{t}}} &= \textstyle\sum_j \alpha_{{{t},j}} h_j = "
             rf"{' + '.join(symbols)} \\ &\approx {wrapped_sum(numbers, per_line=2)} \\ "
             rf"&\approx {_vector(a.context)} \quad \text{{(the first {min(COMPONENTS, d)} of "
             rf"{d} numbers)}} \end{{aligned}}")

@@ -52,10 +52,11 @@ SYMBOLS = (
          "The number of attention heads in a layer. Entropy, which some texts also write "
          "H, is written out as a word here.", 4),
     Term("d_model", "d_model — width of the model",
-         "The length of each token's vector entering and leaving an attention layer.", 4),
+         "The number of components of each token's vector entering and leaving an attention "
+         "layer (its dimension; a vector's length, here, is its norm).", 4),
     Term("d_k", "d_k, d_v — width of a key, of a value",
-         "The length of a query or key vector ($d_k$: they must match for a dot product) "
-         "and of a value vector ($d_v$). In multi-head attention each head has "
+         "The number of components of a query or key vector ($d_k$: they must match for a "
+         "dot product) and of a value vector ($d_v$). In multi-head attention each head has "
          "$d_k = d_v = d_\\text{model} / H$, this app's convention (and the original "
          "Transformer's), not a law.", 1),
     Term("QKV", "Q, K, V — queries, keys, values",
@@ -69,14 +70,13 @@ SYMBOLS = (
          "The matrix $QK^\\top$ of query-key dot products ($\\tilde S$ once divided by "
          "$\\sqrt{d_k}$); a row of it is written s. Rows are queries, columns are keys, as "
          "in every figure here. Where a lesson follows its papers' letters: in lesson 13 S "
-         "is the state of linear attention; in lessons 0 and 6 s is a source position and "
-         "$s_t$ the decoder's state (Bahdanau et al.'s letter for the state, Luong et al.'s "
-         "letters t and s for the steps).", 1),
+         "is the state of linear attention; in lessons 0 and 6 $s_t$ is the decoder's "
+         "state at output step t (Bahdanau et al.'s letter for the state).", 1),
     Term("weights", "α, w — attention weights",
          "The softmax of a row of scores: non-negative, summing to 1 over the keys a "
          "query may attend to. Lesson 1 writes $w_{ij}$ and the matrix of them W, lessons 0 "
-         "and 6 $α_{ts}$ (output step t, source position s: Luong et al.'s letters; Bahdanau "
-         "et al. write $α_{ij}$). Where a "
+         "and 6 $α_{tj}$ (output step t, source position j; Bahdanau et al. write $α_{ij}$, "
+         "with i for the output step). Where a "
          "lesson follows its papers' letters: in lesson 13 $α_t$ is Gated DeltaNet's decay; "
          "in lesson 11 W is the size of a sliding window.", 1),
     Term("L", "L — number of layers", "The number of Transformer blocks in a model.", 9),
@@ -117,7 +117,7 @@ TERMS = (
     Term("softmax", "Softmax",
          "$\\mathrm{softmax}(s)_j = e^{s_j} / \\sum_{j'} e^{s_{j'}}$: turns any real scores "
          "into weights that are positive and sum to 1, keeping their order (e is Euler's "
-         "number; lesson 0 writes the scores $e_{ts}$, Bahdanau et al.'s $e_{ij}$, and the "
+         "number; lesson 0 writes the scores $e_{tj}$, Bahdanau et al.'s $e_{ij}$, and the "
          "exponential "
          "exp).", 1),
     Term("one-hot", "One-hot",
@@ -193,14 +193,15 @@ TERMS = (
          "softmax's running maximum).", 5),
     Term("context-vector", "Context vector c_t",
          "In an encoder-decoder, the weighted average of the encoder states that the "
-         "decoder uses at output step t: $c_t = \\sum_s α_{ts} h_s$.", 6,
+         "decoder uses at output step t: $c_t = \\sum_j α_{tj} h_j$.", 6,
          forms=("context vector", "c_t")),
-    Term("decoder-state", "Decoder state s_t, encoder state h_s",
+    Term("decoder-state", "Decoder state s_t, encoder state h_j",
          "In the encoder-decoders of lessons 0 (recurrent) and 6 (a toy, not recurrent), "
-         "$h_s$ is the encoder's state at source position s and $s_t$ the decoder's state "
-         "at output step t (Bahdanau et al.'s letters h and s for the states, with Luong et "
-         "al.'s t and s for the steps; Bahdanau et al. write $h_j$ and $s_i$, Luong et al. "
-         "the decoder's state $h_t$).", 6, forms=("decoder state", "encoder state", "s_t", "h_s")),
+         "$h_j$ is the encoder's state at source position j and $s_t$ the decoder's state "
+         "at output step t: Bahdanau et al.'s letters, but for the output step, which they "
+         "write i ($s_i$, $α_{ij}$) and the lessons t, as Luong et al. do (Luong et al. "
+         "write the decoder's state $h_t$ and the encoder's $\\bar h_s$).", 6,
+         forms=("decoder state", "encoder state", "s_t", "h_j")),
     Term("multiply-add", "Multiply-add",
          "One multiplication and one addition, the unit in which this app counts the cost "
          "of matrix products: an (a × b) by (b × c) product takes $a·b·c$ of them.", 7),

@@ -198,7 +198,7 @@ def test_the_traced_step_is_the_decoding_step(rng):
         assert step.previous_token == (bn.BOS if t == 1 else run.tokens[0, row - 1])
         first = run.encoder_states[0, -1]  # s_0 = h_n
         assert np.allclose(step.previous_state, first if t == 1 else run.states[0, row - 1])
-        # the pieces add up: e_s = v . tanh(W s + U h_s), c = sum_s a_s h_s, s_t from the gates
+        # the pieces add up: e_j = v . tanh(W s + U h_j), c = sum_j a_j h_j, s_t from the gates
         e = np.tanh(step.projected_state + step.projected_sources) @ p["att.v"]
         assert np.allclose(e, step.scores, atol=1e-12)
         assert np.allclose(step.weights @ run.encoder_states[0], step.context, atol=1e-12)
@@ -222,10 +222,10 @@ def test_decoding_can_be_kept_to_some_source_positions(rng):
     every = bn.decode(p, src, "attention", np.ones((5, 5), dtype=bool))
     assert np.array_equal(every.tokens, run.tokens)
     assert np.allclose(every.weights, run.weights, atol=1e-12)
-    # only s = t: the weights are the identity, and the context is h_t itself
+    # only j = t: the weights are the identity, and the context is h_t itself
     diagonal = bn.decode(p, src, "attention", np.eye(5, dtype=bool))
     assert np.array_equal(diagonal.weights, np.broadcast_to(np.eye(5), (3, 5, 5)))
-    # s >= t: zero weight before t, each row summing to 1; step 1 may read every position,
+    # j >= t: zero weight before t, each row summing to 1; step 1 may read every position,
     # so its weights are the unrestricted ones
     later = bn.decode(p, src, "attention", np.triu(np.ones((5, 5), dtype=bool)))
     assert np.all(np.tril(later.weights[0], k=-1) == 0)

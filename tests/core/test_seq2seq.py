@@ -39,7 +39,7 @@ def test_every_alpha_sums_to_one_and_contexts_are_weighted_sums(model, which):
     align = s2s.bahdanau(h, s, params) if which == "bahdanau" else s2s.luong(h, s, params, which)
     assert align.weights.shape == (5, 7)
     np.testing.assert_allclose(align.weights.sum(axis=1), 1.0, rtol=1e-14)
-    for t in range(5):  # c_t = Σ_s α_ts h_s, by a loop
+    for t in range(5):  # c_t = Σ_j α_tj h_j, by a loop
         c = np.zeros(16)
         for j in range(7):
             c += align.weights[t, j] * h[j]
@@ -91,7 +91,7 @@ def test_local_p_is_that_softmax_times_the_gaussian(model, p_t, D):
     positions = np.arange(7)
     inside = np.abs(positions - p_t) <= D
     assert np.all(local.weights[~inside] == 0.0)
-    # Inside: softmax over the window times exp(-(s - p_t)² / (2 (D/2)²)), not renormalised.
+    # Inside: softmax over the window times exp(-(j - p_t)² / (2 (D/2)²)), not renormalised.
     sigma = D / 2
     expected = softmax(scores[inside]) * np.exp(-((positions[inside] - p_t) ** 2)
                                                 / (2 * sigma**2))

@@ -35,7 +35,7 @@ def test_bahdanau_asks_with_the_previous_state_and_feeds_the_update():
     assert highlighted == [("query s₂", "previous"), ("GRU update", "s₃ ← s₂, y₂, c₃")]
     text = d.describe()
     assert "weights h₁ 0.10, h₂ 0.60, h₃ 0.20, h₄ 0.10" in text
-    assert "additive scores of s₂ against each hₛ" in text and "16 numbers" in text
+    assert "additive scores of s₂ against each hⱼ" in text and "16 numbers" in text
 
 
 def test_luong_asks_with_the_current_state_and_feeds_the_output_layer():
@@ -48,7 +48,7 @@ def test_luong_asks_with_the_current_state_and_feeds_the_output_layer():
 
 def test_bahdanaus_first_step_asks_with_the_mean_of_the_encoder_states():
     d = decoding_step(["a", "b"], [0.5, 0.5], 1, "Bahdanau", "additive", 16, 14)
-    assert ("query s₀", "mean of hₛ") in [b.lines for b in d.boxes]
+    assert ("query s₀", "mean of hⱼ") in [b.lines for b in d.boxes]
 
 
 def test_the_window_frames_exactly_the_states_inside_it():
@@ -133,6 +133,6 @@ def test_the_predictive_window_is_the_one_section_4_shows():
     title = next(m.value for m in at.markdown if "Predictive: p_t" in m.value)
     centre = float(re.search(r"p_t = (\d+\.\d\d), a source", title).group(1))
     assert f"(step 2, D = 1, p_t = {centre:.2f})" in text_alternative(drawn(at))
-    # |s − p_t| ≤ 1 for s counted from 1: the window's ends, by hand from the centre
+    # |j − p_t| ≤ 1 for j counted from 1: the window's ends, by hand from the centre
     first, last = max(1, int(np.ceil(centre - 1))), min(3, int(np.floor(centre + 1)))
     assert f"h{chr(0x2080 + first)} to h{chr(0x2080 + last)}" in text_alternative(drawn(at))

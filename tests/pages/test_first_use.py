@@ -15,7 +15,7 @@ whole words (a letter, digit, "_" or "-" next to a form makes it another word:
 letter also capitalised (a sentence may start with it), with a plural "s" for a word. A
 digit in a form stands for any number (L24 H5). A form inside a longer form of another
 entry belongs to that entry ("mask" in "causal mask"). Subscript letters are read as
-"_x" ("hₛ" is h_s). Words in “curly quotes” or `code` are tokens or labels quoted from
+"_x" ("hⱼ" is h_j). Words in “curly quotes” or `code` are tokens or labels quoted from
 the page's data, not terms, and are skipped. A one-letter Latin symbol (T, B, H, L, Q,
 K, V, S, w, g) counts only in a formula, inside its own link, or next to a sign of
 arithmetic (= × · / ^ _ < > ≤ ≥ − + √ ∑ ∘ ⊙): "model B", "(K, 0.43)" and the letters of
@@ -74,7 +74,7 @@ MODEL_MARKS = {"9_Pretrained_model.py": needs_minilm, "10_Language_model.py": ne
 ANNOUNCING = {"heading", "goal", "announcement"}  # judged at the next use
 PROSE = {"prose"}
 MATHS = set("=×·/^_<>≤≥−+√∑∘⊙")
-_SUBSCRIPTS = dict(zip("₀₁₂₃₄₅₆₇₈₉₋ₐₑₒₓₕₖₗₘₙₚₛₜ", "0123456789-aeoxhklmnpst", strict=True))
+_SUBSCRIPTS = dict(zip("₀₁₂₃₄₅₆₇₈₉₋ₐₑₒₓₕₖₗₘₙₚₛₜⱼ", "0123456789-aeoxhklmnpstj", strict=True))
 _LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]*)\)")
 
 
@@ -162,7 +162,7 @@ def _unescaped(markdown: str) -> str:
 def _plain(text: str) -> tuple[str, list[tuple[int, int, str]]]:
     """``text`` with links reduced to their words, subscripts as "_x", and each link's
     span in the result with its address."""
-    text = re.sub(r"(?<=[A-Za-zα-ω])([₀-₉₋ₐₑₒₓₕₖₗₘₙₚₛₜ]+)",
+    text = re.sub(r"(?<=[A-Za-zα-ω])([₀-₉₋ₐₑₒₓₕₖₗₘₙₚₛₜⱼ]+)",
                   lambda m: "_" + "".join(_SUBSCRIPTS[c] for c in m.group(1)), text)
     out, spans, pos, length = [], [], 0, 0
     for match in _LINK.finditer(text):
@@ -177,7 +177,7 @@ def _plain(text: str) -> tuple[str, list[tuple[int, int, str]]]:
 
 
 def _latex_words(tex: str) -> str:
-    """A formula's symbols and words: commands dropped, "x_{ts}" as x_ts, and the
+    """A formula's symbols and words: commands dropped, "x_{tj}" as x_tj, and the
     separators between its equations (\\quad, ",", "\\\\") as ";"."""
     tex = re.sub(r"\\(q?quad|\\)|,", ";", tex)
     tex = re.sub(r"\\mathcal\{(\w)\}", r"calligraphic_\1", tex)  # ℒ is not L
@@ -308,7 +308,7 @@ def _defines(use: Use, entry: glossary.Term) -> bool:
 
 
 def _formula_defines(use: Use) -> bool:
-    """On the left of an "=" of the formula: "c_t = Σ α h_s" defines c_t."""
+    """On the left of an "=" of the formula: "c_t = Σ α h_j" defines c_t."""
     before = use.sentence[:use.start].rstrip()
     return re.match(r"^\s*=", use.sentence[use.end:]) is not None and (
         before == "" or before.endswith(";"))
@@ -433,7 +433,7 @@ def test_a_heading_announces_and_the_next_use_is_judged():
 
 
 def test_formulas_define_on_the_left_or_by_the_prose_around_them():
-    assert _problem("context-vector", ("formula", r"c_t = \sum_s \alpha_{ts} h_s")) is None
+    assert _problem("context-vector", ("formula", r"c_t = \sum_j \alpha_{tj} h_j")) is None
     assert _problem("g", ("prose", "Each is multiplied by the layer's gain."),
                     ("formula", r"\hat x = \frac{x}{r} \odot g")) is None
     assert _problem("g", ("prose", "Freeze the final norm's scale."),
@@ -457,7 +457,7 @@ def test_a_nested_form_belongs_to_the_longer_term_and_subscripts_read_as_undersc
     causal = glossary.term_link("causal-mask", "causal mask")
     assert uses([Text("prose", f"Under a {causal} it sees the past.")],
                 glossary.ALL["mask"]) == []
-    link = glossary.term_link("decoder-state", "the states hₛ and sₜ")
+    link = glossary.term_link("decoder-state", "the states hⱼ and sₜ")
     assert _problem("decoder-state", ("prose", f"A decoder ({link}) writes.")) is None
 
 

@@ -150,13 +150,13 @@ def latex(at: AppTest) -> str:
 
 def test_each_model_shows_its_own_formula_and_start():
     at = run()  # Bahdanau: the previous state, and this app's choice of s₀
-    assert r"\mathrm{score}(s_{t-1}, h_s) = v^\top \tanh(W_q s_{t-1} + W_k h_s)" in latex(at)
+    assert r"\mathrm{score}(s_{t-1}, h_j) = v^\top \tanh(W_q s_{t-1} + W_k h_j)" in latex(at)
     assert "this app uses the mean of the encoder states" in markdown(at)
     assert r"\overleftarrow{h}_1" in markdown(at)
     at = run(s2s_model="Luong", s2s_luong_score="general")
-    assert r"\mathrm{score}(s_t, h_s) = s_t^\top W h_s" in latex(at)
+    assert r"\mathrm{score}(s_t, h_j) = s_t^\top W h_j" in latex(at)
     # section 2's formula (section 3 shows both models' decoders, whatever is chosen here)
-    assert "s_{t-1}" not in next(e.value for e in at.latex if r"\alpha_{ts}" in e.value)
+    assert "s_{t-1}" not in next(e.value for e in at.latex if r"\alpha_{tj}" in e.value)
     at = run(s2s_model="Luong", s2s_luong_score="additive")
     assert "(Luong et al.'s “concat”)" in markdown(at)
 
@@ -288,7 +288,7 @@ def test_the_whole_source_note_follows_the_window_not_d_alone():
 def test_d_a_is_defined_and_the_general_score_has_one_matrix():
     at = run(s2s_model="Luong", s2s_luong_score="general", s2s_align_step="4")
     text = markdown(at)
-    assert "hidden width d_a (the length of v) is 16" in text
+    assert "hidden width d_a (the number of components of v) is 16" in text
     assert "The general score's matrix W is random (untrained)" in text
     assert "general score's matrices" not in text
 

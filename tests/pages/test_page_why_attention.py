@@ -174,7 +174,7 @@ def test_one_step_is_written_out_with_its_scores_weights_context_and_output():
     # by hand: the largest weight's score, the softmax's sum, the context, the two logits
     assert f"e_{{3,{best}}} &= v_a^\\top" in latex
     assert f"\\approx {step.scores[best - 1]:.2f} \\end{{aligned}}" in latex
-    assert "Z = \\sum_s \\exp(e_{3,s} - e_{3,\\max})" in latex and "c_{3} &=" in latex
+    assert "Z = \\sum_j \\exp(e_{3,j} - e_{3,\\max})" in latex and "c_{3} &=" in latex
     letter = "ABCDEFGHIJKL"[step.token]
     assert f"\\mathrm{{logit}}_{{\\text{{“{letter}”}}}} &\\approx" in latex  # quoted: a token
     # the logit to 2 decimals, or to 3 where its parts add up to it only so
@@ -209,7 +209,7 @@ def test_presenter_mode_defines_what_the_first_chart_compares_on_screen():
     shown = [m.value for m in at.markdown]  # text a projector shows (captions may be hidden)
     lead = next(i for i, m in enumerate(shown) if m.startswith("**Fixed context**"))
     assert "the decoder reads the encoder's last state h_n alone" in shown[lead]
-    assert "**Attention**: at each step t it reads every encoder state h_s" in shown[lead]
+    assert "**Attention**: at each step t it reads every encoder state h_j" in shown[lead]
     assert "greedy decoding" in shown[lead] and "**Token accuracy**" in shown[lead]
     # before the chart's own sentence
     assert lead < next(i for i, m in enumerate(shown) if m.startswith("On the trained lengths"))

@@ -214,9 +214,9 @@ def test_the_head_by_hand_follows_the_model_s_norm_and_positions():
 
 
 def test_the_decoder_formula_and_table_read_the_config():
-    one_line = text.decoder_formula(SMOLLM2)  # SwiGLU, RoPE: two parts on one line
-    assert r"\mathrm{RMSNorm}" in one_line and "gathered" not in one_line
-    assert r"E^\top" in one_line
+    smol = text.decoder_formula(SMOLLM2)  # SwiGLU, RoPE: two parts, one a line
+    assert smol.startswith(r"\begin{gathered}x \leftarrow x + \mathrm{Attn}(\mathrm{RMSNorm}(x))")
+    assert smol.count(r" \\ ") == 1 and r"E^\top" in smol
     gpt2 = text.decoder_formula(GPT2)  # learned positions: three parts, one a line
     assert gpt2.startswith(r"\begin{gathered}x_t = E[\text{token}_t] + P[t] \\")
     minilm = {"hidden_size": 384, "num_attention_heads": 12, "max_position_embeddings": 512,

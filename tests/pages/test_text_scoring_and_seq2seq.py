@@ -78,6 +78,9 @@ def test_the_step_sentences_name_the_previous_word_or_the_start_mark():
     tgt = ["J'", "aime"]
     assert "y₀ is \\<s\\>, a start mark (this app's choice)" in text.bahdanau_text(tgt, 1)
     assert "y₁ is “J'”, the previous target word" in text.bahdanau_text(tgt, 2)
+    # The GRU's state of the panel is not the toy state the other sections query with.
+    assert ("This GRU's s₂ is computed for this panel only: section 2 and Luong's panel "
+            "below query with the toy state s₂") in text.bahdanau_text(tgt, 2)
     assert "predict target word 2, “aime”" in text.next_word_intro(tgt, 2)
     assert text.luong_text(3).startswith("The state s₃ comes first (Luong et al. write h₃)")
 
@@ -175,3 +178,18 @@ def test_bahdanaus_output_layer_is_not_written_g():
     items = " ".join(text.illustrative_items(maxout_pairs=4, d=16))
     assert "Their output layer is a deep output" in items
     assert "g(" not in items and "output g" not in items
+
+
+def test_the_query_says_when_the_toy_built_the_answer_in():
+    src = ["I", "love", "cats"]
+    # "aime" reads as "love" through the lexicon: built in, and the dot weights follow it.
+    said = text.query_text(src, ["J'", "aime"], 1, 16, 16, np.array([0.1, 0.8, 0.1]))
+    assert ("built mostly from the embedding of its English translation in the source "
+            "(“love”, read through a small lexicon)") in said
+    assert "built to favour “love”, not taught to (here it puts 0.800 on “love”)" in said
+    # The dot weights may still fall elsewhere: said so.
+    said = text.query_text(src, ["J'", "aime"], 1, 16, 16, np.array([0.1, 0.2, 0.7]))
+    assert "(here it still puts most weight on “cats”)" in said
+    # "zzz" has no translation and is not in the source: nothing built in.
+    said = text.query_text(src, ["zzz"], 0, 16, 16, np.array([0.3, 0.3, 0.4]))
+    assert "which has no translation in the source here, so nothing is built in" in said

@@ -167,7 +167,7 @@ def test_the_comparison_defines_the_charts_terms_and_links_greedy_decoding():
     said = text.comparison_text(200, 2, 20, 12, seen)
     assert said.startswith("**Fixed context**: the decoder reads the encoder's last state "
                            "h_n alone")
-    assert "**Attention**: at each step t it reads every encoder state h_s" in said
+    assert "**Attention**: at each step t it reads every encoder state h_j" in said
     assert ("200 fresh random strings of each length from 2 to 20 (drawn anew, not kept apart "
             "from training: at 2 and 3 letters most were also trained on; only 144 strings of "
             "2 letters exist, so the 200 draws must repeat some)") in said

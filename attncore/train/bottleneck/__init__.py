@@ -15,15 +15,15 @@ same batches from the same initial weights for every parameter they share:
 
   .. math::
 
-      e_{ts} = v^\top \tanh(W s_{t-1} + U h_s), \quad
+      e_{tj} = v^\top \tanh(W s_{t-1} + U h_j), \quad
       \alpha_t = \mathrm{softmax}(e_t), \quad
-      c_t = \textstyle\sum_s \alpha_{ts} h_s
+      c_t = \textstyle\sum_j \alpha_{tj} h_j
 
 The two share everything else:
 
 .. math::
 
-    h_s = \mathrm{GRU}(E_x[x_s], h_{s-1}), \quad h_0 = 0; \qquad
+    h_j = \mathrm{GRU}(E_x[x_j], h_{j-1}), \quad h_0 = 0; \qquad
     s_t = \mathrm{GRU}([E_y[y_{t-1}]; c_t], s_{t-1}), \quad s_0 = h_n; \qquad
     p(y_t) = \mathrm{softmax}(W_o [s_t; c_t] + b_o)
 
@@ -33,7 +33,7 @@ so they differ only in :math:`c_t`; the attention model has :math:`W, U` (d, d) 
 then reads the correct previous symbol (teacher forcing), in testing its own previous
 output (greedy decoding). No end mark: the decoder runs as many steps as the string is
 long, so accuracy counts symbols only. The encoder is one GRU reading left to right
-(Bahdanau's was bidirectional), so :math:`h_s` mixes every symbol up to ``s`` and the
+(Bahdanau's was bidirectional), so :math:`h_j` mixes every symbol up to ``j`` and the
 weights need not fall on the aligned position alone: trained, they spread over it and
 its neighbours (:func:`weight_by_offset` measures how), though only h_t and later states
 have read symbol t (:func:`earlier_states` measures what the weight before it is for).

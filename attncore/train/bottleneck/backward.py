@@ -72,7 +72,7 @@ def backward(p: dict, dlogits: np.ndarray, caches: dict) -> dict:
     g["enc.Wx"] = x.reshape(-1, d).T @ dgx_e.reshape(-1, 3 * d)
     g["enc.bx"] = dgx_e.reshape(-1, 3 * d).sum(axis=0)
     g["enc.E"] = symbol_counts(c_emb[0], p["enc.E"].shape[0], dgx_e) @ p["enc.Wx"].T
-    H_prev = np.concatenate([h0[:, None], hs[:, :-1]], axis=1)  # h_{s-1} (B, T, d)
+    H_prev = np.concatenate([h0[:, None], hs[:, :-1]], axis=1)  # h_{j-1} (B, T, d)
     g["enc.Wh"], g["enc.bh"] = gru_weight_grads(H_prev, dgh_e)
     return {name: grad.astype(p[name].dtype, copy=False) for name, grad in g.items()}
 

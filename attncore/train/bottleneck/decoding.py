@@ -20,7 +20,7 @@ class Decoding:
 
     source (B, T) the strings; tokens (B, T) the outputs; probabilities (B, T, V) the
     output distribution at each step (rows sum to 1); states (B, T, d) the decoder
-    states s_t; encoder_states (B, T, d) the h_s; weights (B, T, T) the attention
+    states s_t; encoder_states (B, T, d) the h_j; weights (B, T, T) the attention
     weights (output steps x source positions, rows sum to 1), None for the fixed model.
     """
 
@@ -93,8 +93,8 @@ class DecodingStep:
     t is the output step counted as in the formulas, from 1 (step t writes the t-th
     symbol; array row t - 1 of :class:`Decoding`); previous_token is y_{t-1} (y_0 = BOS),
     previous_state s_{t-1} (d,) (s_0 = h_n), projected_state W s_{t-1} (A,),
-    projected_sources U h_s (Ts, A), score_weights v (A,),
-    scores e_ts = v · tanh(W s_{t-1} + U h_s) (Ts,), weights α_t (Ts,) summing to 1,
+    projected_sources U h_j (Ts, A), score_weights v (A,),
+    scores e_tj = v · tanh(W s_{t-1} + U h_j) (Ts,), weights α_t (Ts,) summing to 1,
     context c_t (d,); reset r, update z and candidate n (d,) of the GRU, state
     s_t = (1 - z) n + z s_{t-1}; the output layer's three parts (V,) each, from_state
     (the rows of W_o that read s_t, times s_t), from_context (those that read c_t, times
@@ -158,7 +158,7 @@ def trace_step(p: dict, source, t: int) -> DecodingStep:
 
 
 def weight_by_offset(weights: np.ndarray, offsets=OFFSETS) -> np.ndarray:
-    """Mean attention weight on source position s = t + k, for each offset k.
+    """Mean attention weight on source position j = t + k, for each offset k.
 
     weights (B, T, T) (output steps x source positions, as :class:`Decoding`) ->
     (len(offsets),): offset 0 is the symbol being copied, -1 the one before it. Each
@@ -201,12 +201,12 @@ class EarlierStates:
     """What the attention model's weight on encoder states before the symbol it copies is
     for, measured on ``strings`` fresh strings of ``length`` symbols.
 
-    A left-to-right encoder's h_s has read symbols 1..s only, so at output step t the
+    A left-to-right encoder's h_j has read symbols 1..j only, so at output step t the
     states h_1 .. h_(t-1) hold nothing of symbol t: only h_t and later states can carry
-    it. ``weight_before`` is the mean weight on those earlier states (Σ_{s<t} α_ts, over
+    it. ``weight_before`` is the mean weight on those earlier states (Σ_{j<t} α_tj, over
     every step of every string); ``accuracy`` is the greedy token accuracy as trained,
     ``accuracy_later_only`` the same when each step may read h_t and later states alone
-    (the same scores, softmax over s >= t: the weight before moves onto them).
+    (the same scores, softmax over j >= t: the weight before moves onto them).
     """
 
     length: int
@@ -221,7 +221,7 @@ def earlier_states(p: dict, src) -> EarlierStates:
     src = as_strings(src)
     B, T = src.shape
     run = decode(p, src, "attention")
-    later = np.triu(np.ones((T, T), dtype=bool))  # row t: source positions s >= t
+    later = np.triu(np.ones((T, T), dtype=bool))  # row t: source positions j >= t
     before = float(np.mean(np.sum(run.weights * ~later, axis=-1)))
     return EarlierStates(length=T, strings=B, weight_before=before, accuracy=run.accuracy,
                          accuracy_later_only=decode(p, src, "attention", later).accuracy)

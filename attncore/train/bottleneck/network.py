@@ -58,8 +58,8 @@ def count_parameters(d_model: int, model: str) -> int:
 
 
 def additive_step_forward(s_prev, h, Uh, W, v):
-    r"""The context of one decoder step: :math:`e_s = v^\top\tanh(W s_{t-1} + U h_s)`,
-    :math:`\alpha = \mathrm{softmax}(e)`, :math:`c = \sum_s \alpha_s h_s`.
+    r"""The context of one decoder step: :math:`e_j = v^\top\tanh(W s_{t-1} + U h_j)`,
+    :math:`\alpha = \mathrm{softmax}(e)`, :math:`c = \sum_j \alpha_j h_j`.
 
     s_prev (B, d) the decoder's previous state, h (B, Ts, d) every encoder state,
     Uh = h U (B, Ts, A) computed once per batch (it does not depend on t), W (d, A),
@@ -80,7 +80,7 @@ def additive_step_backward(dc, cache, through_context: bool = True):
     Returns (ds_prev (B, d), dh (B, Ts, d), dUh (B, Ts, A), dq (B, A), dv (A,)); dq is
     the gradient of q = s_prev W, so dW = s_prevᵀ dq, and dU = hᵀ dUh (the model forms
     both for every step at once after its loop). dh is the gradient through
-    c = Σ_s α_s h_s only (h also reaches the score through Uh); with
+    c = Σ_j α_j h_j only (h also reaches the score through Uh); with
     ``through_context=False`` it is None, for a caller that forms Σ_t α_tᵀ dc_t for every
     step in one product after its loop.
     """

@@ -114,7 +114,7 @@ def sub(name: str, index: int) -> str:
 def bottleneck_models(letters: list[str], step: int, weights, font: int) -> Diagram:
     """Lesson 0's two models on the example string: the encoder chain h₁ … hₙ, then the
     fixed-context decoder, which reads hₙ at every step, and the attention decoder, which
-    reads every h_s at step ``step`` with the weights α (arrow widths; None before the
+    reads every h_j at step ``step`` with the weights α (arrow widths; None before the
     model is trained, drawn as dashed arrows of no width). The states close up as the
     string grows, so that any length the lesson trains on fits in about 55 em."""
     n = len(letters)
@@ -145,7 +145,7 @@ def bottleneck_models(letters: list[str], step: int, weights, font: int) -> Diag
     for target in row(7.9, "s"):
         d.arrow(_below(h_n), _above(target), said="")
     top = 10.6
-    d.label(0.5, top + 1.2, f"Attention: step {step} reads every h_s, weighted by α",
+    d.label(0.5, top + 1.2, f"Attention: step {step} reads every h_j, weighted by α",
             anchor="start", bold=True, said=False)
     states = row(top + 2.9, "h", above=letters)
     chosen = row(top + 7.9, "s", chosen=step)[step - 1]
@@ -1064,12 +1064,12 @@ def _step_parts(t: int, bahdanau: bool, score: str, d_state: int, alpha: list[fl
     c, prev, y_prev = sub("c", t), sub("s", t - 1), sub("y", t - 1)
     which = "previous" if bahdanau else "current"
     return [
-        ([f"query {q}", "mean of hₛ" if bahdanau and t == 1 else which], 6.4, True,
+        ([f"query {q}", "mean of hⱼ" if bahdanau and t == 1 else which], 6.4, True,
          f"the query: the {which} decoder state {q}"),
-        ([f"scores {sub('e', t)}ₛ", score], 7.0, False, f"{score} scores of {q} against each hₛ"),
+        ([f"scores {sub('e', t)}ⱼ", score], 7.0, False, f"{score} scores of {q} against each hⱼ"),
         (["softmax", f"→ {sub('α', t)}"], 6.0, False, f"softmax: the weights {sub('α', t)}"),
-        ([f"{c} = Σ α hₛ", f"d = {d_state}"], 7.4, False,
-         f"the context {c}, the weighted sum of the hₛ, {d_state} numbers: weights "
+        ([f"{c} = Σ α hⱼ", f"d = {d_state}"], 7.4, False,
+         f"the context {c}, the weighted sum of the hⱼ, {d_state} numbers: weights "
          + ", ".join(f"{sub('h', s)} {a:.2f}" for s, a in enumerate(alpha, start=1))),
         (["GRU update", f"{sub('s', t)} ← {prev}, {y_prev}, {c}"], 9.6, True,
          f"the GRU update of {sub('s', t)} from {prev}, {y_prev} and {c}") if bahdanau else
@@ -1106,7 +1106,7 @@ def decoding_step(tokens: list[str], weights, step: int, model: str, score: str,
         x += width + 1.2
     for left, right in zip(parts, parts[1:], strict=False):
         d.arrow(left, right, said="")
-    xs = parts[1].centre[0]  # every h_s enters the scores, through a comb under them
+    xs = parts[1].centre[0]  # every h_j enters the scores, through a comb under them
     for state in states:
         d.line([_below(state), (state.centre[0], 7.3)])
     d.line([(min(xs, states[0].centre[0]), 7.3), (max(xs, states[-1].centre[0]), 7.3)])
@@ -1117,7 +1117,7 @@ def decoding_step(tokens: list[str], weights, step: int, model: str, score: str,
     d.line([(q, y + 2.6), (q, y + 3.8), (u, y + 3.8)])
     d.arrow((u, y + 3.8), _below(parts[4]), said="")
     d.label(q + 0.4, y + 5.0, f"{query} enters the {goes} too", anchor="start", dim=True)
-    d.label(0.5, y + 6.6, f"An arrow's width is its weight {sub('α', t)}ₛ.", anchor="start",
+    d.label(0.5, y + 6.6, f"An arrow's width is its weight {sub('α', t)}ⱼ.", anchor="start",
             dim=True, said=False)
     return d
 
