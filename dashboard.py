@@ -35,7 +35,7 @@ def home() -> None:
         f"weights with a {term_link('softmax', 'softmax')}; the output is the weighted "
         "average of the values. Stacked as rows, the queries, keys and values of all the "
         f"tokens make the matrices {term_link('QKV', 'Q, K and V')}, and "
-        f"{term_link('d_k', 'd_k')} is the length of a query or key:"
+        f"{term_link('d_k', 'd_k')} is the number of components of a query or key:"
     )
     st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}"
              r"\right) V")

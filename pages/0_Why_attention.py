@@ -290,7 +290,7 @@ def one_step(page: Page, config: bn.BottleneckConfig, result: bn.BottleneckResul
     st.latex(r"e_{tj} = v_a^\top \tanh(W_a s_{t-1} + U_a h_j),\quad "
              r"\alpha_{tj} = \frac{\exp(e_{tj})}{\sum_{j'} \exp(e_{tj'})},\quad "
              r"c_t = \sum_j \alpha_{tj} h_j")
-    st.latex(r"s_t = \mathrm{GRU}\big([\,E y_{t-1};\ c_t\,],\ s_{t-1}\big),\quad "
+    st.latex(r"s_t = \mathrm{GRU}\big([\,E_y y_{t-1};\ c_t\,],\ s_{t-1}\big),\quad "
              r"p(y_t) = \mathrm{softmax}\big(W_{\mathrm{out}} [\,s_t;\ c_t\,] "
              r"+ b_{\mathrm{out}}\big)")
     st.markdown(f"**Scores** at step {t}, written out for position {by_hand.position} (the "
@@ -302,7 +302,8 @@ def one_step(page: Page, config: bn.BottleneckConfig, result: bn.BottleneckResul
     st.latex(softmax_line(by_hand))
     st.markdown("**Context**: the encoder states weighted by α, the largest written out:")
     st.latex(context_line(by_hand))
-    st.markdown("**Output**: W_out's rows that read s_t and those that read c_t, plus b_out, "
+    st.markdown("**Output**: W_out's columns that read s_t and those that read c_t, plus "
+                "b_out, "
                 f"give each letter's {term_link('logit', 'logit')}; the letter written and the "
                 "runner-up:")
     st.latex(output_line(by_hand, LETTERS))
@@ -346,8 +347,8 @@ def closing_notes(page: Page, config: bn.BottleneckConfig, result: bn.Bottleneck
     bullet_list("What to notice", notice_items(lengths, alignment, result.parameters,
                                                   result.config.n_test))
     st.subheader("The two models")
-    st.latex(r"h_j = \mathrm{GRU}(E x_j,\ h_{j-1}),\quad h_0 = 0 \qquad "
-             r"s_t = \mathrm{GRU}([E y_{t-1};\ c_t],\ s_{t-1}),\quad s_0 = h_n")
+    st.latex(r"h_j = \mathrm{GRU}(E_x x_j,\ h_{j-1}),\quad h_0 = 0 \qquad "
+             r"s_t = \mathrm{GRU}([E_y y_{t-1};\ c_t],\ s_{t-1}),\quad s_0 = h_n")
     st.latex(r"\text{fixed: } c_t = h_n \qquad "
              r"\text{attention: } c_t = \sum_j \alpha_{tj} h_j,\ "
              r"\alpha_t = \mathrm{softmax}_j\big(v_a^\top \tanh(W_a s_{t-1} + U_a h_j)\big)")
@@ -356,6 +357,8 @@ def closing_notes(page: Page, config: bn.BottleneckConfig, result: bn.Bottleneck
         seen = copying.training_coverage(result.lengths, run.min_length, run.max_length,
                                          run.steps, run.batch, bn.SYMBOLS)
         st.caption(
+            "E_x and E_y are the encoder's and the decoder's own embedding tables (the "
+            "decoder's has a start mark too). "
             "Both decoders start from the encoder's last state h_n and write one letter per "
             "source letter; the fixed one also reads h_n at every step, as Cho et al. (2014) "
             "did (Sutskever et al. 2014 only started the decoder from it). In training each "

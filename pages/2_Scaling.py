@@ -252,7 +252,9 @@ def closing_notes(page: Page) -> None:
     """What to notice, the formulas and, off the projector, things to try and questions."""
     bullet_list("What to notice", [
         "The variance of qᵀk grows in proportion to d_k; dividing by √d_k makes it σ⁴ for "
-        "every d_k: the softmax sees scores of the same spread whatever the dimension.",
+        "every d_k: the softmax sees scores of the same variance whatever the dimension "
+        "(their distribution's shape still changes a little with d_k: its excess kurtosis is "
+        "6/d_k).",
         "Without scaling, the scores spread out as d_k grows: the weight gathers on one key "
         "and, once the scores are widely spread, the softmax's Jacobian, through which the "
         "gradient reaches the scores, shrinks towards 0 (with many keys it may first rise: "

@@ -251,8 +251,8 @@ def lesson(page: Page, results: dict) -> None:
                              **URL)
     c1, c2, c3, c4 = st.columns(4)
     d_model = c1.select_slider("d_model", D_MODELS, value=32, key="mha_dmodel", **URL)
-    weights_kind = c3.radio("Weights", ["random", "designed"], key="mha_weights", horizontal=True,
-                            **URL)
+    weights_kind = c3.radio("Matrices W_Q, W_K, W_V", ["random", "designed"],
+                            key="mha_weights", horizontal=True, **URL)
     allowed = mh.head_counts(d_model, designed=weights_kind == "designed")
     n_heads = c2.selectbox(
         "Heads H", allowed, key="mha_heads", **URL,
@@ -361,8 +361,10 @@ def closing_notes(page: Page) -> None:
     bullet_list("What to notice", [
         "Every head has its own W_Qʰ, W_Kʰ, W_Vʰ: column slices of the full matrices, so H heads "
         "cost no more parameters than one.",
-        "Random weights give the heads no particular job; designed heads are built for one "
-        "each (previous token, self, first token, same word), jobs that trained heads can "
+        f"Random {term_link('projection', 'projection')} matrices give the heads no "
+        "particular job; designed heads are "
+        "built for one each (previous token, self, first token, same word), jobs that trained "
+        "heads can "
         "learn (lesson 9 shows a trained model's heads). Their statistics show the difference.",
         "The average over heads can hide what every single head does.",
         "A cross-attention map has one row per target token and one column per source token: "
@@ -375,7 +377,7 @@ def closing_notes(page: Page) -> None:
     if not page.presenter:
         bullet_list("Try this", [
             "Switch to designed heads with 4 or 8 heads and compare them with random ones.",
-            "With random weights, set d_model = 8 and H = 8: each head has d_k = 1, a single "
+            "With random projections, set d_model = 8 and H = 8: each head has d_k = 1, a single "
             "number per token.",
             "Turn the causal mask on: every head becomes lower triangular.",
             "Edit the target sentence to a longer one: the cross-attention maps grow taller.",

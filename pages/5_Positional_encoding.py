@@ -306,7 +306,7 @@ def alibi_scheme(page: Page, small: int, results: dict) -> None:
                     key="pe_fig_alibi",
                     alt=f"ALiBi bias of head {head}, slope {exact_text(m)}, "
                         f"{'causal: keys after the query masked' if causal else 'symmetric'}: "
-                        + describe_matrix(bias, labels, labels, kind="scores",
+                        + describe_matrix(bias, labels, labels, kind="bias values",
                                           rows="query i", cols="key j"))
     with right:
         if causal:

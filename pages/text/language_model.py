@@ -319,7 +319,8 @@ def notices(cfg: LMConfig, top_token: str, p_top: float, first_mass: np.ndarray,
             tokens: list[str], test: InductionTest | None) -> list[str]:
     """"What to notice", for this prompt, this model and section 4's test."""
     return [
-        f"The model only ever predicts one token: here “{md_escape(top_token)}” with "
+        "One pass predicts a distribution over the next token at every position; writing "
+        f"reads the last position's: here “{md_escape(top_token)}” with "
         f"{percent_text(p_top)}. Writing text is that prediction, repeated, each new token "
         "fed back in.",
         "Temperature reshapes the distribution; top-k and top-p cut its tail. At τ = 0 the "

@@ -184,12 +184,23 @@ def noise_text(cv: ex.ScalingCurves) -> str:
     points = len(cv.d_ks)
     pairs = points * (points - 1) // 2
     z = NormalDist().inv_cdf(1 - 0.05 / (2 * pairs))
-    return (f"Each point is a mean over {cv.trials} queries, with a standard error of up to "
+    noise = z * np.sqrt(2) * se
+    scaled, unscaled = cv.max_weight["sqrt_dk"], cv.max_weight["none"]
+    spread = float(scaled.max() - scaled.min())
+    said = (f"Each point is a mean over {cv.trials} queries, with a standard error of up to "
             f"{significant_text(se, 2)} for the max weight with 1/√d_k: by sampling alone, "
             f"the largest of the {pairs} differences between its {points} points exceeds "
-            f"about {significant_text(z * np.sqrt(2) * se, 2)} at most 1 time in 20, so "
-            "smaller differences are no evidence that d_k moves it. More trials per point "
-            "narrow this.")
+            f"about {significant_text(noise, 2)} at most 1 time in 20. Its highest and "
+            f"lowest points differ by {significant_text(spread, 2)}, ")
+    if spread > noise:
+        said += ("more than that: d_k does move it, though by less than the "
+                 f"{significant_text(float(unscaled.max() - unscaled.min()), 2)} it moves "
+                 "without scaling."
+                 if spread < unscaled.max() - unscaled.min() else "more than that: d_k does "
+                 "move it.")
+    else:
+        said += "less than that: no evidence that d_k moves it."
+    return said + " More trials per point narrow the noise."
 
 
 def temperature_text(weights: np.ndarray, temperature: float, d_k: int) -> str:

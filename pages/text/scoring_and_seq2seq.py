@@ -175,9 +175,11 @@ def bahdanau_text(tgt: list[str], n: int) -> str:
         f"c{sub(n)}), a GRU whose gates z{sub(n)}, r{sub(n)} and candidate s̃{sub(n)} all "
         f"read c{sub(n)}; y{sub(n - 1)} is {previous}. The output reads s{sub(n)}, "
         f"y{sub(n - 1)} and c{sub(n)}. This GRU's s{sub(n)} is computed for this panel "
-        f"only: section 2 and Luong's panel below query with the toy state s{sub(n)}, "
-        "built from the target word, since the toy has no recurrent network to carry a "
-        "GRU's state from step to step.")
+        "only: the scores of sections 1, 2, 4 and 5, Bahdanau's included, ask with the toy "
+        "states "
+        f"(s{sub(n - 1)} for Bahdanau's score at this step, s{sub(n)} in Luong's panel "
+        "below), built from the target words, since the toy has no recurrent network to "
+        "carry a GRU's state from step to step.")
 
 
 def luong_text(n: int) -> str:

@@ -268,9 +268,9 @@ def earlier_text(e: EarlierStates) -> str:
                    "(what, is not measured here)")
     return (
         "The encoder reads left to right, so h_(t−1) and the states before it have not read "
-        "letter t: only h_t and later states can carry it. Over all steps (step 1 has none "
-        f"before it), {e.weight_before:.2f} of the weight, on average, still falls on those "
-        "earlier states. Why is "
+        "letter t: only h_t and later states can carry it. Over the steps that have earlier "
+        f"states (steps 2 to {e.length}), {e.weight_before:.2f} of the weight, on average, "
+        f"still falls on them, {e.weight_previous:.2f} of it on h_(t−1) alone. Why is "
         "not measured here; whether the copy needs it is: letting each step read h_t and "
         "later states only (the same scores, the softmax over those alone) takes the "
         f"accuracy on the same {e.strings} strings from {before} to {later}, {verdict}.")

@@ -70,7 +70,8 @@ SYMBOLS = (
          "The matrix $QK^\\top$ of query-key dot products ($\\tilde S$ once divided by "
          "$\\sqrt{d_k}$); a row of it is written s. Rows are queries, columns are keys, as "
          "in every figure here. Where a lesson follows its papers' letters: in lesson 13 S "
-         "is the state of linear attention; in lessons 0 and 6 $s_t$ is the decoder's "
+         "is the state of linear attention; in lesson 11 S is the number of sink tokens a "
+         "sliding window keeps; in lessons 0 and 6 $s_t$ is the decoder's "
          "state at output step t (Bahdanau et al.'s letter for the state).", 1),
     Term("weights", "α, w — attention weights",
          "The softmax of a row of scores: non-negative, summing to 1 over the keys a "
@@ -295,8 +296,9 @@ TERMS = (
          "cache.", 13, forms=("state of fixed size", "fixed-size state")),
     Term("linear-attention", "Linear attention",
          "Attention with the softmax taken out (Katharopoulos et al. 2020). In its bare form, "
-         "as lesson 13 and the DeltaNet papers (Schlag et al. 2021; Yang et al. 2024) write "
-         "it, the state $S_t = S_{t-1} + v_t k_t^\\top$ adds every pair's outer product, and "
+         "as lesson 13 and Yang et al. 2024's DeltaNet write it (Schlag et al. 2021 first "
+         "pass k and q through a normalised feature map of their own), the state "
+         "$S_t = S_{t-1} + v_t k_t^\\top$ adds every pair's outer product, and "
          "a query reads $S q = \\sum_t (k_t \\cdot q)\\, v_t$: weights k · q, unnormalised, "
          "that nothing sharpens. Katharopoulos et al. first map q and k by a feature map φ "
          "(elu(x) + 1) and divide by φ(q) · Σ φ(k); other feature maps (Based's Taylor "

@@ -143,9 +143,10 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         4, "4_Multi_head.py", "Multi-head attention", "mha", "🧠",
         goal="follow the shapes from X to the output, see that each {head:head} has its "
-             "own slice of W_Q, W_K, W_V and its own weights, and compare "
+             "own slice of W_Q, W_K, W_V and its own attention weights, and compare "
              "{self-attention:self- with cross-attention}.",
-        summary="the shapes step by step, each head's own slice of the weights, designed "
+        summary="the shapes step by step, each head's own slice of the projection matrices, "
+                "designed "
                 "heads, statistics per head, and cross-attention between two sentences.",
         needs=(1, 3)),
     Lesson(

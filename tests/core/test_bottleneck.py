@@ -244,10 +244,14 @@ def test_the_earlier_states_measure_their_weight_and_the_copy_without_them(rng):
     src = bn.make_strings(rng, 4, 5)
     e = bn.earlier_states(p, src)
     run = bn.decode(p, src, "attention")
-    # a second method: a loop over the steps, the weights on s < t summed
-    before = np.mean([[run.weights[b, t, :t].sum() for t in range(5)] for b in range(4)])
+    # a second method: a loop over the steps that have earlier states (t >= 2, index 1 on),
+    # the weights on j < t summed, and the weight on j = t − 1 alone
+    before = np.mean([[run.weights[b, t, :t].sum() for t in range(1, 5)] for b in range(4)])
+    previous = np.mean([[run.weights[b, t, t - 1] for t in range(1, 5)] for b in range(4)])
     assert (e.length, e.strings) == (5, 4)
     assert e.weight_before == pytest.approx(before, abs=1e-12)
+    assert e.weight_previous == pytest.approx(previous, abs=1e-12)
+    assert e.weight_previous <= e.weight_before
     assert e.accuracy == run.accuracy
     later = np.triu(np.ones((5, 5), dtype=bool))
     assert e.accuracy_later_only == bn.decode(p, src, "attention", later).accuracy

@@ -119,7 +119,9 @@ def test_the_weight_before_the_copied_letter_is_measured_not_explained():
     e = default_result().earlier
     text = text_of(at)
     assert "only h_t and later states can carry it" in text
-    assert f"{e.weight_before:.2f} of the weight, on average, still falls on those earlier" in text
+    assert (f"Over the steps that have earlier states (steps 2 to {e.length}), "
+            f"{e.weight_before:.2f} of the weight, on average, still falls on them, "
+            f"{e.weight_previous:.2f} of it on h_(t−1) alone.") in text
     assert (f"takes the accuracy on the same {e.strings} strings from {percent(e.accuracy)} "
             f"to {percent(e.accuracy_later_only)}") in text
     assert "Why is not measured here" in text

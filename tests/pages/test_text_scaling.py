@@ -203,3 +203,19 @@ def test_the_typical_sentence_gives_the_percentiles_of_the_query_shown():
 ])
 def test_a_largest_weight_never_reads_a_false_one(weights, said):
     assert text.max_weight_text(row("none", weights)) == said
+
+
+def test_the_curves_sentence_concludes_from_the_spread_against_the_noise():
+    import dataclasses
+
+    # Spread 0.45 − 0.40 = 0.05 is under the 0.0677 sampling alone can make (3 points,
+    # largest standard error 0.02): no evidence.
+    said = text.curves_sentence(curves(4, [0.5, 0.7, 0.2]))
+    assert "Its highest and lowest points differ by 0.05, less than that: no evidence" in said
+    # Spread 0.55 − 0.40 = 0.15 is over it, and under the unscaled 0.9 − 0.4 = 0.5.
+    wider = curves(4, [0.5, 0.7, 0.2])
+    wider = dataclasses.replace(wider, max_weight={
+        **wider.max_weight, "sqrt_dk": np.array([0.40, 0.55, 0.50])})
+    said = text.curves_sentence(wider)
+    assert ("differ by 0.15, more than that: d_k does move it, though by less than the 0.5 "
+            "it moves without scaling.") in said

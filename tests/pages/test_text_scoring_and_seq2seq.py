@@ -79,8 +79,9 @@ def test_the_step_sentences_name_the_previous_word_or_the_start_mark():
     assert "y₀ is \\<s\\>, a start mark (this app's choice)" in text.bahdanau_text(tgt, 1)
     assert "y₁ is “J'”, the previous target word" in text.bahdanau_text(tgt, 2)
     # The GRU's state of the panel is not the toy state the other sections query with.
-    assert ("This GRU's s₂ is computed for this panel only: section 2 and Luong's panel "
-            "below query with the toy state s₂") in text.bahdanau_text(tgt, 2)
+    assert ("This GRU's s₂ is computed for this panel only: the scores of sections 1, 2, "
+            "4 and 5, Bahdanau's included, ask with the toy states (s₁ for Bahdanau's score "
+            "at this step, s₂ in Luong's panel below)") in text.bahdanau_text(tgt, 2)
     assert "predict target word 2, “aime”" in text.next_word_intro(tgt, 2)
     assert text.luong_text(3).startswith("The state s₃ comes first (Luong et al. write h₃)")
 

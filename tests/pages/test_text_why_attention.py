@@ -67,8 +67,8 @@ def alignment(copied: float, length: int = 4) -> copying.AlignmentReading:
 
 
 def earlier(weight: float = 0.3, accuracy: float = 0.998, later: float = 0.999):
-    return bn.EarlierStates(length=4, strings=200, weight_before=weight, accuracy=accuracy,
-                            accuracy_later_only=later)
+    return bn.EarlierStates(length=4, strings=200, weight_before=weight,
+                            weight_previous=0.25, accuracy=accuracy, accuracy_later_only=later)
 
 
 def test_the_alignment_sentence_says_the_offsets_and_which_states_can_carry_the_letter():
@@ -78,7 +78,8 @@ def test_the_alignment_sentence_says_the_offsets_and_which_states_can_carry_the_
     assert "neighbour in 75% of the rows" in close
     # a left-to-right encoder: only h_t and later states have read letter t
     assert "only h_t and later states can carry it" in close
-    assert "0.30 of the weight, on average, still falls on those earlier states" in close
+    assert ("Over the steps that have earlier states (steps 2 to 4), 0.30 of the weight, on "
+            "average, still falls on them, 0.25 of it on h_(t−1) alone.") in close
     assert "Why is not measured here" in close and "likely reason" not in close
     assert "h_(t+1) may still carry letter t" not in close
     past = text.alignment_text(alignment(0.6, length=12), earlier(), n_test=200, max_length=4)

@@ -204,7 +204,9 @@ class EarlierStates:
     A left-to-right encoder's h_j has read symbols 1..j only, so at output step t the
     states h_1 .. h_(t-1) hold nothing of symbol t: only h_t and later states can carry
     it. ``weight_before`` is the mean weight on those earlier states (Σ_{j<t} α_tj, over
-    every step of every string); ``accuracy`` is the greedy token accuracy as trained,
+    the steps t >= 2 of every string, the steps that have earlier states) and
+    ``weight_previous`` the part of it on h_(t-1) alone (α_t,t-1, over the same steps);
+    ``accuracy`` is the greedy token accuracy as trained,
     ``accuracy_later_only`` the same when each step may read h_t and later states alone
     (the same scores, softmax over j >= t: the weight before moves onto them).
     """
@@ -212,6 +214,7 @@ class EarlierStates:
     length: int
     strings: int
     weight_before: float
+    weight_previous: float
     accuracy: float
     accuracy_later_only: float
 
@@ -222,6 +225,8 @@ def earlier_states(p: dict, src) -> EarlierStates:
     B, T = src.shape
     run = decode(p, src, "attention")
     later = np.triu(np.ones((T, T), dtype=bool))  # row t: source positions j >= t
-    before = float(np.mean(np.sum(run.weights * ~later, axis=-1)))
-    return EarlierStates(length=T, strings=B, weight_before=before, accuracy=run.accuracy,
+    before = np.sum(run.weights * ~later, axis=-1)[:, 1:]  # steps 2..T (step 1 has none)
+    previous = np.diagonal(run.weights, offset=-1, axis1=1, axis2=2)  # α_t,t-1, t >= 2
+    return EarlierStates(length=T, strings=B, weight_before=float(np.mean(before)),
+                         weight_previous=float(np.mean(previous)), accuracy=run.accuracy,
                          accuracy_later_only=decode(p, src, "attention", later).accuracy)
