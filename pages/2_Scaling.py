@@ -306,7 +306,8 @@ def closing_notes(page: Page) -> None:
          "a": "d_k·σ⁴ = 64 × 1 = 64 (standard deviation 8)."},
         {"q": "A row of weights is one-hot, w = (1, 0, 0): the limit of a saturated softmax. "
               "What is the softmax's Jacobian there?",
-         "a": "diag(w) − w wᵀ = diag(1, 0, 0) − e₁e₁ᵀ = 0: no gradient reaches the scores."},
+         "a": "diag(w) − w wᵀ = diag(1, 0, 0) − (1, 0, 0)ᵀ(1, 0, 0) = 0: no gradient "
+              "reaches the scores."},
     ])
 
 

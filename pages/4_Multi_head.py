@@ -252,7 +252,10 @@ def lesson(page: Page, results: dict) -> None:
     c1, c2, c3, c4 = st.columns(4)
     d_model = c1.select_slider("d_model", D_MODELS, value=32, key="mha_dmodel", **URL)
     weights_kind = c3.radio("Matrices W_Q, W_K, W_V", ["random", "designed"],
-                            key="mha_weights", horizontal=True, **URL)
+                            key="mha_weights", horizontal=True, **URL,
+                            help="random: drawn from the seed; designed: built so that each "
+                                 "head does one job (previous token, self, first token, "
+                                 "same word).")
     allowed = mh.head_counts(d_model, designed=weights_kind == "designed")
     n_heads = c2.selectbox(
         "Heads H", allowed, key="mha_heads", **URL,
@@ -273,8 +276,10 @@ def lesson(page: Page, results: dict) -> None:
             "each token's vector a fixed pattern of sines and cosines of its position "
             "([lesson 5](./Positional_encoding) explains it). Without it, equal words get equal "
             "queries, keys and values wherever they stand, and (without the causal mask) "
-            "reordering the words only reorders the outputs. Designed heads carry position "
-            "features of their own, so the switch does not apply to them."
+            "reordering the words only reorders the outputs. Designed heads (W_Q, W_K, W_V "
+            "built so that each head does one job: previous token, self, first token, same "
+            "word) carry position features of their own, so the switch does not apply to "
+            "them."
         )
 
     H = n_heads

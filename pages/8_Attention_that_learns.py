@@ -206,16 +206,7 @@ def alignment_section(page: Page):
     its curves. Returns the run and the trained alignment (matrix, rows, columns) of the
     sentence shown, or (None, None) before Train."""
     st.header("2 · Alignment that emerges from the translation loss")
-    phrase = al.DISPLAY[0].split()[:3]  # det adj noun
-    st.markdown(
-        "A toy English → French task: *det [adj] noun verb det [adj] noun*, translated word "
-        "for word except that each adjective moves after its noun, as French does with these "
-        "adjectives "
-        f"(*{' '.join(phrase)}* → *{' '.join(al.translate_words(phrase)[0])}*). The "
-        "encoder-decoder sees only sentence pairs: no one tells it which source "
-        "word a French word comes from. Decoder state = previous French word + position; "
-        f"output from [state; context]; d = {AlignmentConfig.d_model}; AdamW with weight "
-        f"decay {AlignmentConfig.weight_decay:g}.")
+    st.markdown(say.alignment_intro())
     chosen, pressed = learning.settings_form(page.presenter, "alignment",
                                              AlignmentConfig.steps, alignment_extra)
     key = ("alignment", chosen["kind"], chosen["seed"], chosen["steps"])
@@ -370,6 +361,7 @@ def closing_notes(page: Page, runs: dict, align_run, ind_run, bad, seed: int) ->
     st.latex(r"\text{pooling: } a = \mathrm{softmax}\!\left(\frac{(X W_k)\, q}{\sqrt{d}\,\tau}"
              r"\right),\quad y = \sum_t a_t h_t \qquad \text{Adam: } \theta \leftarrow \theta "
              r"- \eta\,\frac{\hat m}{\sqrt{\hat v} + \epsilon}")
+    st.caption(say.FORMULA_NOTE)
     # ℒ, the loss: L is the number of layers (the glossary's one meaning)
     st.latex(r"\frac{\partial \mathcal{L}}{\partial s_j} = a_j\Big(\frac{\partial \mathcal{L}}"
              r"{\partial a_j} - \sum_i a_i \frac{\partial \mathcal{L}}{\partial a_i}\Big)\quad"

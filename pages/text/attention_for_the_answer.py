@@ -33,10 +33,10 @@ NEAR_ZERO = 0.1  # "near 0": a patch that restores less than a tenth of the way
 
 #: Why the plain lens is read with care (said off the projector).
 LENS_CAVEAT = (
-    "In a small model the plain lens is a rough instrument: the earlier layers were never "
-    "trained to be read through the last layer's norm and output matrix (the tuned lens, "
-    "Belrose et al. 2023, trains a map per layer for this reason). Patching, below, asks the "
-    "causal question instead.")
+    "The plain lens is a rough instrument, in large models as in small ones: the earlier "
+    "layers were never trained to be read through the last layer's norm and output matrix "
+    "(the tuned lens, Belrose et al. 2023, trains a map per layer for this reason). "
+    "Patching, below, asks the causal question instead.")
 
 
 def _plural(n: int, one: str, many: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from attncore.analysis import NEARLY_ONE_HOT
+from attncore.train import alignment as al
 from attncore.train import collapse
 from attncore.train import sentiment as sa
 from attncore.train.induction import STEP_RATIO, loss_drop
@@ -299,3 +300,32 @@ def sparsity_text(runs: dict) -> str:
                  "start, mostly on other words: the saturated softmax passes almost no "
                  "gradient, and the weights stay where chance put them.")
     return text
+
+
+def _temperatures() -> str:
+    """The pooling temperatures section 4 sets, other than the models' own."""
+    return " and ".join(f"{v['temperature']:g}" for v in collapse.SETTINGS.values()
+                        if "temperature" in v)
+
+
+#: Under the formulas: every symbol they use.
+FORMULA_NOTE = (
+    "X: the token vectors (embedding plus position), one row x_t per token; the scores read "
+    "X. h_t is what is pooled: x_t itself in model A, x_t plus the self-attention layer's "
+    "output in model B. τ is the pooling's temperature: "
+    f"{sa.SentimentConfig.temperature:g}, except in section 4's {_temperatures()}. η, m̂, v̂ "
+    "and ε are Adam's step size, its running means of the gradient and of its square, and "
+    "a small constant.")
+
+
+def alignment_intro() -> str:
+    """Section 2's task and model, with an example phrase translated by the task's rule."""
+    phrase = al.DISPLAY[0].split()[:3]  # det adj noun
+    config = al.AlignmentConfig
+    return ("A toy English → French task: *det [adj] noun verb det [adj] noun*, translated "
+            "word for word except that each adjective moves after its noun, as French does "
+            f"with these adjectives (*{' '.join(phrase)}* → "
+            f"*{' '.join(al.translate_words(phrase)[0])}*). The encoder-decoder sees only "
+            "sentence pairs: no one tells it which source word a French word comes from. "
+            "Decoder state = previous French word + position; output from [state; context]; "
+            f"d = {config.d_model}; AdamW with weight decay {config.weight_decay:g}.")

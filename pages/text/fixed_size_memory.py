@@ -356,7 +356,8 @@ NOTICE = [
     "delta-rule or Gated DeltaNet state keeps d_v × d_k numbers per head whatever the "
     "length.",
     "Linear attention is softmax attention with the softmax taken out. In the bare form this "
-    "lesson uses (as Yang et al. 2024 write DeltaNet) the weights are the dot products k · q "
+    "lesson uses (its equations as the DeltaNet papers write them, without their feature "
+    "maps) the weights are the dot products k · q "
     "themselves, unnormalised, and nothing sharpens them; Katharopoulos et al. first pass q "
     "and k through a feature map φ and divide by φ(q) · Σ φ(k), and a feature map such as "
     "Based's Taylor expansion of exp can sharpen the weights.",

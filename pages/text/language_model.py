@@ -506,7 +506,8 @@ def encoder_decoder_table(cfg: LMConfig, name: str, byte_level: bool, minilm: di
         "layers, d_model": (f"{minilm['num_hidden_layers']}, {minilm['hidden_size']}",
                             f"{cfg.n_layers}, {cfg.d_model}"),
         "tokenizer": (f"WordPiece, {minilm['vocab_size']:,} pieces",
-                      f"{pieces_said}, {cfg.vocab_size:,} pieces (never unknown); BOS token: "
+                      f"{pieces_said}, {cfg.vocab_size:,} pieces (never unknown); BOS "
+                      "(beginning-of-sequence) token: "
                       f"{switches['BOS token']}"),
         "output": ("mean of the last layer's vectors over the tokens",
                    f"logits = the last token's final state, {norm_name}Norm-normalised, "

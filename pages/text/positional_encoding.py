@@ -215,8 +215,11 @@ def relative_text(rel: np.ndarray, clip: int, presenter: bool) -> str:
     """Which learned vectors the clipped offsets use, and how many pairs are clipped."""
     small = len(rel)
     clipped = int(np.count_nonzero(rel != pos.relative_positions(small)))
+    edge = int(np.count_nonzero(np.abs(rel) == clip))  # clipped, and exactly ±C apart
     pairs = (f"here {clipped} of the {small * small} query–key pairs are farther apart "
-             f"than {clip} and use a{subscript(-clip)} or a{subscript(clip)}" if clipped else
+             f"than {clip} and are clipped to a{subscript(-clip)} or a{subscript(clip)}, "
+             f"which the pairs exactly {clip} apart use too: {edge} cells in all"
+             if clipped else
              f"here no two of the {small} positions are farther apart than {clip}, so "
              "nothing is clipped")
     if presenter:

@@ -252,7 +252,8 @@ def local_text(local: s2s.LocalAttention, mode: str, word: str, step: int, half:
     """Where the window is centred and why, and what its weights are and sum to: the
     softmax over the window (local-m), times a Gaussian for local-p."""
     centre = local.p_t + 1
-    rule = ("Monotonic: p_t = t, the decoding step (at most S)" if mode == "monotonic"
+    rule = ("Monotonic: p_t = t, the decoding step (at most S, the source's length)"
+            if mode == "monotonic"
             else "Predictive: p_t = 1 + S·sigmoid(v_pᵀ tanh(W_p sₜ)), between 1 and S + 1; "
                  "W_p and v_p are random here (untrained), so this centre is arbitrary")
     inside = ("they are the softmax of the scores over the window alone (Luong et al.'s "

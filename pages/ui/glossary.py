@@ -50,7 +50,8 @@ SYMBOLS = (
          "towards uniform.", 2),
     Term("H", "H — number of heads",
          "The number of attention heads in a layer. Entropy, which some texts also write "
-         "H, is written out as a word here.", 4),
+         "H, is written out as a word here. Lesson 4 numbers a head with a superscript h "
+         "($W_Q^h$, $\\mathrm{head}_h$), not the encoder state $h_j$ of lessons 0 and 6.", 4),
     Term("d_model", "d_model — width of the model",
          "The number of components of each token's vector entering and leaving an attention "
          "layer (its dimension; a vector's length, here, is its norm).", 4),
@@ -71,7 +72,8 @@ SYMBOLS = (
          "$\\sqrt{d_k}$); a row of it is written s. Rows are queries, columns are keys, as "
          "in every figure here. Where a lesson follows its papers' letters: in lesson 13 S "
          "is the state of linear attention; in lesson 11 S is the number of sink tokens a "
-         "sliding window keeps; in lessons 0 and 6 $s_t$ is the decoder's "
+         "sliding window keeps; in lesson 6's local attention S is the source's length "
+         "(Luong et al.'s letter); in lessons 0 and 6 $s_t$ is the decoder's "
          "state at output step t (Bahdanau et al.'s letter for the state).", 1),
     Term("weights", "α, w — attention weights",
          "The softmax of a row of scores: non-negative, summing to 1 over the keys a "
@@ -287,7 +289,7 @@ TERMS = (
     Term("logit-lens", "Logit lens",
          "The stream after an intermediate layer, put through the final norm and the "
          "output matrix as if the model stopped there: each layer's guess, a rough "
-         "reading in small models.", 12),
+         "reading (the earlier layers were not trained to be read so).", 12),
     Term("recurrent-state", "State (of a recurrent layer)",
          "What a layer keeps between tokens when it does not keep every token: a vector in "
          "lesson 0's recurrent encoder, one matrix S of d_v × d_k numbers per head in linear "
@@ -296,8 +298,9 @@ TERMS = (
          "cache.", 13, forms=("state of fixed size", "fixed-size state")),
     Term("linear-attention", "Linear attention",
          "Attention with the softmax taken out (Katharopoulos et al. 2020). In its bare form, "
-         "as lesson 13 and Yang et al. 2024's DeltaNet write it (Schlag et al. 2021 first "
-         "pass k and q through a normalised feature map of their own), the state "
+         "as lesson 13 writes it (published models first pass k and q through a feature "
+         "map and a normaliser: Schlag et al. 2021 their own, Yang et al. 2024's DeltaNet "
+         "SiLU and a scaling to unit length), the state "
          "$S_t = S_{t-1} + v_t k_t^\\top$ adds every pair's outer product, and "
          "a query reads $S q = \\sum_t (k_t \\cdot q)\\, v_t$: weights k · q, unnormalised, "
          "that nothing sharpens. Katharopoulos et al. first map q and k by a feature map φ "

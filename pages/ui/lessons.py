@@ -201,7 +201,7 @@ LESSONS: tuple[Lesson, ...] = (
         goal="run {model}, a real decoder, on your own prompt: the next token and how it "
              "is chosen, where the newest token looks, the causal mask checked, the "
              "{induction-head:induction heads} that copy, and one head computed by hand.",
-        summary="SmolLM2, a real 30-layer decoder run by our own NumPy code: the next "
+        summary="SmolLM2-135M, a real 30-layer decoder run by our own NumPy code: the next "
                 "token and how it is drawn, its 270 heads, the causal mask checked, "
                 "induction heads found and switched off, one head by hand.",
         slow_controls=(("generate", "writes up to 32 tokens"),

@@ -122,10 +122,11 @@ def test_the_shift_sentence_says_where_it_was_checked():
 
 
 def test_the_relative_sentence_counts_the_clipped_pairs():
-    # 16 positions, C = 4: 16 + 2·(15 + 14 + 13 + 12) = 124 pairs within ±4, 132 beyond.
+    # 16 positions, C = 4: 16 + 2·(15 + 14 + 13 + 12) = 124 pairs within ±4, 132 beyond;
+    # 2·12 = 24 pairs exactly 4 apart use a₋₄ or a₄ too: 132 + 24 = 156 cells.
     text = say.relative_text(pos.relative_positions(16, clip=4), 4, presenter=False)
-    assert "here 132 of the 256 query–key pairs are farther apart than 4 and use a₋₄ or a₄" \
-           in text
+    assert ("here 132 of the 256 query–key pairs are farther apart than 4 and are clipped to "
+            "a₋₄ or a₄, which the pairs exactly 4 apart use too: 156 cells in all") in text
     assert "2C + 1 = 9 vectors a₋₄ … a₄" in text
     short = say.relative_text(pos.relative_positions(16, clip=16), 16, presenter=True)
     assert short == ("33 learned vectors a, one per clipped offset; here no two of the 16 "

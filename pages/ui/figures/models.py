@@ -1341,7 +1341,8 @@ def kv_cache_rows(cfg, T: int, font: int, *, per_token: int, tokens: list[str] |
         if r in notes:
             d.label(right + 0.6, y + 0.8, notes[r], anchor="start", bold=r == T,
                     dim=dropped, said=False)
-    lines = ["2 · L · n_KV · d_k · T · b", f"= 2 · {L} · {KV} · {dk} · {kept} · {b}",
+    rows_held = "T" if kept == T else "rows kept"  # T: the tokens read, each a row
+    lines = [f"2 · L · n_KV · d_k · {rows_held} · b", f"= 2 · {L} · {KV} · {dk} · {kept} · {b}",
              f"= {per_token * kept:,} bytes" if kept == T else
              f"= {per_token * kept:,} of {per_token * T:,} bytes"]
     d.box(right + 1.0, 0.3, max(text_width(t) for t in lines) + 1.0, 4.4, lines, name="")
@@ -1398,8 +1399,10 @@ def _kv_said(cfg, T: int, rows: list, per_token: int, kept: int, b: int,
                + ", ".join(f"q{(k - 1) * group + 1}–q{k * group} read KV {k}"
                            for k in range(1, KV + 1)))
     drawn = [r for r in rows if r]
-    held = (f"the cache holds {T} rows, one per token, each a key and a value of d_k = "
-            f"{cfg.d_head} numbers for each of the {KV} key/value heads")
+    each = (f"each a key and a value of d_k = {cfg.d_head} numbers for each of the {KV} "
+            "key/value heads")
+    held = (f"the cache holds {T} rows, one per token, {each}" if kept == T else
+            f"{T} tokens read, a row each, {each}")
     shown = ("every row drawn" if len(drawn) == T else "rows drawn: " + ", ".join(
         map(str, drawn)) + f" (the other {T - len(drawn)} are left out, as ⋮, to fit)")
     if window:
@@ -1410,6 +1413,7 @@ def _kv_said(cfg, T: int, rows: list, per_token: int, kept: int, b: int,
     else:
         part = (f"{_kv_span(1, prompt)} from the prompt, row {T}, the newest, appended at "
                 f"step {T - prompt + 1}" if prompt else f"row {T}, the newest")
+    rows_held = "T" if kept == T else "rows kept"
     return (f"{sharing}; {held}; {shown}; {part}; over the {cfg.n_layers} layers 2 · L · "
-            f"n_KV · d_k · T · b = 2 · {cfg.n_layers} · {KV} · {cfg.d_head} · {kept} · {b} = "
-            f"{per_token * kept:,} bytes")
+            f"n_KV · d_k · {rows_held} · b = 2 · {cfg.n_layers} · {KV} · {cfg.d_head} · "
+            f"{kept} · {b} = {per_token * kept:,} bytes")
