@@ -212,7 +212,8 @@ def twice_section(page: Page, results: dict) -> None:
                     "three values:")
     st.table(pd.DataFrame(
         [[say.mix(x) for x in (*r.at_twice[1:], r.at_other[0])] for r in w.values()],
-        index=[RULE_LABELS[r] for r in w],
+        index=[RULE_LABELS[r] + (f" (scale {memory.SOFTMAX_SCALE:g})" if r == "softmax"
+                                 else "") for r in w],
         columns=["read at k: v_old", "read at k: v_new", "read at k_other: v_other"]))
     st.markdown(say.twice_text(w, float(alpha)))
     keep(results, "write_twice", {"alpha": alpha, **{r: x.coefficients for r, x in w.items()}})

@@ -155,7 +155,8 @@ def keys_and_curves(page: Page, d_k: int, sigma2: float, seed: int, results: dic
     if not page.presenter:
         st.caption("The Jacobian norm measures how much the weights move when the scores move. "
                    "During training the gradient from the weights passes through this Jacobian "
-                   "to reach the scores, and so W_Q and W_K: near 0, little gets through.")
+                   "to reach the scores, then, multiplied by the scaling (1, 1/√d_k or 1/d_k), "
+                   "q and k and so W_Q and W_K: near 0, little gets through.")
 
     st.header("3 · Averaged over many queries, against d_k")
     trials = st.select_slider("Trials per point", [20, 50, 100, 200], value=200, key="sc_trials",
@@ -252,9 +253,10 @@ def closing_notes(page: Page) -> None:
     """What to notice, the formulas and, off the projector, things to try and questions."""
     bullet_list("What to notice", [
         "The variance of qᵀk grows in proportion to d_k; dividing by √d_k makes it σ⁴ for "
-        "every d_k: the softmax sees scores of the same variance whatever the dimension "
-        "(their distribution's shape still changes a little with d_k: its excess kurtosis is "
-        "6/d_k).",
+        "every d_k: the softmax sees scores of the same variance whatever the dimension. "
+        "Their distribution's shape still changes with d_k (its excess kurtosis is 6/d_k: 6 "
+        "at d_k = 1), and a row's scores share one q, so at small d_k their spread varies "
+        "from query to query.",
         "Without scaling, the scores spread out as d_k grows: the weight gathers on one key "
         "and, once the scores are widely spread, the softmax's Jacobian, through which the "
         "gradient reaches the scores, shrinks towards 0 (with many keys it may first rise: "

@@ -314,7 +314,7 @@ def alibi_scheme(page: Page, small: int, results: dict) -> None:
                      r" & j \le i\\[4pt] -\infty\ \text{(masked)} & j > i\end{cases}")
         else:
             st.latex(r"s_{ij} = \frac{q_i \cdot k_j}{\sqrt{d_k}} - m_h\,|i - j|")
-        st.latex(r"m_h = 2^{-8h/H},\quad h = 1, \dots, H\qquad (H \text{ a power of two})")
+        st.latex(say.ALIBI_SLOPES)
         st.caption(say.slopes_text(slopes))
         if not page.presenter:
             st.markdown(say.alibi_text(head, m))

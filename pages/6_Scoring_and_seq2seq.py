@@ -268,10 +268,10 @@ def next_word_section(page: Page, h: np.ndarray, s: np.ndarray, params: s2s.Seq2
                  r"z_t &= \mathrm{sigmoid}(W_z E y_{t-1} + U_z s_{t-1} + C_z c_t)\\"
                  r"r_t &= \mathrm{sigmoid}(W_r E y_{t-1} + U_r s_{t-1} + C_r c_t)\\"
                  r"\tilde s_t &= \tanh\big(W_{\tilde s} E y_{t-1} + U_{\tilde s}(r_t \circ "
-                 r"s_{t-1}) + C_{\tilde s} c_t\big)\\"
+                 r"s_{t-1}) \\ &\qquad + C_{\tilde s} c_t\big)\\"
                  r"s_t &= (1 - z_t) \circ s_{t-1} + z_t \circ \tilde s_t\\"
                  r"p(y_t) &= \mathrm{softmax}\big(W_o\, \mathrm{maxout}(U_o s_t + V_o E y_{t-1}"
-                 r" + C_o c_t)\big)"
+                 r" \\ &\qquad + C_o c_t)\big)"
                  r"\end{aligned}")
     with right:
         st.subheader("Luong: cₜ is combined with the state")
@@ -313,7 +313,7 @@ def show_output(probs: np.ndarray, vocab: list[str], title: str, key: str, colou
     """The output distribution over the vocabulary, as bars."""
     show_figure(bar_chart(vocab, probs, title=title, x_title="word", y_title="probability",
                           y_range=(0, 1.1), colour=colour, decimals=2, font_size=font),
-                key=key, alt=describe_bars(vocab, probs, what=f"{title}, random weights"))
+                key=key, alt=describe_bars(vocab, probs, what=f"{title}, random parameters"))
 
 
 @st.fragment(key="s2s_local")
@@ -378,7 +378,8 @@ def local_and_hard_sections(page: Page, h: np.ndarray, s: np.ndarray,
             st.markdown(f"A low temperature τ (lessons 1 and 2) does not make soft "
                         f"attention hard: it makes it {term_link('sharp', 'sharp')}, its "
                         "weight concentrated on the largest scores but still smooth, with a "
-                        "gradient everywhere. Only its limit is the argmax.")
+                        "gradient everywhere, though a very sharp one saturates and that "
+                        "gradient all but vanishes (lesson 2). Only its limit is the argmax.")
     keep(results, "hard", {"step": t + 1, "chosen_from_1": chosen + 1,
                            "soft_gradient": soft_grad, "hard_gradient": hard_grad})
 

@@ -77,7 +77,8 @@ def sentiment_section(page: Page) -> dict:
     cols = st.columns(4)
     cols[0].metric("A: held-out accuracy", f"{pool_run.final_accuracy:.3f}")
     cols[1].metric("B: held-out accuracy", f"{attn_run.final_accuracy:.3f}")
-    cols[2].metric("B: pooling weight on key words", f"{attn_run.attention_score:.3f}")
+    cols[2].metric("B: pooling weight on sentiment and negation words",
+                   f"{attn_run.attention_score:.3f}")
     cols[3].metric("Training time A + B (measured)",
                    f"{pool_run.seconds + attn_run.seconds:.2f} s")
     if not page.presenter:
@@ -364,9 +365,9 @@ def closing_notes(page: Page, runs: dict, align_run, ind_run, bad, seed: int) ->
     st.caption(say.FORMULA_NOTE)
     # ℒ, the loss: L is the number of layers (the glossary's one meaning)
     st.latex(r"\frac{\partial \mathcal{L}}{\partial s_j} = a_j\Big(\frac{\partial \mathcal{L}}"
-             r"{\partial a_j} - \sum_i a_i \frac{\partial \mathcal{L}}{\partial a_i}\Big)\quad"
-             r"\text{(the softmax's backward pass for a loss }\mathcal{L}\text{, used by every "
-             r"attention layer here)}")
+             r"{\partial a_j} - \sum_i a_i \frac{\partial \mathcal{L}}{\partial a_i}\Big)")
+    st.caption("The softmax's backward pass for a loss ℒ (s_j the scores), used by every "
+               "attention layer here.")
     if page.presenter:
         return
     bullet_list("Try this", [

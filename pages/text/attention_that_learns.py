@@ -217,7 +217,8 @@ def collapse_rows(runs: dict) -> list[dict]:
         rows.append({"setting": name,
                      "at step 0": f"{o.start} (entropy {n2(o.entropy_start)})",
                      f"at step {run.steps}": f"{o.end} (entropy {n2(o.entropy_end)})",
-                     "weight on key words": f"{share(o.key_start)} → {share(o.key_end)}",
+                     "weight on sentiment and negation words":
+                         f"{share(o.key_start)} → {share(o.key_end)}",
                      "moved onto them": "yes" if o.moved else "no",
                      "held-out accuracy": f"{n2(o.accuracy)}"})
     return rows
@@ -238,12 +239,13 @@ def collapse_notice(runs: dict, seed: int) -> str:
     said = {}
     for name, run in runs.items():
         o = collapse.outcome(run)
-        said[name] = (o.moved, f"*{name}* (starts {o.start}, ends {o.end}; weight on key "
+        said[name] = (o.moved, f"*{name}* (starts {o.start}, ends {o.end}; weight on those "
                                f"words {share(o.key_start)} → {share(o.key_end)}, accuracy "
                                f"{n2(o.accuracy)})")
     moved = [t for ok, t in said.values() if ok]
     stuck = [t for ok, t in said.values() if not ok]
-    text = (f"In section 4 (seed {seed}) the pooling weights moved onto the key words (their "
+    text = (f"In section 4 (seed {seed}) the pooling weights moved onto the sentiment and "
+            f"negation words (their "
             f"share rose by at least {collapse.MOVED:g}) under ")
     text += ("; ".join(moved) if moved else "no setting")
     if stuck:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attncore.memory import RecallCurve
+from attncore.memory import SOFTMAX_SCALE, RecallCurve
 from attncore.memory.by_hand import WorkedMemory
 from attncore.memory.hybrid import CacheAgainstState, HybridConfig, HybridMemory
 from attncore.memory.leak import LeakCurve
@@ -282,7 +282,8 @@ def twice_text(w: dict, alpha: float) -> str:
             f"and the old value stays. The {term_link('delta-rule', 'delta rule')} (β = 1) "
             f"reads {mix(delta[1])} v_old + {mix(delta[2])} v_new: before writing, it asks the "
             "state what k holds (v_old) and writes only the difference v_new − v_old, so the "
-            f"new value replaces the old. Softmax attention reads {mix(soft[1])} v_old + "
+            "new value replaces the old. Softmax attention (its scores times "
+            f"{SOFTMAX_SCALE:g}, as in section 3) reads {mix(soft[1])} v_old + "
             f"{mix(soft[2])} v_new: the two copies of k score the same, so it averages them. ")
     if alpha == 1:
         return text + ("With α = 1 gated delta is the delta rule: it reads "

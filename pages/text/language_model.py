@@ -521,9 +521,13 @@ def encoder_decoder_table(cfg: LMConfig, name: str, byte_level: bool, minilm: di
 def formula_note(cfg: LMConfig) -> str:
     """The feed-forward network's activation, defined under the formula that uses it."""
     if cfg.mlp == "swiglu":
-        return ("SiLU(z) = z·σ(z) = z / (1 + e^(−z)), applied to each number; ⊙ multiplies "
+        return ("x̂ is the stream entering the feed-forward half, normalised by that half's "
+                "own RMSNorm, with its own gain. "
+                "SiLU(z) = z·σ(z) = z / (1 + e^(−z)), applied to each number; ⊙ multiplies "
                 "two vectors number by number (the gated feed-forward network SwiGLU).")
-    return ("GELU(z) = z·Φ(z), with Φ the standard normal distribution function, applied to "
+    return ("x̂ is the stream entering the feed-forward half, normalised by that half's "
+            "own LayerNorm, with its own gain and bias. "
+            "GELU(z) = z·Φ(z), with Φ the standard normal distribution function, applied to "
             "each number; this model computes it by its tanh approximation, "
             "½z(1 + tanh(√(2/π)(z + 0.044715z³))).")
 

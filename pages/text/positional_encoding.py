@@ -416,3 +416,8 @@ def questions(entry: float, slopes: np.ndarray) -> list[dict]:
               f"{exact_text(slopes[4])} and {exact_text(slopes[5])}. The six slopes are not "
               "one geometric sequence."},
     ]
+
+
+#: ALiBi's slopes, on two lines to fit beside the figure.
+ALIBI_SLOPES = (r"\begin{gathered}m_h = 2^{-8h/H},\quad h = 1, \dots, H \\ "
+                r"(H \text{ a power of two})\end{gathered}")

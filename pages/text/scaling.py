@@ -134,8 +134,9 @@ def _reading(rows: dict[str, ex.Saturation], d_k: int) -> str:
         return said + (f"The unscaled row is {term_link('one-hot', 'nearly one-hot')}: the "
                        "softmax is saturated, and little gradient gets through it.")
     if none.jacobian_norm < scaled.jacobian_norm:
-        return said + ("The wider scores give the unscaled softmax less gradient to pass: it "
-                       "is on its way to saturation.")
+        return said + ("The wider scores give the unscaled softmax less gradient to pass to "
+                       "the scores: it is on its way to saturation (what reaches q and k is "
+                       "that gradient times the scaling, 1 here against 1/√d_k).")
     return said + ("At this d_k the unscaled scores are not yet spread widely enough to "
                    "saturate the softmax: its Jacobian norm is no smaller than with 1/√d_k.")
 

@@ -128,7 +128,7 @@ NOTICE_ITEMS = [
     "encoder states weighted by it.",
     "Local attention's weights are exactly 0 outside its window; hard attention's choice "
     "has zero gradient almost everywhere, while a sharp (low-temperature) softmax keeps "
-    "one.",
+    "one, small once it saturates.",
 ]
 
 
@@ -207,10 +207,10 @@ def next_word_text(model: str, probs: np.ndarray, vocab: list[str], word: str, n
             f"{probability_text(probs[top])})")
     mine = next(k for k, v in enumerate(vocab) if v.lower() == word.lower())
     if top == mine:
-        return (f"{said}, which is target word {n}: by chance, since these weights are "
+        return (f"{said}, which is target word {n}: by chance, since these parameters are "
                 "random.")
     return (f"{said}, not target word {n}, “{md_escape(word)}” (p = "
-            f"{probability_text(probs[mine])}): these weights are random, so the ranking "
+            f"{probability_text(probs[mine])}): these parameters are random, so the ranking "
             "means nothing yet.")
 
 
@@ -229,8 +229,9 @@ def vocabulary_text(vocab: list[str]) -> str:
     return (
         f"The vocabulary is the target's {len(words)} distinct "
         f"{'word' if len(words) == 1 else 'words'} ({', '.join(words)}) and the end mark "
-        f"{md_escape(s2s.END)}: K = {len(vocab)} (a real model has tens of thousands), so "
-        f"a uniform guess would give each word 1/K = {number_text(1 / len(vocab), 3)}. "
+        f"{md_escape(s2s.END)}: {len(vocab)} in all (a real model has tens of thousands), so "
+        f"a uniform guess would give each word 1/{len(vocab)} = "
+        f"{number_text(1 / len(vocab), 3)}. "
         "W_o is each model's output matrix, one row per word of the vocabulary. For the "
         "recurrent version, trained: [lesson 0](./Why_attention) trains a real recurrent "
         "(GRU) encoder-decoder with Bahdanau's additive attention, its decoder state "

@@ -60,6 +60,10 @@ def _factor(x: float, decimals: int = DECIMALS) -> str:
     return f"({s})" if s.startswith("-") else s
 
 
+#: Positions in one block of the by-hand table (more would run past a projector's width).
+COLUMNS = 8
+
+
 def score_lines(a: StepArithmetic, letters: list[str]) -> list[str]:
     """The score of the position with the largest weight, written out, then every
     position's score, exp(e − e_max) and weight in one array. The score's parameters are
@@ -75,15 +79,18 @@ def score_lines(a: StepArithmetic, letters: list[str]) -> list[str]:
            rf"(U_a h_{{{b}}})_i\big)"
            rf" \\ &\approx {' + '.join(shown)} \\ "
            rf"&\approx {num(a.scores[b - 1], DECIMALS)} \end{{aligned}}")
-    head = " & ".join(str(s) for s in range(1, len(letters) + 1))
-    written = " & ".join(_letter(letter) for letter in letters)
     rows = [(rf"e_{{{t},j}}", a.scores), (rf"\exp(e_{{{t},j}} - e_{{{t},\max}})", a.exps),
             (rf"\alpha_{{{t},j}}", a.weights)]
-    body = r" \\ ".join(name + " & " + " & ".join(_cell(v) for v in values)
-                        for name, values in rows)
-    table = (rf"\begin{{array}}{{r|{'c' * len(letters)}}} j & {head} \\ x_j & {written} "
-             rf"\\ \hline {body} \end{{array}}")
-    return [one, table]
+    blocks = []  # at most COLUMNS positions a block, so that a projector's width holds it
+    for start in range(0, len(letters), COLUMNS):
+        cols = range(start, min(start + COLUMNS, len(letters)))
+        head = " & ".join(str(j + 1) for j in cols)
+        written = " & ".join(_letter(letters[j]) for j in cols)
+        body = r" \\ ".join(name + " & " + " & ".join(_cell(values[j]) for j in cols)
+                            for name, values in rows)
+        blocks.append(rf"\begin{{array}}{{r|{'c' * len(cols)}}} j & {head} \\ x_j & "
+                      rf"{written} \\ \hline {body} \end{{array}}")
+    return [one, r"\begin{gathered}" + r" \\[6pt] ".join(blocks) + r"\end{gathered}"]
 
 
 def softmax_line(a: StepArithmetic) -> str:

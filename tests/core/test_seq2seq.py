@@ -236,7 +236,7 @@ def test_the_new_state_lies_between_the_old_one_and_the_candidate(decoder):
 def test_zero_weights_give_half_gates_by_hand():
     # Every GRU matrix 0: z = r = sigmoid(0) = 1/2 and s̃ = tanh(0) = 0, so
     # s_t = (1 − 1/2) s_{t−1} + 1/2 · 0 = s_{t−1} / 2. With every output matrix 0 too the
-    # logits are 0 and p is uniform, 1/K.
+    # logits are 0 and p is uniform, 1 over the vocabulary size.
     dec = s2s.init_decoder(4, 3, np.random.default_rng(0))
     zero = s2s.DecoderParams(**{k: np.zeros_like(v) for k, v in vars(dec).items()})
     step = s2s.bahdanau_step([0.2, -0.4, 0.6, 1.0], [1.0, 2.0, 3.0, 4.0], [0.5] * 4, zero)

@@ -37,7 +37,7 @@ def test_opens_with_the_numbers_the_core_computes():
     # the same run, trained here without the page: the page must show its figures
     b = train_sentiment(SentimentConfig(model="self-attention", steps=20))
     assert shown["B: held-out accuracy"] == f"{b.final_accuracy:.3f}"
-    assert shown["B: pooling weight on key words"] == f"{b.attention_score:.3f}"
+    assert shown["B: pooling weight on sentiment and negation words"] == f"{b.attention_score:.3f}"
     # alignment and induction wait for a click
     assert sum("Press **Train**" in i.value for i in at.info) == 2
     at.button(key="learn_alignment_train").click().run()

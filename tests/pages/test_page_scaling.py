@@ -320,7 +320,7 @@ def test_section_2_says_what_its_query_shows_and_that_it_is_typical(query):
     elif none.max() > 0.99:
         assert "The unscaled row is nearly one-hot: the softmax is saturated" in said
     elif jacobian(none) < jacobian(scaled):
-        assert "less gradient to pass: it is on its way to saturation" in said
+        assert "less gradient to pass to the scores: it is on its way to saturation" in said
     else:
         assert "not yet spread widely enough to saturate the softmax" in said
     percentiles = re.search(r"each between percentile (\d+) and (\d+) of the 101", said)

@@ -343,7 +343,7 @@ def test_the_next_word_sentences_follow_the_bars():
         assert f"most probable word is “{vocab[top]}”" in said
         assert abs(number_after(said, "(p = ") - probs[top]) < 6e-4
         assert ("not target word 2, “aime”" in said) == (top != 1)
-    assert "K = 5" in markdown(at) and "1/K = 0.200" in markdown(at)
+    assert "5 in all" in markdown(at) and "1/5 = 0.200" in markdown(at)
     # Seed 0, step 4: Luong's tallest bar is the target word itself, "chats", Bahdanau's
     # is not; the sentence says which, and that it is chance.
     at = run(s2s_next_step="4")
@@ -380,9 +380,9 @@ def test_step_1_reads_the_start_mark_and_the_mean_of_the_encoder():
     at = run(s2s_next_step="1")
     assert "y₀ is \\<s\\>, a start mark (this app's choice)" in markdown(at)
     assert chart_spec(at, "s2s_fig_bahdanau_step")["data"][0]["y"][0] == "s₀"
-    # One target word: K = 2 (the word and </s>), and its only step still works.
+    # One target word: 2 in all (the word and </s>), and its only step still works.
     at = run(s2s_target="chat")
-    assert "K = 2" in markdown(at) and "“chat”" in markdown(at)
+    assert "2 in all" in markdown(at) and "“chat”" in markdown(at)
     assert chart_spec(at, "s2s_fig_luong_output")["data"][0]["x"] == ["chat", "&lt;/s&gt;"]
 
 

@@ -179,10 +179,11 @@ def test_the_collapse_notice_sorts_the_settings_by_their_rise():
     # a rise of 0.30 moved (at least 0.25); 0.20 did not
     runs = {"sensible": pooling_run([0.3, 0.6]), "tiny": pooling_run([0.3, 0.5])}
     text = say.collapse_notice(runs, seed=7)
-    assert text.startswith("In section 4 (seed 7) the pooling weights moved onto the key "
-                           "words (their share rose by at least 0.25) under *sensible* ")
+    assert text.startswith("In section 4 (seed 7) the pooling weights moved onto the sentiment "
+                           "and negation words (their share rose by at least 0.25) under "
+                           "*sensible* ")
     assert text.endswith(". They did not under *tiny* (starts nearly uniform, ends nearly "
-                         "uniform; weight on key words 0.30 → 0.50, accuracy 0.80).")
+                         "uniform; weight on those words 0.30 → 0.50, accuracy 0.80).")
     none = say.collapse_notice({"tiny": pooling_run([0.3, 0.5])}, seed=0)
     assert "under no setting. They did not under *tiny*" in none
     rows = say.collapse_rows(runs)

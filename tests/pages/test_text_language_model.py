@@ -246,6 +246,9 @@ def test_the_head_map_s_text_names_the_highest_and_lowest_head():
 def test_the_activation_under_the_formula_is_the_models_own():
     # SmolLM2's SwiGLU uses SiLU; GPT-2's GELU is its tanh approximation
     # (attncore.lm.decoder), and the note must give that form, not only z·Φ(z).
-    assert text.formula_note(SMOLLM2).startswith("SiLU(z) = z·σ(z) = z / (1 + e^(−z))")
+    smol = text.formula_note(SMOLLM2)
+    assert smol.startswith("x̂ is the stream entering the feed-forward half, normalised by "
+                           "that half's own RMSNorm")
+    assert "SiLU(z) = z·σ(z) = z / (1 + e^(−z))" in smol
     gelu = text.formula_note(GPT2)
-    assert gelu.startswith("GELU(z) = z·Φ(z)") and "0.044715z³" in gelu
+    assert "own LayerNorm" in gelu and "GELU(z) = z·Φ(z)" in gelu and "0.044715z³" in gelu

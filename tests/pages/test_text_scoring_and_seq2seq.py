@@ -69,9 +69,9 @@ def test_the_gate_and_next_word_sentences_never_round_to_a_false_1():
     probs = np.array([0.2, 0.7, 0.1])
     hit = text.next_word_text("Luong", probs, vocab, "chat", 2)
     assert hit == ("Luong's most probable word is “chat” (p = 0.700), which is target word 2: "
-                   "by chance, since these weights are random.")
+                   "by chance, since these parameters are random.")
     miss = text.next_word_text("Bahdanau", probs, vocab, "le", 1)  # case-insensitive: "Le"
-    assert "not target word 1, “le” (p = 0.200): these weights are random" in miss
+    assert "not target word 1, “le” (p = 0.200): these parameters are random" in miss
 
 
 def test_the_step_sentences_name_the_previous_word_or_the_start_mark():
@@ -96,10 +96,10 @@ def test_the_halves_of_luongs_product_are_their_lengths():
 
 def test_the_vocabulary_sentence_counts_the_words_and_the_end_mark():
     one = text.vocabulary_text(["chat", "</s>"])
-    assert "the target's 1 distinct word (“chat”) and the end mark \\</s\\>: K = 2" in one
-    assert "1/K = 0.500" in one
+    assert "the target's 1 distinct word (“chat”) and the end mark \\</s\\>: 2 in all" in one
+    assert "1/2 = 0.500" in one
     three = text.vocabulary_text(["J'", "aime", "chats", "</s>"])
-    assert "3 distinct words (“J'”, “aime”, “chats”)" in three and "1/K = 0.250" in three
+    assert "3 distinct words (“J'”, “aime”, “chats”)" in three and "1/4 = 0.250" in three
 
 
 def local(weights, window, p_t: float, gaussian: bool = True) -> s2s.LocalAttention:
