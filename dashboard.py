@@ -62,7 +62,8 @@ def home() -> None:
         )
 
     st.header("The lessons")
-    st.markdown("Where each lesson sits in a Transformer; every part links to its lesson.")
+    st.markdown("Where each lesson sits in a Transformer; every part that has a lesson links "
+                "to it.")
     show_diagram(course_map(figure_font(presenter)), key="home_diagram_map")
     for lesson in LESSONS:
         st.page_link(lesson.page_path, label=lesson.label)

@@ -155,8 +155,11 @@ def keys_and_curves(page: Page, d_k: int, sigma2: float, seed: int, results: dic
     if not page.presenter:
         st.caption("The Jacobian norm measures how much the weights move when the scores move. "
                    "During training the gradient from the weights passes through this Jacobian "
-                   "to reach the scores, then, multiplied by the scaling (1, 1/√d_k or 1/d_k), "
-                   "q and k and so W_Q and W_K: near 0, little gets through.")
+                   "to reach the scores: near 0, little gets through. What then reaches q and "
+                   "k, and so W_Q and W_K, is also multiplied by the scaling (1, 1/√d_k or "
+                   "1/d_k), so whether they get more with the division or without it depends "
+                   "on d_k and the query; what 1/√d_k guarantees is scores of the same spread "
+                   "at every d_k.")
 
     st.header("3 · Averaged over many queries, against d_k")
     trials = st.select_slider("Trials per point", [20, 50, 100, 200], value=200, key="sc_trials",

@@ -319,16 +319,17 @@ def layers_lead(compared: LayerComparison) -> str:
 def layers_text(compared: LayerComparison) -> str:
     """Recurrence against self-attention for the longest trained string: which part costs
     more is read from the counts."""
-    cheaper = ("smaller" if compared.attention_multiply_adds < compared.gru_multiply_adds
-               else "larger")
+    whole = compared.attention_multiply_adds + compared.projection_multiply_adds
+    cheaper = "less" if whole < compared.gru_multiply_adds else (
+        "more" if whole > compared.gru_multiply_adds else "as much")
     n, d = compared.n, compared.d
     order = {True: "<", False: ">"}[n < d] if n != d else "="
     which = ("self-attention's is the smaller" if n < d else
              "a recurrent layer's is the smaller" if n > d else "the two are equal")
     cost = (f"first the cost per layer, n²·d against n·d², of which {which} when n {order} d "
             f"(here n = {n} {order} d = {d}: without the constant factors, n²·d = "
-            f"{n * n * d:,} against n·d² = {n * d * d:,}; counted as in the table, "
-            f"{compared.attention_multiply_adds:,} against {compared.gru_multiply_adds:,}; "
+            f"{n * n * d:,} against n·d² = {n * d * d:,}; counted whole, as in the table, "
+            f"{whole:,} against {compared.gru_multiply_adds:,}; "
             "n < d is, they note, the usual case in machine translation)")
     return (
         "The recurrent encoder above had to run its steps one after the other, and in the "
@@ -336,9 +337,10 @@ def layers_text(compared: LayerComparison) -> str:
         "update in between. Self-attention "
         "(lesson 1 on) compares every pair of positions at once, in one step, and gives every "
         "pair a direct path. Its cost per layer grows like n²·d against the recurrent n·d²; "
-        f"here attention's own part is {cheaper} than the GRU's "
-        f"({compared.attention_multiply_adds:,} against {compared.gru_multiply_adds:,} "
-        "multiply-adds; the products of matrices only, biases "
+        f"here the whole self-attention layer, its four projections included, costs "
+        f"{cheaper} than the GRU layer ({whole:,} against {compared.gru_multiply_adds:,} "
+        f"multiply-adds, of which attention's own part, Q Kᵀ and the weights times V, is "
+        f"{compared.attention_multiply_adds:,}; the products of matrices only, biases "
         "and entry-by-entry products not counted). An RNN is sometimes said to cost "
         "O(n³): it is O(n·d²). Vaswani et al. (2017, section 4 and table 1) weigh the same "
         f"three things for the Transformer, which keeps attention and drops recurrence: {cost}, "

@@ -125,10 +125,11 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         2, "2_Scaling.py", "Why divide by √d_k", "sc", "📏",
         goal="see that dot products spread out as d_k grows, that unscaled they saturate "
-             "the softmax, which then passes little gradient back to them, and that "
+             "the softmax, which then passes little gradient back to the scores, and that "
              "1/√d_k (not 1/d_k) keeps them in a useful range.",
         summary="the spread of dot products grows with d_k; unscaled, a large d_k "
-                "saturates the softmax, which then passes little gradient back; 1/d_k "
+                "saturates the softmax, which then passes little gradient back to the "
+                "scores; 1/d_k "
                 "flattens it towards uniform; 1/√d_k keeps the scores in a useful range.",
         needs=(1,)),
     Lesson(

@@ -95,7 +95,7 @@ def test_the_cost_table_counts_for_the_longest_trained_string():
     assert table.loc["multiply-adds per layer", "recurrent layer (GRU)"].startswith("98,304")
     assert table.loc["multiply-adds per layer", "self-attention layer"].startswith("16,384")
     assert table.loc["sequential steps"].tolist() == ["16", "1"]
-    assert "attention's own part is smaller than the GRU's" in text_of(at)
+    assert "its four projections included, costs less than the GRU layer" in text_of(at)
 
 
 def test_presenter_mode_keeps_the_figures_and_hides_the_controls_in_an_expander():

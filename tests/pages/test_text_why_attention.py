@@ -230,22 +230,24 @@ def test_the_step_sentence_reads_the_step_and_its_check():
 
 
 def test_the_layers_sentence_reads_which_part_is_cheaper():
-    # n = 16, d = 32: attention's 2·16²·32 = 16,384 < the GRU's 6·16·32² = 98,304; with
-    # n = 200, d = 8 it is 2·200²·8 = 640,000 > 6·200·8² = 76,800.
-    assert "attention's own part is smaller than the GRU's (16,384 against 98,304" in \
-        text.layers_text(compare_layers(16, 32))
-    assert "attention's own part is larger than the GRU's (640,000 against 76,800" in \
+    # n = 16, d = 32: the whole attention layer, 2·16²·32 + 4·16·32² = 16,384 + 65,536 =
+    # 81,920 < the GRU's 6·16·32² = 98,304; with n = 200, d = 8 it is 2·200²·8 + 4·200·8²
+    # = 640,000 + 51,200 = 691,200 > 6·200·8² = 76,800.
+    assert ("the whole self-attention layer, its four projections included, costs less than "
+            "the GRU layer (81,920 against 98,304 multiply-adds, of which attention's own "
+            "part, Q Kᵀ and the weights times V, is 16,384") in text.layers_text(
+                compare_layers(16, 32))
+    assert "costs more than the GRU layer (691,200 against 76,800" in \
         text.layers_text(compare_layers(200, 8))
     # Vaswani et al.'s first reason, cost per layer, read from n and d: 16²·32 = 8,192
     # against 16·32² = 16,384 (n < d); 200²·8 = 320,000 against 200·8² = 12,800 (n > d).
-    # Counted with their constants, as in the table: 2·16²·32 = 16,384 against
-    # 6·16·32² = 98,304; 2·200²·8 = 640,000 against 6·200·8² = 76,800.
+    # Counted whole, as in the table: 81,920 against 98,304; 691,200 against 76,800.
     assert "self-attention's is the smaller when n < d (here n = 16 < d = 32: without the " \
-        "constant factors, n²·d = 8,192 against n·d² = 16,384; counted as in the table, " \
-        "16,384 against 98,304;" in text.layers_text(compare_layers(16, 32))
+        "constant factors, n²·d = 8,192 against n·d² = 16,384; counted whole, as in the " \
+        "table, 81,920 against 98,304;" in text.layers_text(compare_layers(16, 32))
     assert "a recurrent layer's is the smaller when n > d (here n = 200 > d = 8: without the " \
-        "constant factors, n²·d = 320,000 against n·d² = 12,800; counted as in the table, " \
-        "640,000 against 76,800;" in text.layers_text(compare_layers(200, 8))
+        "constant factors, n²·d = 320,000 against n·d² = 12,800; counted whole, as in the " \
+        "table, 691,200 against 76,800;" in text.layers_text(compare_layers(200, 8))
 
 
 def softmax_step(exps: list[float]) -> SimpleNamespace:
