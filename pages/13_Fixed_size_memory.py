@@ -55,9 +55,11 @@ def introduction() -> None:
         f"{term_link('delta-rule', 'delta rule')} (DeltaNet: Schlag et al. 2021; Yang et al. "
         "2024) writes by correcting what S already says about a key; "
         f"{term_link('gated-deltanet', 'Gated DeltaNet')} (Yang, Kautz and Hatamizadeh 2025) "
-        "also forgets. Released models mix these layers with full attention: why not linear "
-        f"everywhere? Because a {term_link('recurrent-state', 'state of fixed size')} cannot "
-        "recall what it had no room to keep "
+        "also forgets. Large released models such as Qwen3-Next and Kimi Linear mix these "
+        "layers with full attention (purely recurrent ones exist too, RWKV-7 among them): why "
+        "not linear everywhere? Because a "
+        f"{term_link('recurrent-state', 'state of fixed size')} cannot recall what it had no "
+        "room to keep "
         f"({term_link('associative-recall', 'associative recall')}: Arora et al. 2023, "
         "Zoology; Jelassi et al. 2024, “Repeat after me”): lesson 0's bottleneck again.")
 

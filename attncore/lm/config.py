@@ -38,8 +38,8 @@ import numpy as np
 #: The values each switch may take, with what a reader sees in a table.
 NORMS = {"rms": "RMSNorm (no mean, no bias)", "layer": "LayerNorm (mean and bias)"}
 POSITIONS = {
-    "rope_pairs": "RoPE on adjacent pairs (x₂ᵢ, x₂ᵢ₊₁), as GGUF files (llama.cpp's format) lay "
-                  "out Q and K",
+    "rope_pairs": "RoPE on adjacent pairs (x₂ᵢ, x₂ᵢ₊₁), as llama-family GGUF files (llama.cpp's "
+                  "format) lay out Q and K",
     "rope_halves": "RoPE on halves (xᵢ, xᵢ₊d/2), Hugging Face's rotate_half",
     "learned": "learned absolute positions, added to the token embeddings",
 }

@@ -317,7 +317,9 @@ FORMULA_NOTE = (
     "output in model B. τ is the pooling's temperature: "
     f"{sa.SentimentConfig.temperature:g}, except in section 4's {_temperatures()}. η, m̂, v̂ "
     "and ε are Adam's step size, its running means of the gradient and of its square, and "
-    "a small constant.")
+    "a small constant. Every model here trains with Adam but section 2's encoder-decoder, "
+    "which uses AdamW: it also subtracts ηλθ at each step, λ the weight decay "
+    f"({al.AlignmentConfig.weight_decay:g}).")
 
 
 def alignment_intro() -> str:
@@ -330,4 +332,5 @@ def alignment_intro() -> str:
             f"*{' '.join(al.translate_words(phrase)[0])}*). The encoder-decoder sees only "
             "sentence pairs: no one tells it which source word a French word comes from. "
             "Decoder state = previous French word + position; output from [state; context]; "
-            f"d = {config.d_model}; AdamW with weight decay {config.weight_decay:g}.")
+            f"d = {config.d_model}; {term_link('adamw', 'AdamW')} with weight decay "
+            f"{config.weight_decay:g}.")

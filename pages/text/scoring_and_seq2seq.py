@@ -98,7 +98,8 @@ def trained_text(trained: dict[str, TrainedAlignment]) -> str:
     first = trained["additive"]
     return (
         "The random matrices above have learned nothing. These two were **trained** (lesson "
-        f"8's model, seed {first.seed}, each for {first.steps} AdamW steps) on a toy "
+        f"8's model, seed {first.seed}, each for {first.steps} "
+        f"{term_link('adamw', 'AdamW')} steps) on a toy "
         "English → French task in which each adjective moves after its noun (as French does "
         "with the toy's adjectives, colours and *heureux*), from the "
         "translation loss alone: encoder state = word + position, decoder state = previous "

@@ -205,6 +205,14 @@ TERMS = (
          "write i ($s_i$, $α_{ij}$) and the lessons t, as Luong et al. do (Luong et al. "
          "write the decoder's state $h_t$ and the encoder's $\\bar h_s$).", 6,
          forms=("decoder state", "encoder state", "s_t", "h_j")),
+    Term("adamw", "Adam, AdamW (weight decay)",
+         "Adam, the optimiser every model here trains with, moves each parameter θ by "
+         "$-\\eta\\,\\hat m / (\\sqrt{\\hat v} + \\epsilon)$: $\\hat m$ and $\\hat v$ are "
+         "running means of its gradient and of the gradient's square, η the step size, ε a "
+         "small constant. AdamW (Loshchilov and Hutter 2019) also shrinks every parameter by "
+         "$\\eta\\lambda\\theta$ at each step, apart from the gradient: λ is the weight "
+         "decay.", 6, also=(8,),
+         forms=("AdamW", "weight decay")),
     Term("multiply-add", "Multiply-add",
          "One multiplication and one addition, the unit in which this app counts the cost "
          "of matrix products: an (a × b) by (b × c) product takes $a·b·c$ of them.", 7),

@@ -54,7 +54,8 @@ def test_the_crossing_sentence_follows_which_moved_words_are_found():
         "Moved words (*chien* → *dog*, *noir* → *black*) whose largest weight is on their "
         "English word: additive score: 2 of 2; general score: 0 of 2.")
     paragraph = text.trained_text(both)
-    assert "seed 0, each for 100 AdamW steps" in paragraph and "d = 32" in paragraph
+    assert "seed 0, each for 100 [AdamW](./#glossary-adamw) steps" in paragraph
+    assert "d = 32" in paragraph
     assert paragraph.endswith(said + " Lesson 8 trains it live.")
     unmoved = TrainedAlignment("additive", np.eye(2), ("le", "</s>"), ("the", "</s>"), (0, 1),
                                1.0, 1.0, 1, 0, 32)
