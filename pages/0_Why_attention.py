@@ -293,6 +293,8 @@ def one_step(page: Page, config: bn.BottleneckConfig, result: bn.BottleneckResul
     st.latex(r"s_t = \mathrm{GRU}\big([\,E_y y_{t-1};\ c_t\,],\ s_{t-1}\big),\quad "
              r"p(y_t) = \mathrm{softmax}\big(W_{\mathrm{out}} [\,s_t;\ c_t\,] "
              r"+ b_{\mathrm{out}}\big)")
+    st.caption("E_y: the decoder's embedding table, a row per letter and one for the start "
+               "mark; W_out and b_out: the output layer, which reads s_t and c_t.")
     st.markdown(f"**Scores** at step {t}, written out for position {by_hand.position} (the "
                 "largest weight), then for every position with the softmax's terms:")
     for line in score_lines(by_hand, letters):

@@ -146,14 +146,14 @@ def head_chart(stats: dict[str, np.ndarray], similarity: np.ndarray, font: int) 
                                        x_title="head", y_title="head", font_size=font),
                         key="mha_fig_similarity",
                         alt=similarity_text(similarity, heads))
+            right.caption("The similarity of two heads is the cosine between their weight "
+                          "maps: 1 when they attend alike, lower the more their weight falls "
+                          "on different keys.")
         else:
             show_figure(bar_chart(heads, stats[chart], title=chart, x_title="head",
                                   y_title=chart, colour=SERIES_COLOURS[2], font_size=font),
                         key="mha_fig_stat",
                         alt=describe_bars(heads, stats[chart], what=f"{chart}, per head"))
-    right.caption("The similarity of two heads is the cosine between their weight maps: "
-                  "1 when they attend alike, 0 when no query gives weight to the same key in "
-                  "both.")
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

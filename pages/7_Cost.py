@@ -263,12 +263,14 @@ def closing_notes(page: Page) -> None:
 
 def limits_caption() -> None:
     """What the controls may reach, and how the timings are taken."""
-    st.caption(f"Limits that keep the server safe: n ≤ {LENGTHS[-1]}, H ≤ {MAX_HEADS}, H·n² ≤ "
-               f"{cost.MAX_WEIGHT_ELEMENTS:,} weights "
+    st.caption(f"Limits on the controls that keep the server safe: n ≤ {LENGTHS[-1]}, "
+               f"H ≤ {MAX_HEADS}, H·n² ≤ {cost.MAX_WEIGHT_ELEMENTS:,} weights "
                f"({cost.MAX_WEIGHT_ELEMENTS * 8 / MIB:.0f} MiB of float64) per call, at most "
-               f"{MAX_ROUNDS} rounds. Timings run on one BLAS thread, warm up first, "
-               "interleave the lengths and keep the best of each. H and d_k feed all three "
-               "sections, the rounds sections 1 and 3: a setting not measured before is "
+               f"{MAX_ROUNDS} rounds (section 3's fixed row of many small heads, "
+               f"H = {MANY_HEADS['heads']}, keeps to the weight cap). Timings run on one BLAS "
+               "thread, warm up first, interleave the lengths and keep the best of each. H "
+               "and d_k feed all three sections, the rounds sections 1 and 3: a setting not "
+               "measured before is "
                "measured; the largest n (in section 1) feeds section 1 only.")
 
 

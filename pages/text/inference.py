@@ -288,7 +288,10 @@ def way_back(result: inf.WindowResult) -> str:
         return ", as good as full attention or better."
     if lost <= 0:
         return ": the window alone costs nothing on this text."
-    return f", {percent_text((result.window - result.window_sinks) / lost)} of the way back."
+    log_lost = np.log(result.window) - np.log(result.dense)  # the same on the loss's scale
+    in_loss = (np.log(result.window) - np.log(result.window_sinks)) / log_lost
+    return (f", {percent_text((result.window - result.window_sinks) / lost)} of the way back "
+            f"in perplexity ({percent_text(in_loss)} in the loss, its logarithm).")
 
 
 def window_text(result: inf.WindowResult, cfg: LMConfig) -> str:

@@ -306,8 +306,8 @@ TERMS = (
          "cache.", 13, forms=("state of fixed size", "fixed-size state")),
     Term("linear-attention", "Linear attention",
          "Attention with the softmax taken out (Katharopoulos et al. 2020). In its bare form, "
-         "as lesson 13 writes it (published models first pass k and q through a feature "
-         "map and a normaliser: Schlag et al. 2021 their own, Yang et al. 2024's DeltaNet "
+         "as lesson 13 writes it (published models first transform k and q: Schlag et al. "
+         "2021 by a feature map of their own, normalised, Yang et al. 2024's DeltaNet by "
          "SiLU and a scaling to unit length), the state "
          "$S_t = S_{t-1} + v_t k_t^\\top$ adds every pair's outer product, and "
          "a query reads $S q = \\sum_t (k_t \\cdot q)\\, v_t$: weights k · q, unnormalised, "

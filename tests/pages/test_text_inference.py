@@ -175,7 +175,10 @@ def test_the_shift_sentence_says_where_token_1_s_weight_goes():
 
 def test_the_window_sentences_say_how_much_the_sinks_give_back():
     result = shifted(0.6, 0.1, 0.2, 0.5)  # 10 -> 14 with the window, 11 with sinks
-    assert text.way_back(result) == ", 75% of the way back."  # (14 − 11) / (14 − 10)
+    # (14 − 11) / (14 − 10) = 75% in perplexity; in the loss, (ln 14 − ln 11) / (ln 14 − ln 10)
+    # = 0.2412 / 0.3365 = 72%
+    assert text.way_back(result) == (", 75% of the way back in perplexity (72% in the loss, "
+                                     "its logarithm).")
     assert "the 1 before it: 14.0" in text.window_text(result, SMOLLM2)
     assert "RoPE still sees" in text.window_text(result, SMOLLM2)
     assert "learned position" in text.window_text(result, MHA)
@@ -184,7 +187,8 @@ def test_the_window_sentences_say_how_much_the_sinks_give_back():
     free = inf.WindowResult(6, 2, 4, 10.0, 9.0, 10.5, None)
     assert text.way_back(free) == ": the window alone costs nothing on this text."
     assert "section 3 measures what a sliding window costs" in text.window_notice(None)
-    assert text.window_notice(result).endswith("brings it to 11.0, 75% of the way back.")
+    assert text.window_notice(result).endswith(
+        "brings it to 11.0, 75% of the way back in perplexity (72% in the loss, its logarithm).")
     assert "with S = 0 no sink is kept" in text.window_notice(
         inf.WindowResult(6, 2, 0, 10.0, 14.0, 14.0, None))
     # 0.3 to 0.9: 60 percentage points, 3 times as much
