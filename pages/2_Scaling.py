@@ -30,7 +30,7 @@ from pages.ui.figures import (
 from pages.ui.glossary import term_link
 from pages.ui.layout import bad_input_stops_page, bullet_list, practice_questions, show_figure
 from pages.ui.live import offer_downloads
-from pages.ui.numbers import below_text, number_text, significant_text
+from pages.ui.numbers import apart_text, number_text, significant_text
 from pages.ui.page import Page, lesson_page
 from pages.ui.panels import side_by_side
 
@@ -143,7 +143,7 @@ def keys_and_curves(page: Page, d_k: int, sigma2: float, seed: int, results: dic
         {LABEL[name]: [max_weight_text(sat[name]),  # never a false 1.000
                        f"{number_text(sat[name].entropy, 3)} of "
                        f"{number_text(sat[name].max_entropy, 3)}",
-                       f"{below_text(sat[name].effective_keys, n_keys)} of {n_keys}",
+                       f"{apart_text(sat[name].effective_keys, n_keys)} of {n_keys}",
                        significant_text(sat[name].jacobian_norm, 3)]
          for name in ex.SCALINGS},
         index=["max weight", "entropy (of ln T_k)", "effective keys e^entropy",

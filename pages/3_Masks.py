@@ -412,11 +412,10 @@ def closing_notes(page: Page) -> None:
         "Under the causal mask, changing a later token leaves earlier outputs exactly unchanged.",
     ])
     st.subheader("The formula")
-    st.latex(r"w_{ij} = \frac{M_{ij}\, e^{s_{ij}}}{\sum_{j'} M_{ij'}\, e^{s_{ij'}}}"
-             r" = \mathrm{softmax}_j\big(s_{ij} + \log M_{ij}\big),\quad"
-             r" M_{ij} \in \{0, 1\},\ \log 0 = -\infty")
-    st.markdown("A row with no allowed key (every M_ij = 0) makes this 0/0: attncore gives it "
-                "all-zero weights and flags it (section 3).")
+    st.latex(say.MASKED_SOFTMAX)
+    st.markdown("Here s̃_ij = q_i · k_j / √d_k, the scaled score. A row with no allowed key "
+                "(every M_ij = 0) makes this 0/0: attncore gives it all-zero weights and flags "
+                "it (section 3).")
     if not page.presenter:
         bullet_list("Try this", [
             "Choose “custom” and untick a whole row: the row is flagged as fully masked.",

@@ -15,7 +15,13 @@ from attncore.train import collapse
 from attncore.train import sentiment as sa
 from attncore.train.induction import STEP_RATIO, loss_drop
 from pages.ui.glossary import term_link
-from pages.ui.numbers import number_text, percent_text, probability_text, ratio_text
+from pages.ui.numbers import (
+    apart_text,
+    number_text,
+    percent_text,
+    probability_text,
+    ratio_text,
+)
 
 NEGATED = sa.DISPLAY.index("the plot was not good")  # the negated example shown
 NOT_BAD = "the film was not bad"  # the sentence "Try this" asks for
@@ -29,8 +35,11 @@ def n2(x: float) -> str:
 
 def p_text(p: float) -> str:
     """A probability with three decimals, in scientific notation where that would read
-    0.000 (B's P(positive) can be 10⁻⁶), and as 1 minus a power of ten where it would read
-    1.000 (0.9996 is "1 − 4.0×10⁻⁴"): no student reads a false 0 or a false 1."""
+    0.000 (B's P(positive) can be 10⁻⁶), as 1 minus a power of ten where it would read
+    1.000 (0.9996 is "1 − 4.0×10⁻⁴"), and with more decimals where it would read as the
+    0.5 that separates the verdicts (0.5002): no student reads a false 0, 1 or 0.5."""
+    if p != 0.5 and number_text(p, 3) == "0.500":
+        return apart_text(p, 0.5, 3)
     return probability_text(p, 3)
 
 

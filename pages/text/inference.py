@@ -273,7 +273,7 @@ def merge_text(merged: inf.MergedResult, cfg: LMConfig) -> str:
             + (" such as this one" if KV == cfg.n_heads else "") + ", and it then *trains "
             f"further*. Without that training, perplexity goes from {merged.gqa:.1f} to "
             f"{merged.merged:,.1f}, {said_number(ratio)} times as high"
-            + (", at least ten times: the model falls apart. The heads learnt different "
+            + (": the model falls apart. The heads learnt different "
                "keys; sharing has to be learnt." if ratio >= 10 else
                ". The heads learnt different keys, and averaging them costs what they learnt "
                "apart; sharing has to be learnt." if ratio > 1 else "."))

@@ -262,3 +262,9 @@ def lowest_fill_text(fills: FillsByType) -> str:
             f"{values_text(low.plain.weights[-1])}"
             + (", as −1e9 gives in float64 (to float16's precision)."
                if fills.lowest_like_double else "."))
+
+
+#: The masked softmax, in the scaled scores s̃ (lesson 1's q_i · k_j / √d_k).
+MASKED_SOFTMAX = (r"w_{ij} = \frac{M_{ij}\, e^{\tilde s_{ij}}}{\sum_{j'} M_{ij'}\, "
+                  r"e^{\tilde s_{ij'}}} = \mathrm{softmax}_j\big(\tilde s_{ij} + \log M_{ij}"
+                  r"\big),\quad M_{ij} \in \{0, 1\},\ \log 0 = -\infty")

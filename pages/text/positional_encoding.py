@@ -367,7 +367,7 @@ def notice_items(table: SinusoidalTable) -> list[str]:
         "Without positional information or a mask, shuffling the words only shuffles the "
         "outputs (up to rounding); a causal mask alone can already tell orders apart.",
         "Relative positions, RoPE and ALiBi put position into the scores instead of the "
-        "inputs; a RoPE score depends on the offset p′ − p only.",
+        "inputs; a RoPE score's positional part depends on the offset p′ − p only.",
     ]
 
 

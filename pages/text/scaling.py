@@ -15,7 +15,7 @@ from attncore.analysis import NEARLY_ONE_HOT, effective_keys
 from attncore.scaling import weight_focus
 from pages.ui.glossary import term_link
 from pages.ui.numbers import (
-    below_text,
+    apart_text,
     difference_text,
     exact_text,
     number_text,
@@ -210,7 +210,7 @@ def temperature_text(weights: np.ndarray, temperature: float, d_k: int) -> str:
     return (f"One query against T_k = {n_keys} keys at d_k = {d_k} (σ² = 1), its scores "
             "scaled by 1/√d_k as in section 2, then divided by τ. At "
             f"τ = {temperature:g} the largest weight is {number_text(weights.max(), 3)} and "
-            f"the weight is spread over {below_text(effective_keys(weights), n_keys)} effective "
+            f"the weight is spread over {apart_text(effective_keys(weights), n_keys)} effective "
             f"keys of {n_keys}.")
 
 
@@ -241,5 +241,5 @@ def temperature_ends(scores: np.ndarray, sweep: np.ndarray, temperatures: list[f
     flat = (f" A high τ flattens the weights towards uniform: at τ = {high:g} they lie between "
             f"{number_text(sweep[-1].min(), 3)} and {number_text(sweep[-1].max(), 3)}, around "
             f"1/{n_keys} = {number_text(1 / n_keys, 3)}, spread over "
-            f"{below_text(effective_keys(sweep[-1]), n_keys)} effective keys of {n_keys}.")
+            f"{apart_text(effective_keys(sweep[-1]), n_keys)} effective keys of {n_keys}.")
     return sharp + hard + flat

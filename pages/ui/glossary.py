@@ -50,7 +50,7 @@ SYMBOLS = (
          "towards uniform.", 2),
     Term("H", "H — number of heads",
          "The number of attention heads in a layer. Entropy, which some texts also write "
-         "H, is written out as a word here. Lesson 4 numbers a head with a superscript h "
+         "H, is written out as a word here. Lesson 4 numbers a head with an index h "
          "($W_Q^h$, $\\mathrm{head}_h$), not the encoder state $h_j$ of lessons 0 and 6.", 4),
     Term("d_model", "d_model — width of the model",
          "The number of components of each token's vector entering and leaving an attention "

@@ -229,22 +229,24 @@ def probability_text(x: float, decimals: int = 3) -> str:
     return number_text(x, decimals)
 
 
-def below_text(x: float, bound: float, decimals: int = 2) -> str:
-    """``x`` at most ``bound`` (effective keys of T_k, say) with ``decimals`` decimals, or
-    as many more as it takes not to read as the bound itself: 7.9951 of 8 is "7.995",
-    never a false "8.00"; "exactly 8" only when it is 8.
+def apart_text(x: float, mark: float, decimals: int = 2) -> str:
+    """``x`` with ``decimals`` decimals, or as many more as it takes not to read as
+    ``mark``, a value it is compared with (every key of T_k, a threshold of 0.5): 7.9951
+    effective keys of 8 is "7.995", never a false "8.00"; "exactly 8" only when it is 8.
 
-    >>> below_text(3.2, 8), below_text(7.9951, 8), below_text(8.0, 8)
+    >>> apart_text(3.2, 8), apart_text(7.9951, 8), apart_text(8.0, 8)
     ('3.20', '7.995', 'exactly 8')
+    >>> apart_text(0.50020, 0.5, 3)
+    '0.5002'
     """
-    x, bound = float(x), float(bound)
-    if x == bound:
-        return f"exactly {bound:g}"
+    x, mark = float(x), float(mark)
+    if x == mark:
+        return f"exactly {mark:g}"
     for more in range(decimals, 16):
         said = number_text(x, more)
-        if float(said) != bound:
+        if float(said) != mark:
             return said
-    return f"{bound:g} − {difference_text(bound - x)}"
+    return f"{mark:g} {'−' if x < mark else '+'} {difference_text(abs(mark - x))}"
 
 
 _SUBSCRIPT = str.maketrans("-0123456789", "₋₀₁₂₃₄₅₆₇₈₉")

@@ -273,3 +273,11 @@ def test_without_a_one_hot_start_nothing_is_blamed_on_it():
     text = say.sparsity_text(runs)
     assert "and moves onto them (0.800 at step 200)." in text
     assert "What fails there" not in text
+
+
+def test_a_probability_never_reads_as_the_half_that_decides():
+    # 0.50020 rounds to 0.500 at three decimals, the verdict's threshold, yet says
+    # "positive": a fourth decimal tells them apart; 0.4434 and exactly 0.5 stay as they are.
+    assert say.p_text(0.50020) == "0.5002"
+    assert say.p_text(0.49996) == "0.49996"
+    assert (say.p_text(0.4434), say.p_text(0.5)) == ("0.443", "0.500")
