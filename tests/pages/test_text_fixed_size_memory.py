@@ -168,7 +168,9 @@ def test_the_key_written_twice(alpha, words):
     text = say.twice_text(w, alpha)
     assert "linear attention reads 1.00 v_old + 1.00 v_new" in text
     assert "reads 0.00 v_old + 1.00 v_new" in text  # the delta rule at β = 1
-    assert "Softmax attention reads 0.50 v_old + 0.50 v_new" in text
+    # the scale is said, as the table's row says it: its read at k_other depends on it
+    assert (f"Softmax attention (its scores times {memory.SOFTMAX_SCALE:g}, as in section 3) "
+            "reads 0.50 v_old + 0.50 v_new") in text
     assert words in text
 
 
