@@ -264,8 +264,10 @@ def closing_notes(page: Page) -> None:
         "and, once the scores are widely spread, the softmax's Jacobian, through which the "
         "gradient reaches the scores, shrinks towards 0 (with many keys it may first rise: "
         "the norm is largest when a few keys share the weight, not one key and not all).",
-        "Dividing by d_k over-corrects: the score variance falls like σ⁴/d_k, so as d_k grows "
-        "the weights come closer to uniform, whatever the query asks.",
+        "Dividing by d_k over-corrects: for independent q and k the score variance falls like "
+        "σ⁴/d_k, so as d_k grows the weights come closer to uniform. (A query that matches a "
+        "key, as trained ones can, has qᵀk growing like d_k: there 1/d_k keeps the scores "
+        "finite and 1/√d_k sharpens them.)",
     ])
     st.subheader("The formulas")
     st.latex(r"\mathrm{Var}[q^\top k] = \sum_{i=1}^{d_k} \mathrm{Var}[q_i k_i] = d_k\,\sigma^4,"

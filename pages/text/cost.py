@@ -70,11 +70,18 @@ def growth_text(growth: cost.Growth) -> str:
         rounds = [float(cost.local_exponents(growth.ns[:2], row[:2])[0])
                   for row in growth.round_seconds]
         spread = f" (rounds: {min(rounds):.2f} to {max(rounds):.2f})"
-        if cost.shared_verdict([slope, *rounds]) == "slower":
-            why = (f"only like n^{slope:.2f}{spread}: with few weights, a call's fixed cost and "
+        fit = np.isin(growth.ns, growth.fit_ns)
+        inside = cost.local_exponents(growth.fit_ns, growth.seconds[fit])  # the fit's steps
+        slowest = float(np.min(inside))
+        if cost.shared_verdict([slope, *rounds]) != "slower":
+            why = f"like n^{slope:.2f}{spread}"
+        elif max(slope, *rounds) < slowest:  # slower than every step the fit keeps
+            why = (f"only like n^{slope:.2f}{spread}, slower than any step inside the fit "
+                   f"(the slowest n^{slowest:.2f}): with few weights, a call's fixed cost and "
                    "its work that grows like n (scaling Q, the output) likely weigh more there")
         else:
-            why = f"like n^{slope:.2f}{spread}"
+            why = (f"only like n^{slope:.2f}{spread}, not clearly more slowly than the "
+                   f"slowest step inside the fit (n^{slowest:.2f})")
         text += (f" The fit starts at n = {int(growth.fit_ns[0])}; from n = {a} to {b} the "
                  f"best time grew {why}.")
     return text

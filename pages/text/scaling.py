@@ -192,7 +192,7 @@ def noise_text(cv: ex.ScalingCurves) -> str:
             f"{significant_text(se, 2)} for the max weight with 1/√d_k: by sampling alone, "
             f"the largest of the {pairs} differences between its {points} points exceeds "
             f"about {significant_text(noise, 2)} at most 1 time in 20. Its highest and "
-            f"lowest points differ by {significant_text(spread, 2)}, ")
+            f"lowest points differ by {significant_text(spread, 3)}, ")
     if spread > noise:
         said += ("more than that: d_k does move it, though by less than the "
                  f"{significant_text(float(unscaled.max() - unscaled.min()), 2)} it moves "

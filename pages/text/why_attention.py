@@ -214,8 +214,11 @@ def forced_text(r: ForcedReading) -> str:
     gap = r.gap
     if gap.max() > 0:
         every = " at every later position" if (gap[1:] > 0).all() else ""
-        text += (f" Greedy decoding gets fewer right{every}, by up to {percent(gap.max())} "
-                 f"of the strings (position {r.widest}): that part is errors compounding.")
+        w = r.widest - 1
+        # with a decimal, so that the two shares and their difference add up as printed
+        text += (f" Greedy decoding gets fewer right{every}, by up to {percent(gap.max(), 1)} "
+                 f"of the strings (position {r.widest}: {percent(r.forced[w], 1)} against "
+                 f"{percent(r.greedy[w], 1)}): that part is errors compounding.")
     else:
         text += " Greedy decoding gets no fewer right at any position: no errors compound."
     if r.lowest < n and f[-1] > low:

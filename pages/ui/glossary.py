@@ -220,7 +220,9 @@ TERMS = (
          "The vector of a token that runs through a Transformer: each block adds what its "
          "attention and its feed-forward layer compute to it, instead of replacing it. In a "
          "post-LN model such as MiniLM a LayerNorm then rescales the sum; in a pre-LN model "
-         "such as SmolLM2 the stream is normalised only on its way into each sublayer.", 9),
+         "such as SmolLM2 the stream is normalised on its way into each sublayer and, once, by "
+         "the final norm before the unembedding; the stream itself is never replaced by a "
+         "normalised copy.", 9),
     Term("layer-norm", "LayerNorm and RMSNorm",
          "LayerNorm subtracts the mean of each token's vector and divides by "
          "$\\sqrt{\\text{variance} + ε}$ (ε a small constant, so the variance comes out "

@@ -129,7 +129,7 @@ LESSONS: tuple[Lesson, ...] = (
              "1/√d_k (not 1/d_k) keeps them in a useful range.",
         summary="the spread of dot products grows with d_k; unscaled, a large d_k "
                 "saturates the softmax, which then passes little gradient back to the "
-                "scores; 1/d_k "
+                "scores; 1/d_k (for independent q and k) "
                 "flattens it towards uniform; 1/√d_k keeps the scores in a useful range.",
         needs=(1,)),
     Lesson(

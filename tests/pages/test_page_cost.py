@@ -244,3 +244,25 @@ def test_the_multiply_add_question_is_checked():
     # 2 · H · n² · d_k = 2 · 8 · 1024² · 64 = 1,073,741,824
     at.number_input(key="cost_pq4").set_value(1_073_741_824.0).run()
     assert any("Right" in s.value for s in at.success)
+
+
+def test_the_step_left_out_of_the_fit_is_explained_only_when_it_is_the_slowest():
+    from pages.text.cost import growth_text
+
+    def growth(seconds):
+        ns, seconds = np.array([64, 128, 256, 512]), np.array(seconds)
+        return cost.Growth(ns=ns, heads=4, d_k=64, rounds=3, seconds=seconds,
+                           round_seconds=np.tile(seconds, (3, 1)), peak_bytes=4 * ns * ns * 8,
+                           weights_bytes=4 * ns * ns * 8, fit_ns=ns[1:], exponent=1.9,
+                           exponent_low=1.85, exponent_high=1.95)
+
+    # 64 → 128 grows ×2 (n^1), the fit's steps ×3.5 and ×4 (n^1.81, n^2): the first step is
+    # the slowest of all, and the fixed cost is offered as the likely reason.
+    said = growth_text(growth([1.0, 2.0, 7.0, 28.0]))
+    assert ("grew only like n^1.00 (rounds: 1.00 to 1.00), slower than any step inside the "
+            "fit (the slowest n^1.81)") in said and "likely weigh more there" in said
+    # 64 → 128 ×3.5 (n^1.81), 128 → 256 ×3.23 (log₂ 3.2257 = n^1.69): the first step is
+    # not the slowest, and is not set apart.
+    said = growth_text(growth([1.0, 3.5, 11.29, 45.16]))
+    assert "not clearly more slowly than the slowest step inside the fit (n^1.69)" in said
+    assert "likely weigh more there" not in said

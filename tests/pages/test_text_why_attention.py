@@ -147,14 +147,16 @@ def test_the_forced_sentence_separates_compounding_from_the_state():
     assert "the first letter right 90% of the time and the last 50% (greedy: 90% and 10%); " \
            "its lowest is position 3, 40%." in said
     assert "Even with no earlier mistake to follow it copies the later letters less often" in said
-    assert "fewer right at every later position, by up to 40% of the strings (position 4)" in said
+    # with a decimal, so that 50.0% − 10.0% = 40.0% adds up as printed
+    assert ("fewer right at every later position, by up to 40.0% of the strings (position 4: "
+            "50.0% against 10.0%)") in said
     assert "the last letter (50%), read last by the encoder, is copied more often than " \
            "position 3" in said
     assert "[Teacher forcing](./#glossary-teacher-forcing)" in said
     # Forced flat: the fall is compounding; greedy equal at one later position: no "every"
     flat = text.forced_text(forced([0.9, 0.9, 0.5], [0.9, 0.9, 0.9]))
     assert "the fall along the string comes from errors compounding" in flat
-    assert "fewer right, by up to 40% of the strings (position 3)" in flat
+    assert "fewer right, by up to 40.0% of the strings (position 3: 90.0% against 50.0%)" in flat
     assert "read last by the encoder" not in flat
     # No gap at all
     same = text.forced_text(forced([0.9, 0.5], [0.9, 0.5]))
