@@ -126,9 +126,3 @@ def _child() -> None:
     calls, keep_results = pickle.load(sys.stdin.buffer)
     found = _peaks_here(calls, keep_results)
     sys.stdout.buffer.write(pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL))
-
-
-def peak_memory(fn, *args) -> tuple[object, int]:
-    """The result of ``fn(*args)`` and the peak bytes allocated during the call, measured
-    in a new process (:func:`peak_memories`)."""
-    return peak_memories([(fn, args)])[0]

@@ -28,10 +28,10 @@ def test_lean_attention_holds_little_more_than_the_weights_at_1024_tokens():
     H, T, d_k = 4, 1024, 64
     rng = np.random.default_rng(0)
     q, k, v = (rng.standard_normal((H, T, d_k)) for _ in range(3))
-    (weights, _), peak = measure.peak_memory(cost.lean_attention, q, k, v)
+    [((weights, _), peak), (_, plain_peak)] = measure.peak_memories(
+        [(cost.lean_attention, (q, k, v)), (plain, (q, k, v))])
     assert weights.nbytes == H * T * T * 8  # 32 MiB
     assert weights.nbytes <= peak <= 1.3 * weights.nbytes
-    _, plain_peak = measure.peak_memory(plain, q, k, v)
     assert plain_peak > 2 * weights.nbytes  # the readable form keeps its intermediates
 
 
@@ -57,7 +57,7 @@ def test_chunk_experiment_same_output_a_fraction_of_the_memory():
 
 
 def test_peak_memory_sees_numpy_allocations():
-    result, peak = measure.peak_memory(np.ones, 1_000_000)  # 8,000,000 bytes
+    [(result, peak)] = measure.peak_memories([(np.ones, (1_000_000,))])  # 8,000,000 bytes
     assert result.shape == (1_000_000,) and 8_000_000 <= peak < 8_100_000
 
 
